@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The swap slot layer: devices, the folio-based slot workflow, the swap
+ * cache and counts. Names follow the kernel's mm/swapfile.c and
+ * mm/swap_state.c; calls that are system calls there are uswap_*.
+ *
+ * Every slot's whole state is one 64-bit swap table entry: free, swapped
+ * out (shadow + count), cached (frame + count) or bad. A slot's life:
+ *   free -> folio_alloc_swap (cached, count 0, pinned by the cache)
+ *        -> folio_dup_swap per mapping (count >= 1)
+ *        -> the folio leaves the cache (shadow keeps the count)
+ *        -> swap_put_entries_direct / folio_put_swap drop references
+ *        -> count 0 and not cached: free again.
+ * Two freeing rules: a count-0 slot is freed as soon as its folio leaves
+ * the cache; a cached slot whose count reaches 0 stays until the cache is
+ * dropped.
+ *
+ * Errors are negative errno values. Common ones:
+ *   -EINVAL  bad slot, out-of-range offset, or a call's precondition unmet
+ *            (folio not locked, not in the swap cache, ...);
+ *   -ENODEV  the entry's device is not (or no longer) swapped on;
+ *   -ENOENT  the slot holds no reference it could take or drop;
+ *   -ENOMEM  no slot, or no memory for an extend table.
+ */
+#ifndef USWAP_SWAP_H
+#define USWAP_SWAP_H
+
+#include <uswap/common.h>
+#include <uswap/folio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* swapon flags, as swapon(2) */
+#define SWAP_FLAG_PREFER	0x8000
+#define SWAP_FLAG_PRIO_MASK	0x7fff
+#define SWAP_FLAG_DISCARD	0x10000
+#define SWAP_FLAG_DISCARD_ONCE	0x20000
+#define SWAP_FLAG_DISCARD_PAGES	0x40000
+/* uswap's own: treat the device as rotational (one global cluster) */
+#define USWAP_FLAG_ROTATIONAL	0x1000000
+/* uswap's own: the device is synchronous (SWP_SYNCHRONOUS_IO) */
+#define USWAP_FLAG_SYNCHRONOUS	0x2000000
+#define USWAP_SWAPON_FLAGS_MASK	(SWAP_FLAG_PREFER | SWAP_FLAG_PRIO_MASK | \
+				 SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_ONCE | \
+				 SWAP_FLAG_DISCARD_PAGES | USWAP_FLAG_ROTATIONAL | \
+				 USWAP_FLAG_SYNCHRONOUS)
+
+/**
+ * uswap_swapon_mem() - swap on an in-memory device of nr_pages slots
+ * (slot 0 is the header slot and is bad; the tail of the last cluster is
+ * masked bad).
+ * @nr_pages: slots including the header slot (the header's last_page + 1).
+ * @flags: SWAP_FLAG_* / USWAP_FLAG_*; SWAP_FLAG_PREFER sets the priority.
+ * Context: may sleep; takes the global swap lock.
+ * Return: the device type (>= 0), -EINVAL (fewer than 2 slots, unknown
+ * flags), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM.
+ */
+USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
+
+/**
+ * uswap_swapoff_type() - swap off device @type.
+ * Stops allocation, waits for every thread pinning the device to leave,
+ * asks the registered owner (uswap_swap_set_owner) to give back its
+ * entries, and frees the device when no slot is in use.
+ * Context: may sleep. Return: 0, -EINVAL (no such device), -EBUSY (slots
+ * still in use: the device is left working), or the owner's error.
+ */
+USWAP_API int uswap_swapoff_type(unsigned int type);
+
+/** uswap_swap_info() - a device's figures. Return: 0, -ENODEV. */
+struct uswap_swap_stat {
+	uint64_t max;			/* slots including header and bad slots */
+	uint64_t pages;			/* usable slots */
+	uint64_t inuse_pages;		/* allocated slots */
+	uint64_t nr_clusters;
+	uint64_t nr_tables;		/* swap tables allocated now */
+	uint64_t nr_extend_tables;	/* extend tables allocated now */
+	uint64_t nr_bad;		/* bad slots below max (header included) */
+	uint64_t static_bytes;		/* metadata allocated at swapon */
+	uint64_t dynamic_bytes;		/* swap + extend tables now */
+	int prio;
+	unsigned int flags;		/* SWP_* */
+};
+USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
+
+/* ---- the folio workflow (seed 011) ---- */
+
+/**
+ * folio_alloc_swap() - give a locked folio slots on swap and put it in the
+ * swap cache: 2^order slots aligned to the order, in one cluster, counts 0.
+ * Context: folio locked, not in the swap cache; may take device and
+ * cluster locks. Return: 0, -EINVAL (folio not locked / already cached /
+ * bad order), -ENOMEM (no slots; nothing allocated).
+ */
+USWAP_API int folio_alloc_swap(struct folio *folio);
+
+/**
+ * folio_dup_swap() - one more reference to the folio's slots (all of them,
+ * or only page @subpage when subpage >= 0). The only path from count 0 to
+ * 1. Context: folio locked and in the swap cache; the caller holds the lock
+ * of the container the reference goes to. Return: 0, -EINVAL, -ENOMEM
+ * (extend table), -EOVERFLOW. On error no count changed.
+ */
+USWAP_API int folio_dup_swap(struct folio *folio, long subpage);
+
+/**
+ * folio_put_swap() - drop one reference from the folio's slots (all, or
+ * @subpage). Never frees a slot: the cache pins them. Context: folio locked
+ * and in the swap cache. Return: 0, -EINVAL, -ENOENT (a count is 0; nothing
+ * changed).
+ */
+USWAP_API int folio_put_swap(struct folio *folio, long subpage);
+
+/**
+ * folio_free_swap() - drop the folio from the swap cache if no slot is
+ * referenced any more; its slots are freed and the folio is marked dirty.
+ * Context: folio locked. Return: 1 freed, 0 kept (not cached, under
+ * writeback, or some count > 0), -EINVAL (folio not locked).
+ */
+USWAP_API int folio_free_swap(struct folio *folio);
+
+/**
+ * folio_maybe_swapped() - whether any slot of a swap-cache folio has a
+ * count. Lockless: may say true when racing with a put.
+ * Context: folio locked (pins the slots).
+ */
+USWAP_API bool folio_maybe_swapped(struct folio *folio);
+
+/**
+ * swap_dup_entry_direct() - one more reference to a slot that already has
+ * one, without a folio (fork copying a swap PTE).
+ * Context: the caller holds the lock of the container of the existing
+ * reference. Return: 0, -EINVAL (bad slot / offset), -ENODEV, -ENOENT
+ * (count 0), -ENOMEM (extend table), -EOVERFLOW.
+ */
+USWAP_API int swap_dup_entry_direct(swp_entry_t entry);
+
+/**
+ * swap_put_entries_direct() - drop one reference from each of @nr slots
+ * (zap, munmap, madvise). A slot reaching 0 is freed if uncached; a cached
+ * one is left to its folio, which is reclaimed if nothing else holds it.
+ * Context: caller holds the containers' locks. Return: 0, -EINVAL, -ENODEV,
+ * -ENOENT (some slot has count 0: checked before any change).
+ */
+USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr);
+
+/**
+ * swp_swapcount() - a slot's exact count, extend table included.
+ * Context: any. Return: count >= 0, -EINVAL (bad slot or offset), -ENODEV.
+ */
+USWAP_API long swp_swapcount(swp_entry_t entry);
+
+/** swap_entry_swapped() - true when the slot's count is above 0. Lockless. */
+USWAP_API bool swap_entry_swapped(swp_entry_t entry);
+
+/**
+ * swap_alloc_hibernation_slot() - an order-0 slot with count 1 and no
+ * folio, on device @type. Context: may take locks. Return: the entry, or
+ * val 0 when none could be had.
+ */
+USWAP_API swp_entry_t swap_alloc_hibernation_slot(unsigned int type);
+
+/**
+ * swap_free_hibernation_slot() - drop a hibernation slot's reference and
+ * free it (reclaiming a cache folio readahead may have added).
+ * Return: 0, -EINVAL, -ENODEV, -ENOENT.
+ */
+USWAP_API int swap_free_hibernation_slot(swp_entry_t entry);
+
+/* ---- the swap cache ---- */
+
+/**
+ * swap_cache_get_folio() - the folio cached for @entry with a reference
+ * taken, or NULL. Lockless (RCU). The caller locks it and rechecks
+ * folio_matches_swap_entry(): it may have left the cache meanwhile.
+ */
+USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry);
+
+/** folio_matches_swap_entry() - still cached and covering @entry. */
+USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t entry);
+
+/**
+ * swap_cache_add_folio() - put a locked folio in the cache at @entry
+ * (aligned to the folio's size): the swap-in synchronization point.
+ * @shadowp: if not NULL, receives the first slot's old shadow (0 if none).
+ * Context: folio locked, not cached. Return: 0, -EEXIST (another folio is
+ * cached there: use it), -ENOENT (a slot is free or has count 0),
+ * -EINVAL (bad slot, misalignment, folio state), -ENODEV.
+ */
+USWAP_API int swap_cache_add_folio(struct folio *folio, swp_entry_t entry,
+				   uint64_t *shadowp);
+
+/**
+ * swap_cache_del_folio() - take a folio out of the cache: its slots become
+ * shadows keeping their counts (@shadow, 0 for none); count-0 slots are
+ * freed. Drops the cache's references. Context: folio locked, not under
+ * writeback. Return: 0, -EINVAL.
+ */
+USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow);
+
+/**
+ * swap_cache_replace_folio() - let @new stand in the cache for @old over
+ * new's range (migration, split). Both locked; @new not cached, same
+ * size or smaller and inside old's range at its swap entry @entry.
+ * Return: 0, -EINVAL.
+ */
+USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new,
+				       swp_entry_t entry);
+
+/**
+ * swap_cache_get_shadow() - the shadow stored for @entry, 0 if the slot is
+ * not a shadow. Lockless.
+ */
+USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry);
+
+/**
+ * uswap_swap_tb_peek() - the raw table entry of a slot (0 for a free
+ * cluster), and in *count the exact count (-1 if none). For tools, tests
+ * and the demo. Lockless. Return: 0, -EINVAL, -ENODEV.
+ */
+USWAP_API int uswap_swap_tb_peek(swp_entry_t entry, uint64_t *tb, long *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

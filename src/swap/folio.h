@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space folio and the frame pool (private view).
+ *
+ * Invariants:
+ *   refcount >= 1 while allocated; the swap cache holds nr_pages references
+ *     while PG_swapcache is set;
+ *   PG_swapcache <=> every slot of folio->swap .. +nr-1 holds this folio's PFN;
+ *   folio->swap is written only with the folio locked and the cluster locked.
+ */
+#ifndef USWAP_SWAP_FOLIO_H
+#define USWAP_SWAP_FOLIO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <urcu/list.h>
+
+#include <uswap/folio.h>
+#include "util/lock.h"
+#include "swap/swap_table.h"
+
+enum folio_flag_bits {
+	PG_locked_unused = 0,	/* the lock is lockword, not a flag */
+	PG_swapcache,		/* in the swap cache: folio->swap is valid */
+	PG_dirty,		/* newer than its copy on the device */
+	PG_writeback,		/* being written to the device */
+	PG_uptodate,		/* frame holds valid data */
+	PG_error,		/* the last read failed */
+	PG_active,		/* mm: on the active LRU list */
+	PG_referenced,		/* mm: accessed since last scan */
+	PG_workingset,		/* mm: was in the workingset at eviction */
+	PG_lru,			/* mm: on an LRU list */
+	PG_readahead,		/* brought in by readahead, not yet hit */
+	PG_buddy,		/* pool: free run head (private to the pool) */
+	PG_reclaim,		/* mm: being reclaimed */
+	PG_swapbacked,		/* anonymous or shmem memory */
+};
+
+struct folio {
+	_Atomic uint32_t lockword;	/* 0 free, 1 locked, 2 locked with waiters (futex) */
+	_Atomic uint32_t flags;		/* 1 << PG_*; futex word for writeback waits */
+	_Atomic long refcount;		/* 0 == free frame run */
+	_Atomic int mapcount;		/* mm: page-table mappings of the folio */
+	uint8_t order;			/* set at allocation; run of 2^order frames */
+	uint8_t buddy_order;		/* pool: order of a free run (PG_buddy) */
+	swp_entry_t swap;		/* first entry while PG_swapcache; folio lock */
+	uint64_t pfn;			/* head frame number, global */
+	struct uswap_frame_pool *pool;
+	struct cds_list_head lru;	/* mm LRU, or pool free list while free */
+	void *mapping;			/* mm: owner (anon root or shmem object) */
+	uint64_t index;			/* mm: page index within mapping */
+	void *private;			/* mm: free for the owner */
+};
+
+struct uswap_frame_pool {
+	uint64_t base_pfn;		/* id << POOL_PFN_SHIFT */
+	size_t nr_frames;
+	unsigned int id;
+	uint8_t *mem;			/* nr_frames pages */
+	struct folio *folios;		/* one per frame; heads are the folios */
+	struct uswap_spinlock lock;	/* protects free lists and PG_buddy */
+	struct cds_list_head free_list[USWAP_MAX_ORDER + 1];
+	_Atomic size_t nr_free;
+};
+
+/* Pools own disjoint PFN ranges of 2^28 frames (1 TiB each). */
+#define POOL_PFN_SHIFT	28
+#define POOL_MAX	(1U << (SWAP_CACHE_PFN_BITS - POOL_PFN_SHIFT))
+
+/* pfn_folio() - the folio whose head frame is pfn, or NULL. Lockless. */
+struct folio *pfn_folio(uint64_t pfn);
+
+static inline bool folio_test_flag(const struct folio *f, int bit)
+{
+	return atomic_load_explicit(&f->flags, memory_order_acquire) & (1U << bit);
+}
+
+static inline void folio_set_flag(struct folio *f, int bit)
+{
+	atomic_fetch_or_explicit(&f->flags, 1U << bit, memory_order_release);
+}
+
+static inline void folio_clear_flag(struct folio *f, int bit)
+{
+	atomic_fetch_and_explicit(&f->flags, ~(1U << bit), memory_order_release);
+}
+
+static inline bool folio_test_clear_flag(struct folio *f, int bit)
+{
+	return atomic_fetch_and_explicit(&f->flags, ~(1U << bit), memory_order_acq_rel) &
+	       (1U << bit);
+}
+
+static inline bool folio_test_set_flag(struct folio *f, int bit)
+{
+	return atomic_fetch_or_explicit(&f->flags, 1U << bit, memory_order_acq_rel) &
+	       (1U << bit);
+}
+
+/* folio_try_get() - take a reference unless the folio is free. */
+bool folio_try_get(struct folio *folio);
+void folio_ref_add(struct folio *folio, long nr);
+void folio_ref_sub(struct folio *folio, long nr);
+
+void folio_start_writeback(struct folio *folio);
+void folio_end_writeback(struct folio *folio);
+/* folio_wait_writeback() - sleep until PG_writeback is clear. */
+void folio_wait_writeback(struct folio *folio);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Debug levels (USWAP_DEBUG, fixed at build time):
+ *   0  release: no checks beyond what the API promises;
+ *   1  input validation messages and cheap asserts (uswap_warn, misuse dumps);
+ *   2  internal asserts (uswap_assert, lock-held assertions);
+ *   3  expensive consistency walks (uswap_check_cluster and friends).
+ * A failed assert prints where and aborts: it is CONFIG_DEBUG_VM, loud.
+ */
+#ifndef USWAP_UTIL_DEBUG_H
+#define USWAP_UTIL_DEBUG_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#ifndef USWAP_DEBUG
+#define USWAP_DEBUG 1
+#endif
+
+void uswap_die(const char *file, int line, const char *what) __attribute__((noreturn));
+void uswap_dbg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#if USWAP_DEBUG >= 2
+#define uswap_assert(cond) \
+	do { if (__builtin_expect(!(cond), 0)) uswap_die(__FILE__, __LINE__, #cond); } while (0)
+#else
+#define uswap_assert(cond) do { (void)sizeof(!(cond)); } while (0)
+#endif
+
+/* Always checked: a broken invariant that would corrupt state if ignored. */
+#define USWAP_BUG_ON(cond) \
+	do { if (__builtin_expect(!!(cond), 0)) uswap_die(__FILE__, __LINE__, #cond); } while (0)
+
+/* Level >= 1: report misuse (the caller still gets its -errno). */
+#if USWAP_DEBUG >= 1
+#define uswap_warn(...) uswap_dbg_printf(__VA_ARGS__)
+#else
+#define uswap_warn(...) do { } while (0)
+#endif
+
+#define USWAP_DEBUG_WALKS (USWAP_DEBUG >= 3)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define USWAP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define USWAP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+#endif
