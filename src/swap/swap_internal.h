@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private structures of the swap layer: devices (swap_info_struct) and
+ * clusters (swap_cluster_info), and the functions the layer's files share.
+ *
+ * Lock order (outermost first):
+ *   folio lock
+ *     -> swap_lock (global mutex: swap_info[], device list, totals)
+ *     -> si->global_cluster_lock (rotational devices)
+ *     -> ci->lock (cluster fields, table entries, extend table)
+ *     -> si->lock (cluster lists)
+ *     -> swap_avail_lock (list of devices with free slots)
+ * isolate_lock_cluster() holds si->lock and only trylocks ci->lock.
+ * Other pins: a locked swap-cache folio pins its slots, hence its cluster
+ * and table; get_swap_device() holds off swapoff; RCU protects lockless
+ * table reads.
+ */
+#ifndef USWAP_SWAP_INTERNAL_H
+#define USWAP_SWAP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <urcu-bp.h>
+#include <urcu/list.h>
+
+#include <uswap/swap.h>
+#include "swap/folio.h"
+#include "swap/swap_table.h"
+#include "util/lock.h"
+
+_Static_assert(SWAPFILE_CLUSTER == 512, "clusters are 512 slots");
+_Static_assert((1 << (SWAP_NR_ORDERS - 1)) == SWAPFILE_CLUSTER,
+	       "the largest folio order fills one cluster");
+
+/* Cluster list flags: the flag always names the list the cluster is on. */
+enum {
+	CLUSTER_FLAG_NONE = 0,	/* off-list: isolated by an allocator, or discarding */
+	CLUSTER_FLAG_FREE,
+	CLUSTER_FLAG_NONFULL,
+	CLUSTER_FLAG_FRAG,
+	CLUSTER_FLAG_FULL,
+	CLUSTER_FLAG_DISCARD,
+	CLUSTER_FLAG_MAX,
+};
+#define CLUSTER_FLAG_USABLE CLUSTER_FLAG_FRAG	/* flags <= this may be allocated from */
+
+struct swap_table {
+	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
+	struct rcu_head rcu;
+};
+
+/*
+ * Invariants (ci->lock held):
+ *   count == number of non-NULL entries (allocated + bad);
+ *   table == NULL  <=>  count == 0 and the cluster is free (or never used);
+ *   extend_table != NULL  =>  some entry's count field is SWP_TB_COUNT_MAX;
+ *   extend_table[i] != 0  <=>  entry i's count field is SWP_TB_COUNT_MAX,
+ *     and then extend_table[i] is the slot's real count (>= COUNT_MAX).
+ */
+struct swap_cluster_info {
+	struct uswap_spinlock lock;	/* protects all but list */
+	uint16_t count;			/* non-NULL entries */
+	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
+	uint8_t order;			/* folio order it serves; 0 when free */
+	struct swap_table *table;	/* RCU pointer; lockless readers */
+	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, or NULL */
+	struct cds_list_head list;	/* si->lock */
+};
+
+/* swap_info_struct flags (SWP_*), the kernel's values */
+#define SWP_USED		(1U << 0)
+#define SWP_WRITEOK		(1U << 1)
+#define SWP_DISCARDABLE		(1U << 2)
+#define SWP_DISCARDING		(1U << 3)
+#define SWP_SOLIDSTATE		(1U << 4)
+#define SWP_BLKDEV		(1U << 6)
+#define SWP_AREA_DISCARD	(1U << 9)
+#define SWP_PAGE_DISCARD	(1U << 10)
+#define SWP_SYNCHRONOUS_IO	(1U << 12)
+
+/* si->users: a pin count, with this bit set once swapoff has started. */
+#define SWAP_USERS_DEAD		(1L << 40)
+
+struct swap_backend;	/* io/backend.h */
+
+/*
+ * Invariants:
+ *   pages == max - nr_bad (slot 0 and listed bad pages below max);
+ *   inuse_pages == sum over clusters of (count - bad slots of the cluster);
+ *   a device is on swap_avail_list iff WRITEOK and inuse_pages < pages.
+ */
+struct swap_info_struct {
+	_Atomic unsigned int flags;	/* SWP_*; swap_lock for USED/WRITEOK */
+	short prio;			/* higher is used first */
+	unsigned int type;		/* index in swap_info[] */
+	unsigned int max;		/* slots incl. header, bad and tail-masked */
+	unsigned int pages;		/* usable slots */
+	unsigned int nr_bad;		/* bad slots below max, header included */
+	_Atomic long inuse_pages;	/* allocated slots */
+	unsigned long nr_clusters;
+	struct swap_cluster_info *cluster_info;	/* nr_clusters, static */
+	struct uswap_spinlock lock;	/* cluster lists below */
+	struct cds_list_head free_clusters;
+	struct cds_list_head full_clusters;
+	struct cds_list_head discard_clusters;
+	struct cds_list_head nonfull_clusters[SWAP_NR_ORDERS];
+	struct cds_list_head frag_clusters[SWAP_NR_ORDERS];
+	struct uswap_mutex global_cluster_lock;	/* rotational devices */
+	unsigned int global_next[SWAP_NR_ORDERS];	/* global_cluster_lock */
+	_Atomic long users;		/* get_swap_device pins; SWAP_USERS_DEAD */
+	_Atomic uint64_t generation;	/* bumped at each swapon of this type */
+	struct cds_list_head avail_list;	/* swap_avail_lock */
+	bool on_avail;			/* swap_avail_lock */
+	_Atomic long nr_tables;		/* swap tables allocated now */
+	_Atomic long nr_extend_tables;	/* extend tables allocated now */
+	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
+	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
+	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
+	char *path;			/* swapped-on file, or NULL */
+};
+
+extern _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
+
+/* ---- swap_device.c ---- */
+struct swap_info_struct *get_swap_device(swp_entry_t entry);
+void put_swap_device(struct swap_info_struct *si);
+/* swap_entry_pin() - pin entry's device; -ENODEV / -EINVAL (offset). */
+int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out);
+bool swap_device_tryget(struct swap_info_struct *si);
+bool vm_swap_full(void);
+void swap_range_alloc(struct swap_info_struct *si, unsigned int nr);
+void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
+uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots);
+
+static inline struct swap_cluster_info *
+offset_to_cluster(struct swap_info_struct *si, uint64_t offset)
+{
+	return &si->cluster_info[offset / SWAPFILE_CLUSTER];
+}
+
+static inline unsigned long cluster_index(struct swap_info_struct *si,
+					  struct swap_cluster_info *ci)
+{
+	return (unsigned long)(ci - si->cluster_info);
+}
+
+static inline uint64_t cluster_offset(struct swap_info_struct *si,
+				      struct swap_cluster_info *ci)
+{
+	return (uint64_t)cluster_index(si, ci) * SWAPFILE_CLUSTER;
+}
+
+/* ---- cluster.c ---- */
+struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si, uint64_t offset);
+void swap_cluster_unlock(struct swap_cluster_info *ci);
+uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off);
+void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb);
+uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off);
+int swap_cluster_alloc_table(struct swap_cluster_info *ci);
+void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
+		  struct cds_list_head *list, uint8_t new_flags);
+void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
+struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
+					       struct cds_list_head *list);
+void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offset);
+
+/* ---- swap_count.c ---- */
+long __swap_cluster_get_count(struct swap_cluster_info *ci, unsigned int off);
+int __swap_cluster_dup_entry(struct swap_cluster_info *ci, unsigned int off);
+void __swap_cluster_put_entry(struct swap_cluster_info *ci, unsigned int off);
+int swap_dup_entries_cluster(struct swap_info_struct *si, uint64_t offset, unsigned int nr,
+			     bool need_cached);
+void __swap_cluster_free_entries(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				 unsigned int off, unsigned int nr);
+
+/* ---- swap_cache.c ---- */
+void __swap_cache_add_folio(struct swap_cluster_info *ci, struct folio *folio,
+			    swp_entry_t entry);
+void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			    struct folio *folio, swp_entry_t entry, uint64_t shadow);
+int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway);
+
+/* ---- swap_alloc.c ---- */
+int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
+		     int only_type, swp_entry_t *out);
+int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
+void swap_do_scheduled_discard(struct swap_info_struct *si);
+void swap_alloc_device_added(struct swap_info_struct *si);
+void swap_alloc_device_removed(struct swap_info_struct *si);
+
+#endif
