@@ -69,7 +69,18 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
  */
 USWAP_API int uswap_swapoff_type(unsigned int type);
 
-/** uswap_swap_info() - a device's figures. Return: 0, -ENODEV. */
+/**
+ * uswap_swap_set_owner() - register (@add) or remove an owner of swap
+ * entries: at swapoff, each owner's @unuse(type, arg) must bring every page
+ * it has on that device back to memory and drop its references (the
+ * kernel's try_to_unuse for the mm layer). Context: takes the swap lock;
+ * unuse runs with it held and must not swapon or swapoff.
+ * Return: 0, -EINVAL, -ENOSPC (16 owners already).
+ */
+USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,
+				   bool add);
+
+/** uswap_swap_stat() - a device's figures. Return: 0, -ENODEV, -EINVAL. */
 struct uswap_swap_stat {
 	uint64_t max;			/* slots including header and bad slots */
 	uint64_t pages;			/* usable slots */

@@ -113,6 +113,8 @@ struct swap_info_struct {
 	_Atomic long nr_tables;		/* swap tables allocated now */
 	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
+	/* Called for slots that became free (ci->lock held; must not sleep). */
+	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	char *path;			/* swapped-on file, or NULL */
@@ -130,6 +132,20 @@ bool vm_swap_full(void);
 void swap_range_alloc(struct swap_info_struct *si, unsigned int nr);
 void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots);
+void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
+
+/* What swapon needs to know about a device, whatever it is backed by. */
+struct swap_device_params {
+	uint64_t nr_pages;		/* header last_page + 1 */
+	const uint32_t *badpages;	/* header bad-page list */
+	unsigned int nr_badpages;
+	int flags;			/* SWAP_FLAG_* / USWAP_FLAG_* */
+	struct swap_backend *bdev;	/* taken over on success */
+	const char *path;		/* for swapoff by path, or NULL */
+	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
+	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
+};
+int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
 
 static inline struct swap_cluster_info *
 offset_to_cluster(struct swap_info_struct *si, uint64_t offset)
@@ -159,6 +175,7 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci);
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags);
 void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Clusters: 512 slots with a lock, a usage count, an order, a list flag,
+ * an RCU-protected swap table (present only while the cluster is in use)
+ * and an extend table for overflowing counts (present only while some
+ * slot needs it).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swap/swap_internal.h"
+
+/** swap_cluster_lock() - lock the cluster holding @offset. Context: takes ci->lock. */
+struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si, uint64_t offset)
+{
+	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
+
+	uswap_spin_lock(&ci->lock);
+	return ci;
+}
+
+/** swap_cluster_unlock() - release a cluster lock. */
+void swap_cluster_unlock(struct swap_cluster_info *ci)
+{
+	uswap_spin_unlock(&ci->lock);
+}
+
+/** __swap_table_get() - entry @off. Context: ci->lock held. Return: 0 if no table. */
+uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+{
+	struct swap_table *t;
+
+	uswap_assert_held(&ci->lock);
+	uswap_assert(off < SWAPFILE_CLUSTER);
+	t = rcu_dereference(ci->table);
+	if (!t)
+		return SWP_TB_NULL;
+	return atomic_load_explicit(&t->entries[off], memory_order_relaxed);
+}
+
+/** __swap_table_set() - store entry @off. Context: ci->lock held, table present. */
+void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb)
+{
+	uswap_assert_held(&ci->lock);
+	uswap_assert(off < SWAPFILE_CLUSTER && ci->table);
+	/* Release: a lockless reader that sees a PFN entry sees the folio's
+	 * swap fields written before it. */
+	atomic_store_explicit(&ci->table->entries[off], tb, memory_order_release);
+}
+
+/** swap_table_get() - entry @off without the lock. Context: takes the RCU read lock. */
+uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+{
+	struct swap_table *t;
+	uint64_t tb = SWP_TB_NULL;
+
+	rcu_read_lock();
+	t = rcu_dereference(ci->table);
+	if (t)
+		tb = atomic_load_explicit(&t->entries[off], memory_order_acquire);
+	rcu_read_unlock();
+	return tb;
+}
+
+/**
+ * swap_cluster_alloc_table() - give an unused cluster its swap table.
+ * Context: ci->lock held. Return: 0, -ENOMEM.
+ */
+int swap_cluster_alloc_table(struct swap_cluster_info *ci)
+{
+	struct swap_table *t;
+
+	uswap_assert_held(&ci->lock);
+	if (ci->table)
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	rcu_assign_pointer(ci->table, t);
+	return 0;
+}
+
+static void swap_table_free_rcu(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct swap_table, rcu));
+}
+
+/* The table outlives the grace period: lockless readers may still hold it. */
+static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	struct swap_table *t = ci->table;
+	unsigned int i;
+
+	if (!t)
+		return;
+	if (USWAP_DEBUG >= 2)
+		for (i = 0; i < SWAPFILE_CLUSTER; i++)
+			USWAP_BUG_ON(atomic_load_explicit(&t->entries[i], memory_order_relaxed));
+	rcu_assign_pointer(ci->table, NULL);
+	call_rcu(&t->rcu, swap_table_free_rcu);
+	atomic_fetch_sub_explicit(&si->nr_tables, 1, memory_order_relaxed);
+}
+
+/**
+ * move_cluster() - relink @ci on @list with @new_flags.
+ * Context: ci->lock held; takes si->lock.
+ */
+void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
+		  struct cds_list_head *list, uint8_t new_flags)
+{
+	uswap_assert_held(&ci->lock);
+	uswap_spin_lock(&si->lock);
+	if (ci->flags != CLUSTER_FLAG_NONE)
+		cds_list_del(&ci->list);
+	cds_list_add_tail(&ci->list, list);
+	ci->flags = new_flags;
+	uswap_spin_unlock(&si->lock);
+}
+
+/**
+ * __free_cluster() - an empty cluster loses its table and joins the free
+ * list. Context: ci->lock held.
+ */
+void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	uswap_assert_held(&ci->lock);
+	USWAP_BUG_ON(ci->count);
+	USWAP_BUG_ON(ci->extend_table);
+	swap_cluster_free_table(si, ci);
+	ci->order = 0;
+	move_cluster(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE);
+}
+
+/*
+ * free_cluster() - a cluster has just become empty. With page discard it
+ * waits on the discard list (its table kept, all NULL) until discarded.
+ * An isolated cluster (flag NONE) belongs to the allocator holding it,
+ * which relocates it itself.
+ */
+void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	unsigned int fl = atomic_load_explicit(&si->flags, memory_order_relaxed);
+
+	if (ci->flags == CLUSTER_FLAG_NONE)
+		return;
+	if ((fl & SWP_PAGE_DISCARD) && (fl & SWP_WRITEOK) && si->discard) {
+		move_cluster(si, ci, &si->discard_clusters, CLUSTER_FLAG_DISCARD);
+		return;
+	}
+	__free_cluster(si, ci);
+}
+
+/**
+ * partial_free_cluster() - slots were freed in a used cluster: make it
+ * visible on nonfull[order]. Context: ci->lock held.
+ */
+void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	uswap_assert_held(&ci->lock);
+	uswap_assert(ci->count && ci->count < SWAPFILE_CLUSTER);
+	if (ci->flags == CLUSTER_FLAG_NONE || ci->flags == CLUSTER_FLAG_NONFULL ||
+	    ci->flags == CLUSTER_FLAG_DISCARD)
+		return;
+	move_cluster(si, ci, &si->nonfull_clusters[ci->order], CLUSTER_FLAG_NONFULL);
+}
+
+/**
+ * relocate_cluster() - after an allocation attempt, put the cluster on the
+ * list its usage calls for: free, frag[order] or full.
+ * Context: ci->lock held.
+ */
+void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	uswap_assert_held(&ci->lock);
+	if (ci->flags == CLUSTER_FLAG_DISCARD)
+		return;
+	if (!ci->count) {
+		/* Emptied while isolated, or never filled: ours to free now. */
+		if (ci->flags != CLUSTER_FLAG_FREE)
+			__free_cluster(si, ci);
+	} else if (ci->count < SWAPFILE_CLUSTER) {
+		if (ci->flags != CLUSTER_FLAG_FRAG)
+			move_cluster(si, ci, &si->frag_clusters[ci->order], CLUSTER_FLAG_FRAG);
+	} else if (ci->flags != CLUSTER_FLAG_FULL) {
+		move_cluster(si, ci, &si->full_clusters, CLUSTER_FLAG_FULL);
+	}
+}
+
+/**
+ * isolate_lock_cluster() - take the first cluster of @list whose lock is
+ * free off the list, locked, flag NONE; a cluster from the free list gets
+ * its table. Context: takes si->lock, trylocks ci->lock.
+ * Return: the locked cluster, or NULL (the list may be non-empty: busy ones
+ * are skipped).
+ */
+struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
+					       struct cds_list_head *list)
+{
+	struct swap_cluster_info *ci, *found = NULL;
+	uint8_t was = CLUSTER_FLAG_NONE;
+
+	uswap_spin_lock(&si->lock);
+	cds_list_for_each_entry(ci, list, list) {
+		if (!uswap_spin_trylock(&ci->lock))
+			continue;
+		cds_list_del_init(&ci->list);
+		was = ci->flags;
+		ci->flags = CLUSTER_FLAG_NONE;
+		found = ci;
+		break;
+	}
+	uswap_spin_unlock(&si->lock);
+	if (found && was == CLUSTER_FLAG_FREE && swap_cluster_alloc_table(found)) {
+		/* No memory for a table: give the cluster back. */
+		move_cluster(si, found, &si->free_clusters, CLUSTER_FLAG_FREE);
+		uswap_spin_unlock(&found->lock);
+		return NULL;
+	}
+	if (found && was == CLUSTER_FLAG_FREE)
+		atomic_fetch_add_explicit(&si->nr_tables, 1, memory_order_relaxed);
+	return found;
+}
+
+/**
+ * swap_cluster_try_free_extend() - free the extend table once no slot of
+ * the cluster overflows. Context: ci->lock held.
+ */
+void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	unsigned int i;
+
+	uswap_assert_held(&ci->lock);
+	if (!ci->extend_table)
+		return;
+	for (i = 0; i < SWAPFILE_CLUSTER; i++)
+		if (ci->extend_table[i])
+			return;
+	free(ci->extend_table);
+	ci->extend_table = NULL;
+	atomic_fetch_sub_explicit(&si->nr_extend_tables, 1, memory_order_relaxed);
+}
+
+/** uswap_dump_slot() - print a slot's state after misuse (debug). */
+void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offset)
+{
+#if USWAP_DEBUG >= 1
+	struct swap_cluster_info *ci;
+	uint64_t tb;
+
+	if (!si || offset >= si->max) {
+		uswap_warn("%s: type %u offset %" PRIu64 " out of range", why,
+			   si ? si->type : ~0U, offset);
+		return;
+	}
+	ci = offset_to_cluster(si, offset);
+	tb = swap_table_get(ci, offset % SWAPFILE_CLUSTER);
+	uswap_warn("%s: type %u offset %" PRIu64 ": %s entry %#" PRIx64 " count %d",
+		   why, si->type, offset, swp_tb_type_name(tb), tb, swp_tb_get_count(tb));
+#else
+	(void)why; (void)si; (void)offset;
+#endif
+}
+
+/**
+ * uswap_check_cluster() - recount a cluster and check every invariant of
+ * struct swap_cluster_info; abort on the first broken one.
+ * Context: ci->lock held. Used at USWAP_DEBUG >= 3 and by tests.
+ */
+void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	unsigned int i, used = 0;
+	bool overflow = false;
+
+	uswap_assert_held(&ci->lock);
+	if (!ci->table) {
+		USWAP_BUG_ON(ci->count);
+		USWAP_BUG_ON(ci->extend_table);
+		return;
+	}
+	for (i = 0; i < SWAPFILE_CLUSTER; i++) {
+		uint64_t tb = __swap_table_get(ci, i);
+
+		USWAP_BUG_ON(!swp_tb_is_countable(tb) && !swp_tb_is_bad(tb));
+		if (swp_tb_is_null(tb))
+			continue;
+		used++;
+		if (swp_tb_is_shadow(tb))
+			USWAP_BUG_ON(__swp_tb_get_count(tb) == 0);
+		if (swp_tb_is_countable(tb) && __swp_tb_get_count(tb) == SWP_TB_COUNT_MAX) {
+			overflow = true;
+			USWAP_BUG_ON(!ci->extend_table);
+			USWAP_BUG_ON(ci->extend_table[i] < SWP_TB_COUNT_MAX);
+		} else if (ci->extend_table) {
+			USWAP_BUG_ON(ci->extend_table[i]);
+		}
+	}
+	USWAP_BUG_ON(used != ci->count);
+	/* The extend table is freed as soon as no slot overflows. */
+	USWAP_BUG_ON(ci->extend_table && !overflow);
+	(void)si;
+}

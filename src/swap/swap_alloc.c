@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cluster allocator (the kernel's, KERNEL-FACTS section 3).
+ *
+ * Slots for a folio of order n are 2^n slots aligned to 2^n in one cluster.
+ * A thread first tries its own current cluster for the order (the kernel's
+ * per-CPU cluster: here per thread, validated by device generation), then
+ * walks the devices with free slots, highest priority first, equal
+ * priorities in turn. Within a device (cluster_alloc_swap_entry):
+ *   rotational: the device's global cluster for the order first;
+ *   (1) page discard: a free cluster;  (2) nonfull[order];
+ *   (3) no page discard: a free cluster;  (4) device more than half full:
+ *   reclaim cache-only slots of a full cluster;  (5) frag[order];
+ *   (6) order > 0 stops here;  (7) order 0 takes from any order's
+ *   frag then nonfull clusters.
+ * Orders >= 9 (a whole cluster) only get empty clusters.
+ */
+#include <sched.h>
+
+#include "swap/swap_internal.h"
+
+/* Devices with free slots, highest priority first. swap_avail_lock. */
+static CDS_LIST_HEAD(swap_avail_head);
+static pthread_mutex_t swap_avail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Totals over swapped-on devices. */
+static _Atomic long total_swap_pages;
+static _Atomic long nr_swap_pages;
+
+struct swap_cluster_hint {
+	struct swap_info_struct *si[SWAP_NR_ORDERS];
+	uint64_t gen[SWAP_NR_ORDERS];
+	uint64_t offset[SWAP_NR_ORDERS];	/* 0: none (slot 0 is never free) */
+};
+static __thread struct swap_cluster_hint this_thread_cluster;
+
+/** vm_swap_full() - more than half of all swap in use. Lockless. */
+bool vm_swap_full(void)
+{
+	return atomic_load_explicit(&nr_swap_pages, memory_order_relaxed) * 2 <
+	       atomic_load_explicit(&total_swap_pages, memory_order_relaxed);
+}
+
+/* Insert @si by priority, after the devices of equal priority. */
+static void __swap_avail_add(struct swap_info_struct *si)
+{
+	struct swap_info_struct *p;
+
+	if (si->on_avail)
+		return;
+	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+		if (p->prio < si->prio) {
+			cds_list_add_tail(&si->avail_list, &p->avail_list);
+			si->on_avail = true;
+			return;
+		}
+	}
+	cds_list_add_tail(&si->avail_list, &swap_avail_head);
+	si->on_avail = true;
+}
+
+static void __swap_avail_del(struct swap_info_struct *si)
+{
+	if (!si->on_avail)
+		return;
+	cds_list_del(&si->avail_list);
+	si->on_avail = false;
+}
+
+/** swap_range_alloc() - account @nr new slots; a full device leaves the avail list. */
+void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
+{
+	long inuse = atomic_fetch_add_explicit(&si->inuse_pages, nr, memory_order_relaxed) + nr;
+
+	atomic_fetch_sub_explicit(&nr_swap_pages, nr, memory_order_relaxed);
+	if (inuse == (long)si->pages) {
+		pthread_mutex_lock(&swap_avail_lock);
+		if (atomic_load(&si->inuse_pages) == (long)si->pages)
+			__swap_avail_del(si);
+		pthread_mutex_unlock(&swap_avail_lock);
+	}
+}
+
+/**
+ * swap_range_free() - account @nr freed slots; tell the backend; a device
+ * that was full rejoins the avail list. Context: ci->lock held.
+ */
+void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
+{
+	long inuse = atomic_fetch_sub_explicit(&si->inuse_pages, nr, memory_order_relaxed);
+
+	swap_backend_slots_freed(si, offset, nr);
+	atomic_fetch_add_explicit(&nr_swap_pages, nr, memory_order_relaxed);
+	if (inuse == (long)si->pages) {
+		pthread_mutex_lock(&swap_avail_lock);
+		if ((atomic_load(&si->flags) & SWP_WRITEOK) &&
+		    atomic_load(&si->inuse_pages) < (long)si->pages)
+			__swap_avail_add(si);
+		pthread_mutex_unlock(&swap_avail_lock);
+	}
+}
+
+/** swap_alloc_device_added() - a device became writable. Context: swap_lock. */
+void swap_alloc_device_added(struct swap_info_struct *si)
+{
+	atomic_fetch_add(&total_swap_pages, si->pages);
+	atomic_fetch_add(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+	pthread_mutex_lock(&swap_avail_lock);
+	atomic_fetch_or(&si->flags, SWP_WRITEOK);
+	if (atomic_load(&si->inuse_pages) < (long)si->pages)
+		__swap_avail_add(si);
+	pthread_mutex_unlock(&swap_avail_lock);
+}
+
+/** swap_alloc_device_removed() - stop allocation on @si. Context: swap_lock. */
+void swap_alloc_device_removed(struct swap_info_struct *si)
+{
+	pthread_mutex_lock(&swap_avail_lock);
+	atomic_fetch_and(&si->flags, ~SWP_WRITEOK);
+	__swap_avail_del(si);
+	pthread_mutex_unlock(&swap_avail_lock);
+	atomic_fetch_sub(&total_swap_pages, si->pages);
+	atomic_fetch_sub(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+}
+
+/* A cluster may serve this order: on a usable list, with a table, and
+ * empty or of this order (order 0 fits anywhere). Context: ci->lock. */
+static bool cluster_is_usable(struct swap_cluster_info *ci, unsigned int order)
+{
+	if (ci->flags > CLUSTER_FLAG_USABLE || ci->flags == CLUSTER_FLAG_FREE || !ci->table)
+		return false;
+	return !order || !ci->count || ci->order == order;
+}
+
+/*
+ * Can [off, off+nr) be taken? Free slots can; cache-only slots (PFN,
+ * count 0) can after reclaim, when swap is more than half full.
+ */
+static bool cluster_scan_range(struct swap_cluster_info *ci, unsigned int off, unsigned int nr,
+			       bool *need_reclaim)
+{
+	bool full = vm_swap_full();
+	unsigned int i;
+
+	*need_reclaim = false;
+	for (i = 0; i < nr; i++) {
+		uint64_t tb = __swap_table_get(ci, off + i);
+
+		if (swp_tb_is_null(tb))
+			continue;
+		if (full && swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
+			*need_reclaim = true;
+			continue;
+		}
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Fill slots [off, off+2^order): cache @folio there with counts 0, or for a
+ * hibernation slot, store an empty shadow with count 1.
+ * Context: ci->lock held (and the folio lock). Return: false if the device
+ * stopped taking allocations.
+ */
+static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swap_cluster_info *ci,
+					 struct folio *folio, unsigned int off, unsigned int order)
+{
+	unsigned int nr = 1U << order, i;
+
+	if (!(atomic_load_explicit(&si->flags, memory_order_acquire) & SWP_WRITEOK))
+		return false;
+	if (!ci->count)
+		ci->order = (uint8_t)order;
+	if (folio) {
+		__swap_cache_add_folio(ci, folio, swp_entry(si->type, cluster_offset(si, ci) + off));
+	} else {
+		for (i = 0; i < nr; i++)
+			__swap_table_set(ci, off + i, shadow_to_swp_tb(0, 1));
+	}
+	ci->count += nr;
+	swap_range_alloc(si, nr);
+	return true;
+}
+
+/* Reclaim the cache-only slots of [off, off+nr). Context: no ci->lock. */
+static void cluster_reclaim_range(struct swap_info_struct *si, uint64_t base, unsigned int off,
+				  unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		__try_to_reclaim_swap(si, base + off + i, true);
+}
+
+/*
+ * Scan the locked cluster @ci from @start for a free aligned range,
+ * allocate it, put the cluster on its list and unlock it. Remember where
+ * the next allocation of this order should look.
+ * Return: the first slot's offset, or 0 for none.
+ */
+static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
+					uint64_t start, unsigned int order, struct folio *folio)
+{
+	unsigned int nr = 1U << order, off;
+	uint64_t base = cluster_offset(si, ci), found = 0, next = 0;
+	bool need_reclaim;
+
+	if (!cluster_is_usable(ci, order) || ci->count + nr > SWAPFILE_CLUSTER)
+		goto out;
+	off = (unsigned int)(start - base) & ~(nr - 1);
+	for (; off + nr <= SWAPFILE_CLUSTER; off += nr) {
+		if (!cluster_scan_range(ci, off, nr, &need_reclaim))
+			continue;
+		if (need_reclaim) {
+			/*
+			 * Reclaim takes folio locks, which rank above ci->lock.
+			 * While unlocked, the cluster may be used or emptied by
+			 * others: recheck it all.
+			 */
+			swap_cluster_unlock(ci);
+			cluster_reclaim_range(si, base, off, nr);
+			uswap_spin_lock(&ci->lock);
+			if (!cluster_is_usable(ci, order))
+				goto out;
+			if (!cluster_scan_range(ci, off, nr, &need_reclaim) || need_reclaim)
+				continue;
+		}
+		if (!__swap_cluster_alloc_entries(si, ci, folio, off, order))
+			break;
+		found = base + off;
+		if (off + 2 * nr <= SWAPFILE_CLUSTER)
+			next = found + nr;
+		break;
+	}
+out:
+	relocate_cluster(si, ci);
+	if (USWAP_DEBUG_WALKS)
+		uswap_check_cluster(si, ci);
+	swap_cluster_unlock(ci);
+	if (!(atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE)) {
+		si->global_next[order] = next;
+	} else {
+		this_thread_cluster.si[order] = si;
+		this_thread_cluster.gen[order] = atomic_load(&si->generation);
+		this_thread_cluster.offset[order] = next;
+	}
+	return found;
+}
+
+/* Try the clusters of @list one by one. Context: no locks held. */
+static uint64_t alloc_from_list(struct swap_info_struct *si, struct cds_list_head *list,
+				unsigned int order, struct folio *folio, bool just_one)
+{
+	struct swap_cluster_info *ci;
+	uint64_t found;
+
+	while ((ci = isolate_lock_cluster(si, list))) {
+		found = alloc_swap_scan_cluster(si, ci, cluster_offset(si, ci), order, folio);
+		if (found || just_one)
+			return found;
+	}
+	return 0;
+}
+
+/*
+ * cluster_alloc_swap_entry() - allocate on one device in the kernel's order.
+ * Context: the device is pinned. Return: offset, or 0.
+ */
+static uint64_t cluster_alloc_swap_entry(struct swap_info_struct *si, unsigned int order,
+					 struct folio *folio)
+{
+	unsigned int fl = atomic_load_explicit(&si->flags, memory_order_relaxed);
+	bool rotational = !(fl & SWP_SOLIDSTATE);
+	uint64_t found = 0;
+	unsigned int o;
+
+	if (rotational) {
+		uswap_mutex_lock(&si->global_cluster_lock);
+		if (si->global_next[order]) {
+			uint64_t off = si->global_next[order];
+			struct swap_cluster_info *ci = swap_cluster_lock(si, off);
+
+			if (cluster_is_usable(ci, order))
+				found = alloc_swap_scan_cluster(si, ci, off, order, folio);
+			else
+				swap_cluster_unlock(ci);
+			if (found)
+				goto done;
+		}
+	}
+	if ((fl & SWP_PAGE_DISCARD) &&
+	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true)))
+		goto done;
+	if (order < SWAP_NR_ORDERS - 1 &&
+	    (found = alloc_from_list(si, &si->nonfull_clusters[order], order, folio, false)))
+		goto done;
+	if (!(fl & SWP_PAGE_DISCARD) &&
+	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true)))
+		goto done;
+	if (vm_swap_full())
+		swap_reclaim_full_clusters(si, false);
+	if (order < SWAP_NR_ORDERS - 1 &&
+	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, false)))
+		goto done;
+	if (order)
+		goto done;
+	/* Order 0 takes what larger orders left behind before failing. */
+	for (o = 1; o < SWAP_NR_ORDERS && !found; o++) {
+		found = alloc_from_list(si, &si->frag_clusters[o], 0, folio, false);
+		if (!found)
+			found = alloc_from_list(si, &si->nonfull_clusters[o], 0, folio, false);
+	}
+done:
+	if (rotational)
+		uswap_mutex_unlock(&si->global_cluster_lock);
+	return found;
+}
+
+/* The thread's current cluster for @order, if still valid. */
+static uint64_t swap_alloc_fast(unsigned int order, struct folio *folio, int only_type,
+				struct swap_info_struct **sip)
+{
+	struct swap_cluster_hint *h = &this_thread_cluster;
+	struct swap_info_struct *si = h->si[order];
+	struct swap_cluster_info *ci;
+	uint64_t off = h->offset[order], found = 0;
+
+	if (!si || !off || (only_type >= 0 && si->type != (unsigned int)only_type))
+		return 0;
+	if (!swap_device_tryget(si))
+		return 0;
+	if (atomic_load(&si->generation) != h->gen[order] ||
+	    !(atomic_load(&si->flags) & SWP_WRITEOK) || off >= si->max) {
+		put_swap_device(si);
+		h->si[order] = NULL;
+		return 0;
+	}
+	ci = swap_cluster_lock(si, off);
+	if (cluster_is_usable(ci, order)) {
+		if (!ci->count)
+			off = cluster_offset(si, ci);
+		found = alloc_swap_scan_cluster(si, ci, off, order, folio);
+	} else {
+		swap_cluster_unlock(ci);
+	}
+	*sip = si;
+	if (!found)
+		put_swap_device(si);
+	return found;
+}
+
+/* Snapshot the avail list, rotating the first priority group. */
+static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_type)
+{
+	struct swap_info_struct *p, *first = NULL, *last_same = NULL;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&swap_avail_lock);
+	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+		if (only_type >= 0 && p->type != (unsigned int)only_type)
+			continue;
+		if (!first)
+			first = p;
+		if (p->prio == first->prio)
+			last_same = p;
+		out[n++] = p;
+	}
+	/* Equal priorities take turns: requeue the first behind its peers. */
+	if (first && last_same != first && only_type < 0) {
+		cds_list_del(&first->avail_list);
+		cds_list_add(&first->avail_list, &last_same->avail_list);
+	}
+	pthread_mutex_unlock(&swap_avail_lock);
+	return n;
+}
+
+static uint64_t swap_alloc_slow(unsigned int order, struct folio *folio, int only_type,
+				struct swap_info_struct **sip)
+{
+	struct swap_info_struct *devs[MAX_SWAPFILES];
+	unsigned int n = swap_avail_snapshot(devs, only_type), i;
+	uint64_t found;
+
+	for (i = 0; i < n; i++) {
+		struct swap_info_struct *si = devs[i];
+
+		if (!swap_device_tryget(si))
+			continue;
+		if (!cds_list_empty(&si->discard_clusters))
+			swap_do_scheduled_discard(si);
+		found = cluster_alloc_swap_entry(si, order, folio);
+		if (found) {
+			*sip = si;
+			return found;
+		}
+		put_swap_device(si);
+		/* A large folio tries one device: the caller splits it. */
+		if (order)
+			break;
+	}
+	return 0;
+}
+
+/**
+ * swap_alloc_slots() - allocate 2^order slots for @folio (cached, count 0)
+ * or, with @hibernation, one slot with count 1 and no folio.
+ * @only_type: a device type, or -1 for any.
+ * Context: folio locked; takes device and cluster locks.
+ * Return: 0 and *out, or -ENOMEM with nothing allocated.
+ */
+int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation, int only_type,
+		     swp_entry_t *out)
+{
+	struct swap_info_struct *si = NULL;
+	uint64_t found;
+	int retried = 0;
+
+	(void)hibernation;
+	uswap_assert(hibernation == !folio);
+again:
+	found = swap_alloc_fast(order, folio, only_type, &si);
+	if (!found)
+		found = swap_alloc_slow(order, folio, only_type, &si);
+	if (!found && !order && !retried++) {
+		/* Clusters waiting for discard are free space too. */
+		struct swap_info_struct *devs[MAX_SWAPFILES];
+		unsigned int n = swap_avail_snapshot(devs, only_type), i;
+		bool any = false;
+
+		for (i = 0; i < n; i++) {
+			if (!swap_device_tryget(devs[i]))
+				continue;
+			if (!cds_list_empty(&devs[i]->discard_clusters)) {
+				swap_do_scheduled_discard(devs[i]);
+				any = true;
+			}
+			put_swap_device(devs[i]);
+		}
+		if (any)
+			goto again;
+	}
+	if (!found)
+		return -ENOMEM;
+	*out = swp_entry(si->type, found);
+	put_swap_device(si);
+	return 0;
+}
+
+/**
+ * swap_reclaim_full_clusters() - free the cache-only slots of full
+ * clusters: one cluster, or with @force as many as usage suggests.
+ * Context: device pinned; no locks held. Return: slots freed.
+ */
+int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
+{
+	long to_scan = force ? atomic_load(&si->inuse_pages) / SWAPFILE_CLUSTER : 1;
+	struct swap_cluster_info *ci;
+	int freed = 0;
+
+	while ((ci = isolate_lock_cluster(si, &si->full_clusters))) {
+		uint64_t base = cluster_offset(si, ci);
+		unsigned int off = 0;
+
+		to_scan--;
+		while (off < SWAPFILE_CLUSTER) {
+			uint64_t tb = __swap_table_get(ci, off);
+			int n;
+
+			if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
+				swap_cluster_unlock(ci);
+				n = __try_to_reclaim_swap(si, base + off, true);
+				uswap_spin_lock(&ci->lock);
+				if (n > 0) {
+					freed += n;
+					off += (unsigned int)n;
+					continue;
+				}
+			}
+			off++;
+		}
+		relocate_cluster(si, ci);
+		swap_cluster_unlock(ci);
+		if (to_scan <= 0)
+			break;
+	}
+	return freed;
+}
+
+/**
+ * swap_do_scheduled_discard() - discard the clusters waiting on the
+ * discard list, then free them. Context: device pinned; no locks held.
+ */
+void swap_do_scheduled_discard(struct swap_info_struct *si)
+{
+	struct swap_cluster_info *ci;
+
+	for (;;) {
+		uswap_spin_lock(&si->lock);
+		if (cds_list_empty(&si->discard_clusters)) {
+			uswap_spin_unlock(&si->lock);
+			return;
+		}
+		ci = cds_list_first_entry(&si->discard_clusters, struct swap_cluster_info, list);
+		/* Off the list but still flagged DISCARD: allocators skip it. */
+		cds_list_del_init(&ci->list);
+		uswap_spin_unlock(&si->lock);
+
+		if (si->discard)
+			si->discard(si, cluster_offset(si, ci), SWAPFILE_CLUSTER);
+
+		uswap_spin_lock(&ci->lock);
+		ci->flags = CLUSTER_FLAG_NONE;
+		__free_cluster(si, ci);
+		swap_cluster_unlock(ci);
+	}
+}

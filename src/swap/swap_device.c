@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Swap devices: the table of swapped-on devices, pinning against swapoff,
+ * swapon (clusters and tables first, bad slots marked in the table, then
+ * publish and allow allocation: seed 001) and swapoff.
+ *
+ * swap_info[] entries are allocated once and never freed, only reused, so
+ * that a lockless reader holding a stale pointer (a thread's cluster hint)
+ * reads valid memory; the device generation tells it the device changed.
+ */
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "swap/swap_internal.h"
+
+_Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
+/* swap_lock: swap_info[] slots, SWP_USED, swapon/swapoff, owners. */
+static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct swap_owner {
+	int (*unuse)(unsigned int type, void *arg);
+	void *arg;
+};
+static struct swap_owner swap_owners[16];	/* swap_lock */
+
+#define DEF_SWAP_PRIO (-1)
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+/** swap_device_tryget() - pin @si unless swapoff is tearing it down. Lockless. */
+bool swap_device_tryget(struct swap_info_struct *si)
+{
+	long u = atomic_load_explicit(&si->users, memory_order_relaxed);
+
+	do {
+		if (u & SWAP_USERS_DEAD)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&si->users, &u, u + 1,
+							memory_order_acquire,
+							memory_order_relaxed));
+	return true;
+}
+
+/** put_swap_device() - drop a pin taken by get_swap_device or tryget. */
+void put_swap_device(struct swap_info_struct *si)
+{
+	long old = atomic_fetch_sub_explicit(&si->users, 1, memory_order_release);
+
+	uswap_assert((old & ~SWAP_USERS_DEAD) > 0);
+	(void)old;
+}
+
+/**
+ * swap_entry_pin() - pin the device of @entry and check the offset.
+ * Context: lockless. Return: 0 and *out pinned; -EINVAL (invalid type or
+ * offset), -ENODEV (the device is not swapped on).
+ */
+int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out)
+{
+	unsigned int type = swp_type(entry);
+	struct swap_info_struct *si;
+
+	if (type >= MAX_SWAPFILES) {
+		uswap_warn("bad swap file entry %#" PRIx64, entry.val);
+		return -EINVAL;
+	}
+	si = atomic_load_explicit(&swap_info[type], memory_order_acquire);
+	if (!si || !swap_device_tryget(si)) {
+		uswap_warn("swap entry %#" PRIx64 " of device %u that is not swapped on",
+			   entry.val, type);
+		return -ENODEV;
+	}
+	if (swp_offset(entry) >= si->max) {
+		uswap_warn("bad swap offset entry %#" PRIx64 " (device %u has %u slots)",
+			   entry.val, type, si->max);
+		put_swap_device(si);
+		return -EINVAL;
+	}
+	*out = si;
+	return 0;
+}
+
+/** get_swap_device() - the pinned device of @entry, or NULL. Lockless. */
+struct swap_info_struct *get_swap_device(swp_entry_t entry)
+{
+	struct swap_info_struct *si;
+
+	return swap_entry_pin(entry, &si) ? NULL : si;
+}
+
+/** uswap_swap_static_metadata_bytes() - what swapon allocates for @max_slots. */
+uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots)
+{
+	return (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER *
+	       sizeof(struct swap_cluster_info);
+}
+
+/** swap_backend_slots_freed() - tell the backend that slots are free. ci->lock held. */
+void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
+{
+	if (si->slots_freed)
+		si->slots_freed(si, offset, nr);
+}
+
+/*
+ * Mark one slot bad in the swap table (seed 005). A slot already marked is
+ * a duplicate in the header's list.
+ */
+static int swap_cluster_setup_bad_slot(struct swap_info_struct *si, uint64_t offset)
+{
+	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+	unsigned int off = offset % SWAPFILE_CLUSTER;
+	int err = 0;
+
+	if (!ci->table) {
+		err = swap_cluster_alloc_table(ci);
+		if (!err)
+			atomic_fetch_add(&si->nr_tables, 1);
+	}
+	if (!err && !swp_tb_is_null(__swap_table_get(ci, off)))
+		err = -EEXIST;
+	if (!err) {
+		__swap_table_set(ci, off, SWP_TB_BAD);
+		ci->count++;
+	}
+	swap_cluster_unlock(ci);
+	return err;
+}
+
+static int setup_swap_clusters_info(struct swap_info_struct *si,
+				    const struct swap_device_params *p, char *err, size_t errlen)
+{
+	uint64_t last_page = p->nr_pages - 1, i, end;
+	unsigned int o;
+	int ret;
+
+	si->nr_clusters = (si->max + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
+	si->cluster_info = calloc(si->nr_clusters, sizeof(*si->cluster_info));
+	if (!si->cluster_info)
+		return -ENOMEM;
+	for (i = 0; i < si->nr_clusters; i++) {
+		uswap_spin_init(&si->cluster_info[i].lock);
+		CDS_INIT_LIST_HEAD(&si->cluster_info[i].list);
+	}
+	si->pages = si->max - 1;
+	si->nr_bad = 1;
+	/* The header slot. */
+	ret = swap_cluster_setup_bad_slot(si, 0);
+	if (ret)
+		return ret;
+	for (i = 0; i < p->nr_badpages; i++) {
+		uint64_t page = p->badpages[i];
+
+		if (!page || page > last_page) {
+			seterr(err, errlen, "bad page %" PRIu64 " is out of range 1..%" PRIu64,
+			       page, last_page);
+			return -EINVAL;
+		}
+		if (page >= si->max) {
+			uswap_warn("bad page %" PRIu64 " beyond the usable size ignored", page);
+			continue;
+		}
+		ret = swap_cluster_setup_bad_slot(si, page);
+		if (ret == -EEXIST) {
+			seterr(err, errlen, "duplicated bad page %" PRIu64, page);
+			return -EINVAL;
+		}
+		if (ret)
+			return ret;
+		si->pages--;
+		si->nr_bad++;
+	}
+	if (!si->pages) {
+		seterr(err, errlen, "empty swap area: no usable page among %u", si->max);
+		return -EINVAL;
+	}
+	/* Mask the tail of the last cluster so that it never looks free. */
+	end = si->nr_clusters * SWAPFILE_CLUSTER;
+	for (i = si->max; i < end; i++) {
+		ret = swap_cluster_setup_bad_slot(si, i);
+		if (ret)
+			return ret;
+	}
+	CDS_INIT_LIST_HEAD(&si->free_clusters);
+	CDS_INIT_LIST_HEAD(&si->full_clusters);
+	CDS_INIT_LIST_HEAD(&si->discard_clusters);
+	for (o = 0; o < SWAP_NR_ORDERS; o++) {
+		CDS_INIT_LIST_HEAD(&si->nonfull_clusters[o]);
+		CDS_INIT_LIST_HEAD(&si->frag_clusters[o]);
+	}
+	for (i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+
+		if (ci->count) {
+			ci->flags = CLUSTER_FLAG_NONFULL;
+			cds_list_add_tail(&ci->list, &si->nonfull_clusters[0]);
+		} else {
+			ci->flags = CLUSTER_FLAG_FREE;
+			cds_list_add_tail(&ci->list, &si->free_clusters);
+		}
+	}
+	return 0;
+}
+
+static void swap_free_clusters_info(struct swap_info_struct *si)
+{
+	unsigned long i;
+
+	if (!si->cluster_info)
+		return;
+	for (i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+
+		free(ci->table);
+		free(ci->extend_table);
+		uswap_spin_destroy(&ci->lock);
+	}
+	free(si->cluster_info);
+	si->cluster_info = NULL;
+	atomic_store(&si->nr_tables, 0);
+	atomic_store(&si->nr_extend_tables, 0);
+}
+
+/**
+ * swap_device_create() - swap on a device described by @p: clusters and
+ * bad slots first, then publish the device and allow allocation.
+ * Context: may sleep; takes swap_lock.
+ * Return: the type, or -EINVAL (with a message in @err), -EPERM (no free
+ * type), -ENOMEM.
+ */
+int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen)
+{
+	struct swap_info_struct *si;
+	unsigned int type;
+	int ret;
+
+	if (p->flags & ~USWAP_SWAPON_FLAGS_MASK) {
+		seterr(err, errlen, "unknown swapon flags %#x", p->flags & ~USWAP_SWAPON_FLAGS_MASK);
+		return -EINVAL;
+	}
+	if (p->nr_pages < 2) {
+		seterr(err, errlen, "empty swap area: %" PRIu64 " pages", p->nr_pages);
+		return -EINVAL;
+	}
+	if (p->nr_pages > UINT32_MAX) {
+		seterr(err, errlen, "swap area of %" PRIu64 " pages is larger than %u pages",
+		       p->nr_pages, UINT32_MAX);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&swap_lock);
+	for (type = 0; type < MAX_SWAPFILES; type++) {
+		si = atomic_load(&swap_info[type]);
+		if (!si || !(atomic_load(&si->flags) & SWP_USED))
+			break;
+	}
+	if (type == MAX_SWAPFILES) {
+		pthread_mutex_unlock(&swap_lock);
+		seterr(err, errlen, "all %d swap device types are in use", MAX_SWAPFILES);
+		return -EPERM;
+	}
+	if (!si) {
+		si = calloc(1, sizeof(*si));
+		if (!si) {
+			pthread_mutex_unlock(&swap_lock);
+			return -ENOMEM;
+		}
+		atomic_store(&si->users, SWAP_USERS_DEAD);
+		uswap_spin_init(&si->lock);
+		uswap_mutex_init(&si->global_cluster_lock);
+		CDS_INIT_LIST_HEAD(&si->avail_list);
+		atomic_store_explicit(&swap_info[type], si, memory_order_release);
+	}
+	/* The slot is dead (users == DEAD): nobody pins it while we set up. */
+	si->type = type;
+	si->max = (unsigned int)p->nr_pages;
+	si->prio = (p->flags & SWAP_FLAG_PREFER) ? (short)(p->flags & SWAP_FLAG_PRIO_MASK)
+						 : DEF_SWAP_PRIO;
+	atomic_store(&si->inuse_pages, 0);
+	memset(si->global_next, 0, sizeof(si->global_next));
+	ret = setup_swap_clusters_info(si, p, err, errlen);
+	if (ret) {
+		swap_free_clusters_info(si);
+		pthread_mutex_unlock(&swap_lock);
+		return ret;
+	}
+	si->bdev = p->bdev;
+	si->discard = p->discard;
+	si->slots_freed = p->slots_freed;
+	si->path = p->path ? strdup(p->path) : NULL;
+	{
+		unsigned int fl = SWP_USED;
+
+		if (!(p->flags & USWAP_FLAG_ROTATIONAL))
+			fl |= SWP_SOLIDSTATE;
+		if (p->flags & USWAP_FLAG_SYNCHRONOUS)
+			fl |= SWP_SYNCHRONOUS_IO;
+		if ((p->flags & SWAP_FLAG_DISCARD) && p->discard) {
+			fl |= SWP_DISCARDABLE | SWP_AREA_DISCARD | SWP_PAGE_DISCARD;
+			if (p->flags & SWAP_FLAG_DISCARD_ONCE)
+				fl &= ~SWP_PAGE_DISCARD;
+			else if (p->flags & SWAP_FLAG_DISCARD_PAGES)
+				fl &= ~SWP_AREA_DISCARD;
+		}
+		atomic_store(&si->flags, fl);
+	}
+	if (atomic_load(&si->flags) & SWP_AREA_DISCARD)
+		si->discard(si, 1, si->max - 1);
+	atomic_fetch_add(&si->generation, 1);
+	/* Publish: pins work from here on, then allocation. */
+	atomic_store_explicit(&si->users, 0, memory_order_release);
+	swap_alloc_device_added(si);
+	pthread_mutex_unlock(&swap_lock);
+	return (int)type;
+}
+
+/** uswap_swapon_mem() - see uswap/swap.h. */
+USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags)
+{
+	struct swap_device_params p = {
+		.nr_pages = nr_pages,
+		.flags = flags,
+	};
+	char err[160] = "";
+	int ret = swap_device_create(&p, err, sizeof(err));
+
+	if (ret < 0 && err[0])
+		uswap_warn("swapon: %s", err);
+	return ret;
+}
+
+/** uswap_swap_set_owner() - register an owner asked to give entries back at
+ * swapoff (the mm layer's unuse). Context: takes swap_lock.
+ * Return: 0, -ENOSPC (too many owners), -EINVAL. */
+USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,
+				   bool add)
+{
+	unsigned int i;
+	int ret = add ? -ENOSPC : -EINVAL;
+
+	if (!unuse)
+		return -EINVAL;
+	pthread_mutex_lock(&swap_lock);
+	for (i = 0; i < ARRAY_SIZE(swap_owners); i++) {
+		if (add && !swap_owners[i].unuse) {
+			swap_owners[i].unuse = unuse;
+			swap_owners[i].arg = arg;
+			ret = 0;
+			break;
+		}
+		if (!add && swap_owners[i].unuse == unuse && swap_owners[i].arg == arg) {
+			swap_owners[i].unuse = NULL;
+			swap_owners[i].arg = NULL;
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&swap_lock);
+	return ret;
+}
+
+/* Every allocation that saw WRITEOK has finished once each cluster lock
+ * has been free once. */
+static void wait_for_allocation(struct swap_info_struct *si)
+{
+	unsigned long i;
+
+	for (i = 0; i < si->nr_clusters; i++) {
+		uswap_spin_lock(&si->cluster_info[i].lock);
+		uswap_spin_unlock(&si->cluster_info[i].lock);
+	}
+}
+
+/* At teardown each cluster holds only its bad slots (seed 006). */
+static void swapoff_check_clusters(struct swap_info_struct *si)
+{
+	unsigned long i;
+	unsigned int j;
+
+	for (i = 0; i < si->nr_clusters; i++) {
+		struct swap_cluster_info *ci = &si->cluster_info[i];
+		unsigned int bad = 0;
+
+		uswap_spin_lock(&ci->lock);
+		for (j = 0; ci->table && j < SWAPFILE_CLUSTER; j++) {
+			uint64_t tb = __swap_table_get(ci, j);
+
+			USWAP_BUG_ON(!swp_tb_is_null(tb) && !swp_tb_is_bad(tb));
+			bad += swp_tb_is_bad(tb);
+		}
+		USWAP_BUG_ON(bad != ci->count);
+		USWAP_BUG_ON(ci->extend_table);
+		swap_cluster_unlock(ci);
+	}
+}
+
+/** uswap_swapoff_type() - see uswap/swap.h. */
+USWAP_API int uswap_swapoff_type(unsigned int type)
+{
+	struct swap_info_struct *si;
+	struct timespec ts = { 0, 100000 };
+	unsigned int i;
+	int err = 0;
+
+	if (type >= MAX_SWAPFILES)
+		return -EINVAL;
+	pthread_mutex_lock(&swap_lock);
+	si = atomic_load(&swap_info[type]);
+	if (!si || !(atomic_load(&si->flags) & SWP_WRITEOK)) {
+		pthread_mutex_unlock(&swap_lock);
+		return -EINVAL;
+	}
+	swap_alloc_device_removed(si);
+	wait_for_allocation(si);
+	/* Owners bring their pages back (they use the device meanwhile). */
+	for (i = 0; i < ARRAY_SIZE(swap_owners) && !err; i++)
+		if (swap_owners[i].unuse)
+			err = swap_owners[i].unuse(type, swap_owners[i].arg);
+	if (!err && atomic_load(&si->inuse_pages)) {
+		/* Cache-only slots are ours to drop. */
+		if (swap_device_tryget(si)) {
+			swap_reclaim_full_clusters(si, true);
+			put_swap_device(si);
+		}
+	}
+	if (!err && atomic_load(&si->inuse_pages))
+		err = -EBUSY;
+	if (err) {
+		swap_alloc_device_added(si);
+		pthread_mutex_unlock(&swap_lock);
+		return err;
+	}
+	if (swap_device_tryget(si)) {
+		swap_do_scheduled_discard(si);
+		put_swap_device(si);
+	}
+	/* No new pins; wait for the pinned ones to leave. */
+	atomic_fetch_or(&si->users, SWAP_USERS_DEAD);
+	while (atomic_load(&si->users) != SWAP_USERS_DEAD)
+		nanosleep(&ts, NULL);
+	synchronize_rcu();
+	swapoff_check_clusters(si);
+	swap_free_clusters_info(si);
+	si->bdev = NULL;
+	free(si->path);
+	si->path = NULL;
+	/* Last: the type may be reused. */
+	atomic_store(&si->flags, 0);
+	pthread_mutex_unlock(&swap_lock);
+	return 0;
+}
+
+/** uswap_swap_stat() - see uswap/swap.h. Context: lockless snapshot. */
+USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
+{
+	struct swap_info_struct *si;
+	int err = swap_entry_pin(swp_entry(type, 0), &si);
+
+	if (err)
+		return err;
+	memset(st, 0, sizeof(*st));
+	st->max = si->max;
+	st->pages = si->pages;
+	st->inuse_pages = (uint64_t)atomic_load(&si->inuse_pages);
+	st->nr_clusters = si->nr_clusters;
+	st->nr_tables = (uint64_t)atomic_load(&si->nr_tables);
+	st->nr_extend_tables = (uint64_t)atomic_load(&si->nr_extend_tables);
+	st->nr_bad = si->nr_bad;
+	st->static_bytes = uswap_swap_static_metadata_bytes(si->max);
+	st->dynamic_bytes = st->nr_tables * sizeof(struct swap_table) +
+			    st->nr_extend_tables * SWAPFILE_CLUSTER * sizeof(unsigned int);
+	st->prio = si->prio;
+	st->flags = atomic_load(&si->flags);
+	put_swap_device(si);
+	return 0;
+}
