@@ -33,7 +33,7 @@ uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off)
 
 	uswap_assert_held(&ci->lock);
 	uswap_assert(off < SWAPFILE_CLUSTER);
-	t = rcu_dereference(ci->table);
+	t = swap_cluster_table(ci);
 	if (!t)
 		return SWP_TB_NULL;
 	return atomic_load_explicit(&t->entries[off], memory_order_relaxed);
@@ -43,10 +43,10 @@ uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off)
 void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb)
 {
 	uswap_assert_held(&ci->lock);
-	uswap_assert(off < SWAPFILE_CLUSTER && ci->table);
+	uswap_assert(off < SWAPFILE_CLUSTER && swap_cluster_table(ci));
 	/* Release: a lockless reader that sees a PFN entry sees the folio's
 	 * swap fields written before it. */
-	atomic_store_explicit(&ci->table->entries[off], tb, memory_order_release);
+	atomic_store_explicit(&swap_cluster_table(ci)->entries[off], tb, memory_order_release);
 }
 
 /** swap_table_get() - entry @off without the lock. Context: takes the RCU read lock. */
@@ -55,11 +55,11 @@ uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
 	struct swap_table *t;
 	uint64_t tb = SWP_TB_NULL;
 
-	rcu_read_lock();
-	t = rcu_dereference(ci->table);
+	uswap_rcu_read_lock();
+	t = swap_cluster_table(ci);
 	if (t)
 		tb = atomic_load_explicit(&t->entries[off], memory_order_acquire);
-	rcu_read_unlock();
+	uswap_rcu_read_unlock();
 	return tb;
 }
 
@@ -72,24 +72,25 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci)
 	struct swap_table *t;
 
 	uswap_assert_held(&ci->lock);
-	if (ci->table)
+	if (swap_cluster_table(ci))
 		return 0;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	rcu_assign_pointer(ci->table, t);
+	atomic_store_explicit(&ci->table, t, memory_order_release);
 	return 0;
 }
 
 static void swap_table_free_rcu(struct rcu_head *head)
 {
+	uswap_rcu_tsan_acquire();
 	free(caa_container_of(head, struct swap_table, rcu));
 }
 
 /* The table outlives the grace period: lockless readers may still hold it. */
 static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
-	struct swap_table *t = ci->table;
+	struct swap_table *t = swap_cluster_table(ci);
 	unsigned int i;
 
 	if (!t)
@@ -97,8 +98,8 @@ static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_clu
 	if (USWAP_DEBUG >= 2)
 		for (i = 0; i < SWAPFILE_CLUSTER; i++)
 			USWAP_BUG_ON(atomic_load_explicit(&t->entries[i], memory_order_relaxed));
-	rcu_assign_pointer(ci->table, NULL);
-	call_rcu(&t->rcu, swap_table_free_rcu);
+	atomic_store_explicit(&ci->table, NULL, memory_order_release);
+	uswap_call_rcu(&t->rcu, swap_table_free_rcu);
 	atomic_fetch_sub_explicit(&si->nr_tables, 1, memory_order_relaxed);
 }
 
@@ -273,7 +274,7 @@ void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *
 	bool overflow = false;
 
 	uswap_assert_held(&ci->lock);
-	if (!ci->table) {
+	if (!swap_cluster_table(ci)) {
 		USWAP_BUG_ON(ci->count);
 		USWAP_BUG_ON(ci->extend_table);
 		return;

@@ -127,7 +127,7 @@ void swap_alloc_device_removed(struct swap_info_struct *si)
  * empty or of this order (order 0 fits anywhere). Context: ci->lock. */
 static bool cluster_is_usable(struct swap_cluster_info *ci, unsigned int order)
 {
-	if (ci->flags > CLUSTER_FLAG_USABLE || ci->flags == CLUSTER_FLAG_FREE || !ci->table)
+	if (ci->flags > CLUSTER_FLAG_USABLE || ci->flags == CLUSTER_FLAG_FREE || !swap_cluster_table(ci))
 		return false;
 	return !order || !ci->count || ci->order == order;
 }

@@ -128,7 +128,7 @@ static int swap_cluster_setup_bad_slot(struct swap_info_struct *si, uint64_t off
 	unsigned int off = offset % SWAPFILE_CLUSTER;
 	int err = 0;
 
-	if (!ci->table) {
+	if (!swap_cluster_table(ci)) {
 		err = swap_cluster_alloc_table(ci);
 		if (!err)
 			atomic_fetch_add(&si->nr_tables, 1);
@@ -227,7 +227,7 @@ static void swap_free_clusters_info(struct swap_info_struct *si)
 	for (i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 
-		free(ci->table);
+		free(swap_cluster_table(ci));
 		free(ci->extend_table);
 		uswap_spin_destroy(&ci->lock);
 	}
@@ -397,7 +397,7 @@ static void swapoff_check_clusters(struct swap_info_struct *si)
 		unsigned int bad = 0;
 
 		uswap_spin_lock(&ci->lock);
-		for (j = 0; ci->table && j < SWAPFILE_CLUSTER; j++) {
+		for (j = 0; swap_cluster_table(ci) && j < SWAPFILE_CLUSTER; j++) {
 			uint64_t tb = __swap_table_get(ci, j);
 
 			USWAP_BUG_ON(!swp_tb_is_null(tb) && !swp_tb_is_bad(tb));
@@ -453,7 +453,7 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	atomic_fetch_or(&si->users, SWAP_USERS_DEAD);
 	while (atomic_load(&si->users) != SWAP_USERS_DEAD)
 		nanosleep(&ts, NULL);
-	synchronize_rcu();
+	uswap_synchronize_rcu();
 	swapoff_check_clusters(si);
 	swap_free_clusters_info(si);
 	si->bdev = NULL;

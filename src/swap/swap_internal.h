@@ -19,13 +19,13 @@
 #define USWAP_SWAP_INTERNAL_H
 
 #include <stdatomic.h>
-#include <urcu-bp.h>
 #include <urcu/list.h>
 
 #include <uswap/swap.h>
 #include "swap/folio.h"
 #include "swap/swap_table.h"
 #include "util/lock.h"
+#include "util/rcu.h"
 
 _Static_assert(SWAPFILE_CLUSTER == 512, "clusters are 512 slots");
 _Static_assert((1 << (SWAP_NR_ORDERS - 1)) == SWAPFILE_CLUSTER,
@@ -61,10 +61,20 @@ struct swap_cluster_info {
 	uint16_t count;			/* non-NULL entries */
 	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
 	uint8_t order;			/* folio order it serves; 0 when free */
-	struct swap_table *table;	/* RCU pointer; lockless readers */
+	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
 	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, or NULL */
 	struct cds_list_head list;	/* si->lock */
 };
+
+/*
+ * The cluster's table, or NULL. Under ci->lock or in an RCU read-side
+ * section. Published with release / read with acquire (rcu_assign_pointer /
+ * rcu_dereference), as C11 atomics so that ThreadSanitizer sees them.
+ */
+static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci)
+{
+	return atomic_load_explicit(&ci->table, memory_order_acquire);
+}
 
 /* swap_info_struct flags (SWP_*), the kernel's values */
 #define SWP_USED		(1U << 0)

@@ -33,3 +33,7 @@ USWAP_API const char *uswap_version(void)
 {
 	return USWAP_VERSION_STRING;
 }
+
+#if defined(USWAP_TSAN)
+char uswap_rcu_tsan_sync;
+#endif
