@@ -60,6 +60,30 @@ extern "C" {
 USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
 
 /**
+ * uswap_swapon() - swap on a regular file or block device carrying a
+ * Linux swap header (util-linux mkswap or uswap mkswap).
+ * @flags: SWAP_FLAG_* (priority, discard) and USWAP_FLAG_*.
+ * Context: may sleep. Return: the device type (>= 0); -ENOENT, -EACCES
+ * (opening), -EINVAL (no or bad header: the reason is printed at
+ * USWAP_DEBUG >= 1; uswap_swapon_ex() returns it), -EBUSY (already swapped
+ * on), -EPERM (all types in use), -ENOMEM.
+ */
+USWAP_API int uswap_swapon(const char *path, int flags);
+/** uswap_swapon_ex() - uswap_swapon() that puts the reason of a failure in @err. */
+USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen);
+
+/**
+ * uswap_swapon_spec() - swap on a device spec: "zram:SIZE[:lz4|zstd]"
+ * (compressed memory, synchronous; a header is written to its slot 0) or
+ * "file:PATH". Return: as uswap_swapon(); -EINVAL for a bad spec, with
+ * the reason in @err.
+ */
+USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen);
+
+/** uswap_swapoff() - swap off the device swapped on from @path. */
+USWAP_API int uswap_swapoff(const char *path);
+
+/**
  * uswap_swapoff_type() - swap off device @type.
  * Stops allocation, waits for every thread pinning the device to leave,
  * asks the registered owner (uswap_swap_set_owner) to give back its
@@ -225,6 +249,56 @@ USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new,
  * not a shadow. Lockless.
  */
 USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry);
+
+/* ---- swap-in ---- */
+
+struct uswap_swapin_info {
+	uint64_t shadow;	/* the slot's workingset shadow (0 if none) */
+	bool major;		/* a read was issued (not a cache hit) */
+	unsigned int ra_pages;	/* readahead folios added with it */
+};
+
+/**
+ * uswap_swapin() - bring @entry's data into a swap-cache folio.
+ * A cache hit returns the cached folio. A miss allocates a folio from
+ * @pool, adds it to the cache (the loser of a race uses the winner's
+ * folio) and reads it; synchronous devices try the largest order of
+ * @orders (bit n: an aligned order-n folio is allowed at this entry, the
+ * caller having checked its page table) and never read ahead; others read
+ * ahead a window around the entry.
+ * @out: the folio, with a reference; locked while its read is in flight:
+ * call uswap_swapin_lock() next.
+ * Context: device pinned inside; may sleep. Return: 0; -ENOMEM (no free
+ * frame: reclaim and retry), -ENOENT (the slot has no reference any more:
+ * recheck the page table), -EINVAL, -ENODEV.
+ */
+USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool,
+			   unsigned long orders, struct folio **out,
+			   struct uswap_swapin_info *info);
+
+/**
+ * uswap_swapin_lock() - lock a folio from uswap_swapin() and check it.
+ * Return: 0 (locked, uptodate, still caching @entry); -EAGAIN (unlocked:
+ * it left the cache meanwhile, look again); -EIO (unlocked: the read
+ * failed; the folio left the cache, the slot keeps its count).
+ * The caller still drops its reference with folio_put().
+ */
+USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry);
+
+/**
+ * uswap_swap_synchronous() - @entry's device is synchronous
+ * (SWP_SYNCHRONOUS_IO): after mapping a swapped-in folio and putting its
+ * count, drop it from the cache (folio_free_swap) at once.
+ */
+USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
+
+/**
+ * uswap_swap_writeout() - write a locked swap-cache folio to its slots,
+ * unlocking it; with @sync, wait. A failed write leaves the folio dirty
+ * in the cache with its data (nothing is lost).
+ * Return: 0, -EIO (sync write failed), -EINVAL, -EOPNOTSUPP, -ENOMEM.
+ */
+USWAP_API int uswap_swap_writeout(struct folio *folio, bool sync);
 
 /**
  * uswap_swap_tb_peek() - the raw table entry of a slot (0 for a free

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "io/backend.h"
 #include "swap/swap_internal.h"
+#include "swap/swap_io.h"
 
 _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
 /* swap_lock: swap_info[] slots, SWP_USED, swapon/swapoff, owners. */
@@ -300,6 +302,7 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 		return ret;
 	}
 	si->bdev = p->bdev;
+	si->io = p->io;
 	si->discard = p->discard;
 	si->slots_freed = p->slots_freed;
 	si->path = p->path ? strdup(p->path) : NULL;
@@ -456,6 +459,10 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	uswap_synchronize_rcu();
 	swapoff_check_clusters(si);
 	swap_free_clusters_info(si);
+	swap_io_ctx_destroy(si->io);
+	si->io = NULL;
+	if (si->bdev)
+		swap_backend_destroy(si->bdev);
 	si->bdev = NULL;
 	free(si->path);
 	si->path = NULL;

@@ -123,11 +123,19 @@ struct swap_info_struct {
 	_Atomic long nr_tables;		/* swap tables allocated now */
 	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
+	struct swap_io_ctx *io;		/* completion thread, or NULL */
 	/* Called for slots that became free (ci->lock held; must not sleep). */
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	char *path;			/* swapped-on file, or NULL */
+	/* swap-in readahead (swap_state.c): relaxed atomics */
+	_Atomic unsigned int ra_win;	/* last window, in pages */
+	_Atomic unsigned int ra_hits;	/* readahead folios hit since last fault */
+	_Atomic uint64_t ra_last;	/* offset of the last fault */
+	/* I/O counters (swap_io.c) */
+	_Atomic uint64_t nr_reads, nr_writes, nr_read_errors, nr_write_errors;
+	_Atomic uint64_t nr_ra_pages, nr_ra_hits;
 };
 
 extern _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
@@ -151,6 +159,7 @@ struct swap_device_params {
 	unsigned int nr_badpages;
 	int flags;			/* SWAP_FLAG_* / USWAP_FLAG_* */
 	struct swap_backend *bdev;	/* taken over on success */
+	struct swap_io_ctx *io;		/* taken over on success */
 	const char *path;		/* for swapoff by path, or NULL */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Swap-in through the swap cache (seed 010: no bypass). A fault looks the
+ * entry up in the cache; on a miss it allocates a folio and adds it to the
+ * cache, which is the synchronization point: the loser of a race finds the
+ * winner's folio and waits on its lock, and exactly one read is issued per
+ * slot. Synchronous devices (compressed memory) read only what was asked,
+ * possibly as one large folio; other devices read ahead a window around the
+ * fault that grows while readahead pages get used and shrinks when not.
+ */
+#include "io/backend.h"
+#include "swap/swap_internal.h"
+#include "swap/swap_io.h"
+
+#define SWAP_RA_ORDER_MAX	3	/* vm.page-cluster: windows up to 8 pages */
+
+/*
+ * The readahead window for a fault at @offset (the kernel's swapin_nr_pages):
+ * hits + 2 pages, 1 without hits unless the fault is next to the last one,
+ * rounded up to a power of two, capped, and not below half the last window.
+ */
+static unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
+{
+	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
+	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
+	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
+	unsigned int pages = hits + 2, max = 1U << SWAP_RA_ORDER_MAX;
+
+	if (pages == 2) {
+		if (offset != prev + 1 && offset + 1 != prev)
+			pages = 1;
+	} else {
+		unsigned int p = 4;
+
+		while (p < pages)
+			p <<= 1;
+		pages = p;
+	}
+	if (pages > max)
+		pages = max;
+	if (pages < last / 2)
+		pages = last / 2;
+	atomic_store_explicit(&si->ra_win, pages, memory_order_relaxed);
+	return pages;
+}
+
+/*
+ * Allocate a folio of @order for the aligned entry and add it to the cache.
+ * Return: the locked folio (cache references taken), NULL with *errp:
+ * -ENOMEM (no frame), -EEXIST (cached already), -ENOENT (slot unused),
+ * -EINVAL.
+ */
+static struct folio *swap_cache_alloc_folio(swp_entry_t entry, struct uswap_frame_pool *pool,
+					    unsigned int order, uint64_t *shadowp, int *errp)
+{
+	struct folio *folio = uswap_folio_alloc(pool, order);
+	int err;
+
+	if (!folio) {
+		*errp = -ENOMEM;
+		return NULL;
+	}
+	folio_lock(folio);
+	err = swap_cache_add_folio(folio, entry, shadowp);
+	if (err) {
+		folio_unlock(folio);
+		folio_put(folio);
+		*errp = err;
+		return NULL;
+	}
+	return folio;
+}
+
+/**
+ * uswap_swapin() - see uswap/swap.h.
+ */
+USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, unsigned long orders,
+			   struct folio **out, struct uswap_swapin_info *info)
+{
+	struct folio *batch[SWAP_READ_BATCH_MAX];
+	struct swap_info_struct *si;
+	struct folio *folio;
+	uint64_t offset = swp_offset(entry), shadow = 0;
+	unsigned int n = 0, order;
+	int err;
+
+	if (info) {
+		info->shadow = 0;
+		info->major = false;
+		info->ra_pages = 0;
+	}
+	err = swap_entry_pin(entry, &si);
+	if (err)
+		return err;
+again:
+	folio = swap_cache_get_folio(entry);
+	if (folio) {
+		if (folio_test_clear_flag(folio, PG_readahead)) {
+			atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
+		}
+		goto out;
+	}
+	if (atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO) {
+		/* Largest order the caller's page table allows, then smaller. */
+		for (order = SWAP_NR_ORDERS - 1; order > 0; order--) {
+			swp_entry_t aligned;
+
+			if (!(orders & (1UL << order)))
+				continue;
+			aligned = swp_entry(swp_type(entry), offset & ~((1ULL << order) - 1));
+			folio = swap_cache_alloc_folio(aligned, pool, order, &shadow, &err);
+			if (folio)
+				break;
+		}
+		if (!folio)
+			folio = swap_cache_alloc_folio(entry, pool, 0, &shadow, &err);
+		if (!folio)
+			goto failed;
+		batch[n++] = folio;
+	} else {
+		unsigned int win = swapin_nr_pages(si, offset), i;
+		uint64_t start = offset & ~((uint64_t)win - 1);
+
+		folio = swap_cache_alloc_folio(entry, pool, 0, &shadow, &err);
+		if (!folio)
+			goto failed;
+		batch[n++] = folio;
+		for (i = 0; i < win && n < SWAP_READ_BATCH_MAX; i++) {
+			uint64_t o = start + i;
+			struct folio *ra;
+			int rerr;
+
+			if (o == offset || !o || o >= si->max)
+				continue;
+			ra = swap_cache_alloc_folio(swp_entry(swp_type(entry), o), pool, 0, NULL, &rerr);
+			if (!ra) {
+				if (rerr == -ENOMEM)
+					break;	/* no frame to spare: read what we have */
+				continue;	/* unused or already cached */
+			}
+			folio_set_flag(ra, PG_readahead);
+			batch[n++] = ra;
+		}
+		atomic_fetch_add(&si->nr_ra_pages, n - 1);
+	}
+	if (info) {
+		info->major = true;
+		info->shadow = shadow;
+		info->ra_pages = n - 1;
+	}
+	/* Our reference outlives the I/O: take it before the read can end. */
+	folio_get(folio);
+	swap_read_folios(si, batch, n);
+	for (order = 1; order < n; order++)
+		folio_put(batch[order]);	/* readahead folios live in the cache */
+	folio_put(folio);			/* the allocation reference */
+out:
+	put_swap_device(si);
+	*out = folio;
+	return 0;
+failed:
+	if (err == -EEXIST)
+		goto again;	/* lost the race: use the winner's folio */
+	put_swap_device(si);
+	return err;
+}
+
+/**
+ * uswap_swapin_lock() - see uswap/swap.h.
+ */
+USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry)
+{
+	folio_lock(folio);
+	if (!folio_matches_swap_entry(folio, entry)) {
+		folio_unlock(folio);
+		return -EAGAIN;
+	}
+	if (!folio_test_uptodate(folio)) {
+		/* The read failed: drop the folio from the cache (counts stay
+		 * in shadow entries) so that a later fault reads again. */
+		swap_cache_del_folio(folio, 0);
+		folio_unlock(folio);
+		return -EIO;
+	}
+	return 0;
+}
+
+/** uswap_swap_synchronous() - see uswap/swap.h. */
+USWAP_API bool uswap_swap_synchronous(swp_entry_t entry)
+{
+	struct swap_info_struct *si;
+	bool sync;
+
+	if (swap_entry_pin(entry, &si))
+		return false;
+	sync = atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO;
+	put_swap_device(si);
+	return sync;
+}

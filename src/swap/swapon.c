@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swapon and swapoff of real devices: a file or block device carrying a
+ * Linux swap header, or a compressed-memory device given by a spec. The
+ * header is read through the device's backend, checked as the kernel does
+ * (swap_header.c), and the device is created with its bad slots marked in
+ * the swap table (swap_device.c).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/backend.h"
+#include "swap/swap_header.h"
+#include "swap/swap_internal.h"
+#include "swap/swap_io.h"
+
+static int swap_discard_slots(struct swap_info_struct *si, uint64_t offset, uint64_t nr)
+{
+	return swap_backend_discard(si->bdev, offset, nr);
+}
+
+/* Freed slots release their data at once (zram frees its memory). */
+static void swap_free_slots_notify(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		swap_backend_slot_free_notify(si->bdev, offset + i);
+}
+
+/*
+ * Swap on the area held by @be: read and check its header, then create the
+ * device. On success the device owns @be. Context: may sleep.
+ */
+static int swapon_backend(struct swap_backend *be, const char *path, int flags, char *err,
+			  size_t errlen)
+{
+	struct uswap_swap_header *h;
+	struct swap_device_params p = { 0 };
+	uint64_t usable, max_slots;
+	void *page;
+	int ret;
+
+	page = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	h = calloc(1, sizeof(*h));
+	if (!page || !h) {
+		free(page);
+		free(h);
+		return -ENOMEM;
+	}
+	ret = swap_backend_read(be, 0, 1, page);
+	if (ret) {
+		snprintf(err, errlen, "reading the swap header: %s", strerror(-ret));
+		goto out;
+	}
+	ret = uswap_swap_header_parse(page, h, err, errlen);
+	if (ret)
+		goto out;
+	ret = uswap_swap_header_validate(h, be->nr_slots, &usable, &max_slots, err, errlen);
+	if (ret)
+		goto out;
+	p.nr_pages = max_slots;
+	p.badpages = h->badpages;
+	p.nr_badpages = h->nr_badpages;
+	p.flags = flags | (be->synchronous ? USWAP_FLAG_SYNCHRONOUS : 0);
+	p.bdev = be;
+	p.path = path;
+	p.discard = swap_discard_slots;
+	p.slots_freed = swap_free_slots_notify;
+	ret = swap_io_ctx_create(be, &p.io);
+	if (ret) {
+		snprintf(err, errlen, "starting the I/O completion thread: %s", strerror(-ret));
+		goto out;
+	}
+	ret = swap_device_create(&p, err, errlen);
+	if (ret < 0)
+		swap_io_ctx_destroy(p.io);
+out:
+	free(page);
+	free(h);
+	return ret;
+}
+
+static bool swap_path_in_use(const char *path)
+{
+	unsigned int type;
+	bool busy = false;
+
+	for (type = 0; type < MAX_SWAPFILES && !busy; type++) {
+		struct swap_info_struct *si = atomic_load(&swap_info[type]);
+
+		if (si && swap_device_tryget(si)) {
+			busy = si->path && !strcmp(si->path, path);
+			put_swap_device(si);
+		}
+	}
+	return busy;
+}
+
+/** uswap_swapon_ex() - see uswap/swap.h. */
+USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen)
+{
+	struct swap_backend *be;
+	char *real;
+	struct stat st;
+	int ret;
+
+	if (!path)
+		return -EINVAL;
+	if (stat(path, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file or block device", path);
+		return -EINVAL;
+	}
+	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		uswap_warn("%s: insecure permissions %04o, 0600 suggested: it will hold "
+			   "process memory", path, st.st_mode & 07777);
+	real = realpath(path, NULL);
+	if (!real)
+		return -ENOMEM;
+	if (swap_path_in_use(real)) {
+		snprintf(err, errlen, "%s: already swapped on", path);
+		free(real);
+		return -EBUSY;
+	}
+	ret = swap_backend_file_open(real, 0, &be);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		free(real);
+		return ret;
+	}
+	ret = swapon_backend(be, real, flags, err, errlen);
+	if (ret < 0)
+		swap_backend_destroy(be);
+	free(real);
+	return ret;
+}
+
+/** uswap_swapon() - see uswap/swap.h. */
+USWAP_API int uswap_swapon(const char *path, int flags)
+{
+	char err[256] = "";
+	int ret = uswap_swapon_ex(path, flags, err, sizeof(err));
+
+	if (ret < 0 && err[0])
+		uswap_warn("swapon: %s", err);
+	return ret;
+}
+
+/**
+ * uswap_swapon_spec() - see uswap/swap.h. A zram device is created with
+ * a header of its own (random UUID, label "uswap-zram") in slot 0.
+ */
+USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen)
+{
+	struct swap_backend_spec sp;
+	struct swap_backend *be;
+	uint8_t uuid[16];
+	void *page;
+	int ret;
+
+	ret = swap_backend_spec_parse(spec, &sp, err, errlen);
+	if (ret)
+		return ret;
+	if (sp.kind == SWAP_BACKEND_FILE)
+		return uswap_swapon_ex(sp.path, flags, err, errlen);
+	ret = swap_backend_open_spec(spec, &be, err, errlen);
+	if (ret)
+		return ret;
+	if (sp.kind == SWAP_BACKEND_ZRAM) {
+		if (be->nr_slots - 1 > UINT32_MAX) {
+			snprintf(err, errlen, "%s: larger than a swap header can describe", spec);
+			swap_backend_destroy(be);
+			return -EINVAL;
+		}
+		page = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+		if (!page || getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
+			free(page);
+			swap_backend_destroy(be);
+			return -ENOMEM;
+		}
+		uuid[6] = (uuid[6] & 0x0f) | 0x40;
+		uuid[8] = (uuid[8] & 0x3f) | 0x80;
+		ret = uswap_swap_header_build(page, (uint32_t)(be->nr_slots - 1), NULL, 0, uuid,
+					      "uswap-zram");
+		if (!ret)
+			ret = swap_backend_write(be, 0, 1, page);
+		free(page);
+		if (ret) {
+			snprintf(err, errlen, "%s: writing the header: %s", spec, strerror(-ret));
+			swap_backend_destroy(be);
+			return ret;
+		}
+	}
+	ret = swapon_backend(be, NULL, flags, err, errlen);
+	if (ret < 0)
+		swap_backend_destroy(be);
+	return ret;
+}
+
+/** uswap_swapoff() - see uswap/swap.h. */
+USWAP_API int uswap_swapoff(const char *path)
+{
+	unsigned int type;
+	char *real;
+
+	if (!path)
+		return -EINVAL;
+	real = realpath(path, NULL);
+	if (!real)
+		return -ENOENT;
+	for (type = 0; type < MAX_SWAPFILES; type++) {
+		struct swap_info_struct *si = atomic_load(&swap_info[type]);
+		bool match = false;
+
+		if (si && swap_device_tryget(si)) {
+			match = si->path && !strcmp(si->path, real);
+			put_swap_device(si);
+		}
+		if (match) {
+			free(real);
+			return uswap_swapoff_type(type);
+		}
+	}
+	free(real);
+	return -EINVAL;
+}
