@@ -70,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int ret, ret2;
 
 	memset(page, 0, PAGE);
-	memcpy(page, data, size < PAGE ? size : PAGE);
+	if (size)
+		memcpy(page, data, size < PAGE ? size : PAGE);
 	if (size > PAGE + 8)
 		errlen = data[PAGE + 8];
 

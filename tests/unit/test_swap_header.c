@@ -70,7 +70,8 @@ static void header_with_bad(struct uswap_swap_header *h, uint32_t last_page,
 	h->version = 1;
 	h->last_page = last_page;
 	h->nr_badpages = nr;
-	memcpy(h->badpages, bad, nr * sizeof(*bad));
+	if (nr)
+		memcpy(h->badpages, bad, nr * sizeof(*bad));
 }
 
 static void test_build_layout(void **state)
