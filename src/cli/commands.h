@@ -13,5 +13,7 @@ struct uswap_cmd {
 };
 
 int cmd_demo(int argc, char **argv);
+int cmd_mkswap(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
 
 #endif

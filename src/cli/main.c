@@ -10,6 +10,8 @@
 
 static const struct uswap_cmd commands[] = {
 	{ "demo", cmd_demo, "demo                      swap a folio out and in, printing each table state" },
+	{ "mkswap", cmd_mkswap, "mkswap [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
+	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap inspect: read a swap area's header, say whether swapon (uswap's,
+ * which also takes bad pages on files) would accept it, and what the
+ * device would cost in static cluster metadata.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "swap/swap_header.h"
+#include "swap/swap_internal.h"
+#include "util/uuid.h"
+
+#define PROG "uswap inspect"
+
+struct inspect_result {
+	const char *path;
+	struct uswap_swap_header h;
+	bool parsed;			/* h holds a parsed header */
+	bool valid;			/* and it passed validation */
+	uint64_t file_pages;
+	uint64_t usable_pages;		/* valid only */
+	uint64_t max_slots;		/* valid only */
+	uint64_t clusters;		/* valid only */
+	uint64_t static_bytes;		/* valid only */
+	char err[256];
+};
+
+/* A JSON string: quotes, backslashes and bytes outside printable ASCII escaped. */
+static void json_string(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', out);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* The label for people: non-printable bytes as \xNN. */
+static void text_label(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!*p) {
+		fputs("(none)", out);
+		return;
+	}
+	for (; *p; p++) {
+		if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+			fprintf(out, "\\x%02x", *p);
+		else
+			fputc(*p, out);
+	}
+}
+
+static void print_json(FILE *out, const struct inspect_result *r)
+{
+	char uuid[USWAP_UUID_STR_SIZE];
+	uint32_t i;
+
+	fprintf(out, "{\n  \"valid\": %s,\n", r->valid ? "true" : "false");
+	if (!r->valid) {
+		fputs("  \"error\": ", out);
+		json_string(out, r->err);
+		fputs(",\n", out);
+	}
+	if (!r->parsed) {
+		fputs("  \"version\": null,\n  \"byteswapped\": null,\n  \"last_page\": null,\n"
+		      "  \"nr_badpages\": null,\n  \"badpages\": null,\n  \"label\": null,\n"
+		      "  \"uuid\": null,\n", out);
+	} else {
+		uswap_uuid_format(r->h.uuid, uuid);
+		fprintf(out, "  \"version\": %u,\n  \"byteswapped\": %s,\n  \"last_page\": %u,\n"
+			"  \"nr_badpages\": %u,\n  \"badpages\": [",
+			r->h.version, r->h.byteswapped ? "true" : "false", r->h.last_page,
+			r->h.nr_badpages);
+		for (i = 0; i < r->h.nr_badpages; i++)
+			fprintf(out, "%s%u", i ? ", " : "", r->h.badpages[i]);
+		fputs("],\n  \"label\": ", out);
+		json_string(out, r->h.label);
+		fprintf(out, ",\n  \"uuid\": \"%s\",\n", uuid);
+	}
+	if (r->valid)
+		fprintf(out, "  \"usable_pages\": %llu,\n  \"clusters\": %llu,\n"
+			"  \"static_metadata_bytes\": %llu\n}\n",
+			(unsigned long long)r->usable_pages, (unsigned long long)r->clusters,
+			(unsigned long long)r->static_bytes);
+	else
+		fputs("  \"usable_pages\": null,\n  \"clusters\": null,\n"
+		      "  \"static_metadata_bytes\": null\n}\n", out);
+}
+
+static void print_text(FILE *out, const struct inspect_result *r)
+{
+	char uuid[USWAP_UUID_STR_SIZE];
+	uint32_t i;
+
+	fprintf(out, "%s:\n", r->path);
+	if (r->parsed) {
+		uswap_uuid_format(r->h.uuid, uuid);
+		fprintf(out, "  version:          %u%s\n", r->h.version,
+			r->h.byteswapped ? " (other byte order)" : "");
+		fprintf(out, "  last_page:        %u (%llu pages with the header)\n",
+			r->h.last_page, (unsigned long long)r->h.last_page + 1);
+		fprintf(out, "  file size:        %llu pages\n",
+			(unsigned long long)r->file_pages);
+		fputs("  label:            ", out);
+		text_label(out, r->h.label);
+		fprintf(out, "\n  uuid:             %s\n", uuid);
+		fprintf(out, "  bad pages:        %u", r->h.nr_badpages);
+		for (i = 0; i < r->h.nr_badpages; i++)
+			fprintf(out, "%s%u", i ? ", " : ": ", r->h.badpages[i]);
+		fputc('\n', out);
+	}
+	if (r->valid) {
+		fprintf(out, "  usable pages:     %llu (%llu KiB)\n",
+			(unsigned long long)r->usable_pages,
+			(unsigned long long)(r->usable_pages * USWAP_SWAP_HEADER_SIZE / 1024));
+		fprintf(out, "  clusters:         %llu of %d slots\n",
+			(unsigned long long)r->clusters, SWAPFILE_CLUSTER);
+		fprintf(out, "  static metadata:  %llu bytes\n",
+			(unsigned long long)r->static_bytes);
+		fputs("  verdict:          valid swap area\n", out);
+	} else {
+		fprintf(out, "  verdict:          invalid: %s\n", r->err);
+	}
+}
+
+static void warn_permissions(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+		fprintf(stderr, PROG ": warning: %s is readable or writable by group/others "
+			"(mode %04o): a swap area holds process memory; use chmod 0600\n",
+			path, (unsigned int)(st.st_mode & 07777));
+}
+
+static void inspect_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: uswap inspect [--json] FILE\n"
+		"\n"
+		"Read the swap header of FILE (a regular file or block device), check it\n"
+		"as swapon does, and show its fields, the usable pages, the clusters and\n"
+		"the static cluster metadata a device of that size needs.\n"
+		"Exit status 0 if the area is valid, 1 if not (the reason on stderr).\n");
+}
+
+/**
+ * cmd_inspect() - the "uswap inspect" subcommand
+ * @argc: argument count, argv[0] included
+ * @argv: "inspect", optional --json, FILE
+ *
+ * Context: process context; blocking I/O.
+ * Return: exit status: 0 valid swap area, 1 invalid or unreadable (or a
+ * usage error).
+ */
+int cmd_inspect(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct inspect_result r;
+	bool json = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			inspect_usage(stdout);
+			return 0;
+		default:
+			inspect_usage(stderr);
+			return 1;
+		}
+	}
+	if (argc - optind != 1) {
+		inspect_usage(stderr);
+		return 1;
+	}
+	memset(&r, 0, sizeof(r));
+	r.path = argv[optind];
+
+	warn_permissions(r.path);
+	r.parsed = !uswap_swap_header_read_file(r.path, &r.h, &r.file_pages,
+						 r.err, sizeof(r.err));
+	if (r.parsed)
+		r.valid = !uswap_swap_header_validate(&r.h, r.file_pages, &r.usable_pages,
+						      &r.max_slots, r.err, sizeof(r.err));
+	if (r.valid) {
+		r.clusters = (r.max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
+		r.static_bytes = uswap_swap_static_metadata_bytes(r.max_slots);
+	}
+
+	if (json)
+		print_json(stdout, &r);
+	else
+		print_text(stdout, &r);
+	if (!r.valid)
+		fprintf(stderr, PROG ": %s: invalid swap area: %s\n", r.path, r.err);
+	return r.valid ? 0 : 1;
+}

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap mkswap: write a version 1 swap header that util-linux tools
+ * (blkid, swaplabel, swapon) and the kernel read as their own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "cli/commands.h"
+#include "swap/swap_header.h"
+#include "util/uuid.h"
+
+#define PROG "uswap mkswap"
+
+struct mkswap_opts {
+	const char *path;
+	const char *size_arg;		/* NULL: use the existing file's size */
+	char label[USWAP_SWAP_LABEL_SIZE];	/* at most 15 bytes and a NUL */
+	bool has_label;
+	uint8_t uuid[USWAP_UUID_SIZE];
+	uint32_t bad[MAX_SWAP_BADPAGES];
+	uint32_t nr_bad;
+};
+
+static void mkswap_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: uswap mkswap [-L LABEL] [-U UUID] [--badpages N,N,...] FILE [SIZE]\n"
+		"\n"
+		"Write a Linux swap header (version 1) on FILE, a regular file or a\n"
+		"block device. With SIZE, a regular file is created or resized to SIZE\n"
+		"bytes (suffixes K, M, G, T, binary: 16M = 16 MiB; sparse); without it\n"
+		"the existing size is used. At least %d pages of 4 KiB.\n"
+		"\n"
+		"  -L, --label LABEL     volume label, at most 15 bytes (longer is cut)\n"
+		"  -U, --uuid UUID       UUID text, 'random' (default) or 'clear'\n"
+		"      --badpages LIST   comma-separated page numbers to mark bad\n",
+		USWAP_SWAP_MIN_PAGES);
+}
+
+/* Leading decimal digits of @s; *@end points past them. */
+static int parse_decimal(const char *s, uint64_t *out, const char **end)
+{
+	uint64_t v = 0;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*out = v;
+	*end = s;
+	return 0;
+}
+
+/* Bytes with an optional binary suffix: K, M, G, T (any case, "iB" allowed). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	unsigned int shift = 0;
+	const char *end;
+	uint64_t v;
+	int ret;
+
+	ret = parse_decimal(s, &v, &end);
+	if (ret)
+		return ret;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift) {
+		end++;
+		if (*end && strcmp(end, "iB") && strcmp(end, "B"))
+			return -EINVAL;
+	}
+	if (v > (UINT64_MAX >> shift) || (v << shift) > INT64_MAX)
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_badpages(const char *s, struct mkswap_opts *o)
+{
+	const char *p = s;
+
+	while (*p) {
+		const char *end;
+		uint64_t v;
+		int ret;
+
+		if (o->nr_bad == MAX_SWAP_BADPAGES)
+			return -E2BIG;
+		ret = parse_decimal(p, &v, &end);
+		if (ret)
+			return ret;
+		if (v > UINT32_MAX)
+			return -ERANGE;
+		o->bad[o->nr_bad++] = (uint32_t)v;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct mkswap_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "label", required_argument, NULL, 'L' },
+		{ "uuid", required_argument, NULL, 'U' },
+		{ "badpages", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *uuid_arg = NULL;
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "L:U:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'L':
+			if (strlen(optarg) >= USWAP_SWAP_LABEL_SIZE)
+				fprintf(stderr, PROG ": warning: label '%s' cut to %d bytes\n",
+					optarg, USWAP_SWAP_LABEL_SIZE - 1);
+			snprintf(o->label, sizeof(o->label), "%s", optarg);
+			o->has_label = o->label[0] != '\0';
+			break;
+		case 'U':
+			uuid_arg = optarg;
+			break;
+		case 'b':
+			ret = parse_badpages(optarg, o);
+			if (ret) {
+				fprintf(stderr, PROG ": bad --badpages list '%s': %s\n", optarg,
+					ret == -E2BIG ? "more than 637 pages" :
+					ret == -ERANGE ? "a page number is above 4294967295" :
+					"expected page numbers separated by commas");
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			mkswap_usage(stdout);
+			return 1;
+		default:
+			mkswap_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2) {
+		mkswap_usage(stderr);
+		return -EINVAL;
+	}
+	o->path = argv[optind];
+	o->size_arg = argc - optind == 2 ? argv[optind + 1] : NULL;
+
+	if (!uuid_arg || !strcmp(uuid_arg, "random")) {
+		ret = uswap_uuid_generate(o->uuid);
+		if (ret) {
+			fprintf(stderr, PROG ": cannot make a random UUID: %s\n", strerror(-ret));
+			return ret;
+		}
+	} else if (!strcmp(uuid_arg, "clear")) {
+		memset(o->uuid, 0, sizeof(o->uuid));
+	} else if (uswap_uuid_parse(uuid_arg, o->uuid)) {
+		fprintf(stderr, PROG ": bad UUID '%s': expected xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx\n",
+			uuid_arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+/*
+ * Keep a DOS/GPT protective MBR in the boot bits of a block device, as
+ * mkswap does when it sees a partition table: swap on a whole disk that
+ * still carries one is more likely a mistake than the intent.
+ */
+static void keep_partition_table(int fd, const char *path, uint8_t *page)
+{
+	uint8_t boot[1024];
+
+	if (pread(fd, boot, sizeof(boot), 0) != (ssize_t)sizeof(boot))
+		return;
+	if (boot[510] != 0x55 || boot[511] != 0xaa)
+		return;
+	fprintf(stderr, PROG ": warning: %s has a partition table in its first sector; "
+		"keeping the boot bits\n", path);
+	memcpy(page, boot, sizeof(boot));
+}
+
+static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const struct stat *st)
+{
+	static uint8_t page[USWAP_SWAP_HEADER_SIZE];
+	struct uswap_swap_header h;
+	char uuid_text[USWAP_UUID_STR_SIZE];
+	uint64_t pages, usable;
+	char err[256];
+	int ret;
+
+	pages = size / USWAP_SWAP_HEADER_SIZE;
+	if (pages < USWAP_SWAP_MIN_PAGES) {
+		fprintf(stderr, PROG ": %s: swap space needs at least %d pages (%d KiB); "
+			"size %llu bytes is %llu pages\n", o->path, USWAP_SWAP_MIN_PAGES,
+			USWAP_SWAP_MIN_PAGES * USWAP_SWAP_HEADER_SIZE / 1024,
+			(unsigned long long)size, (unsigned long long)pages);
+		return -EINVAL;
+	}
+	if (pages > (uint64_t)UINT32_MAX + 1) {
+		fprintf(stderr, PROG ": warning: %s: %llu pages is more than a swap header "
+			"can describe; using %llu\n", o->path, (unsigned long long)pages,
+			(unsigned long long)UINT32_MAX + 1);
+		pages = (uint64_t)UINT32_MAX + 1;
+	}
+
+	ret = uswap_swap_header_build(page, (uint32_t)(pages - 1), o->bad, o->nr_bad, o->uuid,
+				      o->has_label ? o->label : NULL);
+	if (ret) {
+		fprintf(stderr, PROG ": cannot build the header: %s\n", strerror(-ret));
+		return ret;
+	}
+	/* Refuse what swapon would refuse, before the file is touched. */
+	ret = uswap_swap_header_parse(page, &h, err, sizeof(err));
+	if (!ret)
+		ret = uswap_swap_header_validate(&h, pages, &usable, NULL, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, PROG ": %s: %s\n", o->path, err);
+		return ret;
+	}
+
+	if (S_ISREG(st->st_mode) && o->size_arg && ftruncate(fd, (off_t)size) < 0) {
+		ret = -errno;
+		fprintf(stderr, PROG ": %s: cannot set the size to %llu bytes: %s\n", o->path,
+			(unsigned long long)size, strerror(-ret));
+		return ret;
+	}
+	if (S_ISBLK(st->st_mode))
+		keep_partition_table(fd, o->path, page);
+	ret = write_all(fd, page, sizeof(page), 0);
+	if (!ret && fsync(fd) < 0)
+		ret = -errno;
+	if (ret) {
+		fprintf(stderr, PROG ": %s: cannot write the header: %s\n", o->path, strerror(-ret));
+		return ret;
+	}
+
+	uswap_uuid_format(o->uuid, uuid_text);
+	printf("Setting up swapspace version 1, size = %llu KiB (%llu bytes)\n",
+	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE / 1024),
+	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE));
+	if (o->has_label)
+		printf("LABEL=%s, UUID=%s\n", o->label, uuid_text);
+	else
+		printf("no label, UUID=%s\n", uuid_text);
+	return 0;
+}
+
+/**
+ * cmd_mkswap() - the "uswap mkswap" subcommand
+ * @argc: argument count, argv[0] included
+ * @argv: "mkswap", options, FILE and optional SIZE
+ *
+ * Creates FILE (mode 0600) at SIZE, or resizes it, or uses the size of an
+ * existing file or block device; writes the header page and fsyncs. A file
+ * it created is removed again if it fails.
+ *
+ * Context: process context; blocking I/O.
+ * Return: exit status, 0 on success, 1 on any error.
+ */
+int cmd_mkswap(int argc, char **argv)
+{
+	struct mkswap_opts o = { 0 };
+	bool created = false;
+	uint64_t size = 0;
+	struct stat st;
+	int fd, ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 1;
+	if (o.size_arg) {
+		ret = parse_size(o.size_arg, &size);
+		if (ret) {
+			fprintf(stderr, PROG ": bad SIZE '%s': %s\n", o.size_arg,
+				ret == -ERANGE ? "too large" :
+				"expected bytes with an optional K, M, G or T suffix");
+			return 1;
+		}
+		if (size / USWAP_SWAP_HEADER_SIZE < USWAP_SWAP_MIN_PAGES) {
+			fprintf(stderr, PROG ": %s: swap space needs at least %d pages (%d KiB); "
+				"SIZE %s is %llu pages\n", o.path, USWAP_SWAP_MIN_PAGES,
+				USWAP_SWAP_MIN_PAGES * USWAP_SWAP_HEADER_SIZE / 1024,
+				o.size_arg,
+				(unsigned long long)(size / USWAP_SWAP_HEADER_SIZE));
+			return 1;
+		}
+	}
+
+	fd = open(o.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		created = true;
+	} else if (errno == EEXIST) {
+		fd = open(o.path, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		fprintf(stderr, PROG ": cannot open %s: %s\n", o.path, strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		fprintf(stderr, PROG ": cannot stat %s: %s\n", o.path, strerror(-ret));
+		goto out;
+	}
+	if (created) {
+		/* The umask may have taken bits away; the mode is exactly 0600. */
+		if (fchmod(fd, 0600) < 0) {
+			ret = -errno;
+			fprintf(stderr, PROG ": cannot chmod %s: %s\n", o.path, strerror(-ret));
+			goto out;
+		}
+		if (!o.size_arg) {
+			ret = -EINVAL;
+			fprintf(stderr, PROG ": %s does not exist: give a SIZE to create it\n",
+				o.path);
+			goto out;
+		}
+	}
+
+	if (S_ISREG(st.st_mode)) {
+		if (!o.size_arg)
+			size = (uint64_t)st.st_size;
+		if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
+			fprintf(stderr, PROG ": warning: %s has insecure permissions %04o: "
+				"a swap area holds process memory; use chmod 0600\n",
+				o.path, (unsigned int)(st.st_mode & 07777));
+	} else if (S_ISBLK(st.st_mode)) {
+		uint64_t dev_size;
+
+		if (ioctl(fd, BLKGETSIZE64, &dev_size) < 0) {
+			ret = -errno;
+			fprintf(stderr, PROG ": %s: cannot get the device size: %s\n", o.path,
+				strerror(-ret));
+			goto out;
+		}
+		if (o.size_arg && size > dev_size) {
+			ret = -EINVAL;
+			fprintf(stderr, PROG ": %s: SIZE %llu bytes is larger than the device "
+				"(%llu bytes)\n", o.path, (unsigned long long)size,
+				(unsigned long long)dev_size);
+			goto out;
+		}
+		if (!o.size_arg)
+			size = dev_size;
+	} else {
+		ret = -EINVAL;
+		fprintf(stderr, PROG ": %s is not a regular file or block device\n", o.path);
+		goto out;
+	}
+
+	ret = mkswap(&o, size, fd, &st);
+out:
+	if (close(fd) < 0 && !ret) {
+		ret = -errno;
+		fprintf(stderr, PROG ": %s: close: %s\n", o.path, strerror(-ret));
+	}
+	if (ret && created)
+		unlink(o.path);
+	return ret ? 1 : 0;
+}
