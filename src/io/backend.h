@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The backend contract: the one interface between the swap layer and the
+ * devices that hold swapped-out pages.
+ *
+ * A backend stores 4096-byte pages ("slots") addressed by slot offset
+ * 0 .. nr_slots-1. Slot 0 is an ordinary slot here; the swap layer puts its
+ * header there. Callers describe I/O as requests, each one run of
+ * consecutive slots, and hand a batch of them to swap_backend_submit().
+ *
+ * Completion. Every request accepted by submit completes exactly once:
+ * the backend sets req->result (0 or -errno) and then calls req->end_io(req)
+ * (if non-NULL). After end_io returns (or, without end_io, once result is
+ * published) the backend no longer touches the request. end_io runs on
+ * whichever thread the backend completes on:
+ *   - synchronous backends (zram), the pread fallback of the file backend,
+ *     and requests failed at submit time complete inside submit, before it
+ *     returns;
+ *   - the io_uring file backend completes in swap_backend_reap(), and may
+ *     also reap inside submit when its ring is full.
+ * So end_io must not take a lock that the submitting thread holds, and it
+ * must not call submit or reap on the same backend.
+ * swap_backend_rw_sync() wraps this for callers that want to wait.
+ *
+ * be->synchronous is the kernel's SWP_SYNCHRONOUS_IO: the device is so
+ * fast (memory) that swap-in does no readahead. It is not "completes inside
+ * submit": any backend may do that, and callers must be ready for it.
+ *
+ * Shared preconditions (stated once; checked at USWAP_DEBUG >= 1, where a
+ * violation is -EINVAL and a warning; a "pre:" line names any extra):
+ *   - be and every out-parameter are non-NULL;
+ *   - a request has op SWAP_IO_READ or SWAP_IO_WRITE, nr >= 1,
+ *     offset + nr <= be->nr_slots (so offset < nr_slots and a run never
+ *     wraps or crosses the end), and buf non-NULL with nr * 4096 bytes;
+ *   - a request is not resubmitted, freed or changed until it completes,
+ *     and its buffer is not touched by the caller meanwhile.
+ * Submit checks the whole batch before starting any of it: it either
+ * accepts every request (each then completes through end_io, I/O errors
+ * in result) or returns -errno and accepts none.
+ *
+ * Thread safety: every function here may be called from several threads
+ * at once on one backend, except create/open and destroy (and the
+ * "pre: no I/O in flight" functions named below). Concurrent writes to
+ * the same slot, or a read racing a write of it, leave that slot's content
+ * unspecified (old or new page, never a crash); the swap layer never does
+ * that, because a slot's I/O is serialized by its swap cache folio.
+ */
+#ifndef USWAP_IO_BACKEND_H
+#define USWAP_IO_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SWAP_BACKEND_PAGE_SHIFT	12
+#define SWAP_BACKEND_PAGE_SIZE	(1U << SWAP_BACKEND_PAGE_SHIFT)
+/* Longest run one request may carry: one cluster (order-9 folio). */
+#define SWAP_IO_MAX_RUN		512U
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+struct swap_backend;
+
+enum swap_io_op {
+	SWAP_IO_READ = 0,
+	SWAP_IO_WRITE = 1,
+};
+
+/*
+ * One run of slots to read or write. The caller fills op..private; the
+ * fields after them belong to the backend while the request is in flight.
+ */
+struct swap_io_req {
+	int op;				/* SWAP_IO_READ or SWAP_IO_WRITE */
+	unsigned int nr;		/* slots in the run, 1..SWAP_IO_MAX_RUN */
+	uint64_t offset;		/* first slot */
+	void *buf;			/* nr * 4096 bytes */
+	int result;			/* out: 0 or -errno, set before end_io */
+	void (*end_io)(struct swap_io_req *req);	/* may be NULL */
+	void *private;			/* the caller's, untouched */
+	/* backend-private while in flight */
+	size_t bk_done;			/* bytes transferred so far (short I/O) */
+	struct swap_io_req *bk_next;	/* backend lists (retries) */
+};
+
+/* Counters kept for every backend; bytes count successful requests only. */
+struct swap_backend_stats {
+	uint64_t reads;			/* read requests completed */
+	uint64_t writes;		/* write requests completed */
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	uint64_t errors;		/* requests completed with result < 0 */
+};
+
+/*
+ * The ops table. Required: name, submit, destroy. A NULL reap means
+ * "completes inside submit"; a NULL flush succeeds; a NULL discard is
+ * -EOPNOTSUPP; a NULL slot_free_notify is a no-op.
+ */
+struct swap_backend_ops {
+	const char *name;
+	int (*submit)(struct swap_backend *be, struct swap_io_req *reqs,
+		      unsigned int nr);
+	int (*reap)(struct swap_backend *be, unsigned int min_complete);
+	int (*flush)(struct swap_backend *be);
+	int (*discard)(struct swap_backend *be, uint64_t offset, uint64_t nr);
+	void (*slot_free_notify)(struct swap_backend *be, uint64_t offset);
+	void (*destroy)(struct swap_backend *be);
+};
+
+/*
+ * Embedded first in every backend's own struct (container_of).
+ * Invariant: stats counters only grow; reads + writes == requests completed.
+ */
+struct swap_backend {
+	const struct swap_backend_ops *ops;	/* set at create, constant */
+	uint64_t nr_slots;			/* constant after create */
+	bool synchronous;			/* SWP_SYNCHRONOUS_IO; constant */
+	char desc[256];				/* swap_backend_describe(); constant */
+	struct {
+		_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;
+	} stats;				/* relaxed atomics */
+};
+
+/* ---- Generic entry points (backend.c) ---- */
+
+int swap_backend_submit(struct swap_backend *be, struct swap_io_req *reqs,
+			unsigned int nr);
+int swap_backend_reap(struct swap_backend *be, unsigned int min_complete);
+int swap_backend_rw_sync(struct swap_backend *be, struct swap_io_req *reqs,
+			 unsigned int nr);
+int swap_backend_read(struct swap_backend *be, uint64_t offset,
+		      unsigned int nr, void *buf);
+int swap_backend_write(struct swap_backend *be, uint64_t offset,
+		       unsigned int nr, const void *buf);
+int swap_backend_flush(struct swap_backend *be);
+int swap_backend_discard(struct swap_backend *be, uint64_t offset, uint64_t nr);
+void swap_backend_slot_free_notify(struct swap_backend *be, uint64_t offset);
+void swap_backend_destroy(struct swap_backend *be);
+const char *swap_backend_describe(const struct swap_backend *be);
+void swap_backend_get_stats(const struct swap_backend *be,
+			    struct swap_backend_stats *out);
+
+/* For backend implementations: init the common part, check, complete. */
+void swap_backend_init(struct swap_backend *be,
+		       const struct swap_backend_ops *ops, uint64_t nr_slots,
+		       bool synchronous);
+int swap_backend_check_reqs(const struct swap_backend *be,
+			    const struct swap_io_req *reqs, unsigned int nr);
+void swap_backend_complete(struct swap_backend *be, struct swap_io_req *req,
+			   int result);
+
+/* ---- file / block device (backend_file.c) ---- */
+
+enum {
+	SWAP_FILE_DIRECT	= 1U << 0,	/* O_DIRECT; bufs 4096-aligned */
+	SWAP_FILE_NO_URING	= 1U << 1,	/* force the pread/pwrite path */
+};
+
+int swap_backend_file_open(const char *path, unsigned int flags,
+			   struct swap_backend **out);
+int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
+				       size_t len);
+int swap_backend_file_unregister_buffers(struct swap_backend *be);
+bool swap_backend_file_uses_uring(const struct swap_backend *be);
+
+/* ---- compressed memory (backend_zram.c) ---- */
+
+enum swap_zram_algo {
+	SWAP_ZRAM_LZ4 = 0,	/* default */
+	SWAP_ZRAM_ZSTD = 1,
+};
+
+/* Memory accounting of a zram backend (a snapshot; fields may be skewed
+ * against each other by concurrent I/O, each is exact at rest). */
+struct swap_zram_stats {
+	uint64_t pages_stored;		/* slots holding data */
+	uint64_t same_pages;		/* stored as one repeated 8-byte word */
+	uint64_t compressed_pages;	/* stored compressed */
+	uint64_t raw_pages;		/* incompressible, stored as is */
+	uint64_t orig_data_size;	/* pages_stored * 4096 */
+	uint64_t compr_data_size;	/* bytes held for compressed+raw pages */
+	uint64_t meta_bytes;		/* slot array, locks, struct */
+	uint64_t mem_used;		/* compr_data_size + meta_bytes */
+	double ratio;			/* orig_data_size / mem_used */
+};
+
+int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
+			     struct swap_backend **out);
+int swap_backend_zram_stats(struct swap_backend *be,
+			    struct swap_zram_stats *out);
+const char *swap_zram_algo_name(enum swap_zram_algo algo);
+
+/* ---- fault injection wrapper (backend_fault.c, USWAP_DEBUG >= 1) ---- */
+
+enum {
+	SWAP_FAULT_READ		= 1U << SWAP_IO_READ,
+	SWAP_FAULT_WRITE	= 1U << SWAP_IO_WRITE,
+	SWAP_FAULT_RW		= SWAP_FAULT_READ | SWAP_FAULT_WRITE,
+};
+#define SWAP_FAULT_MAX_OFFSETS	32
+
+int swap_backend_fault_create(struct swap_backend *inner,
+			      struct swap_backend **out);
+int swap_backend_fault_fail_nth(struct swap_backend *be, unsigned int ops,
+				uint64_t nth, int err);
+int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
+				   uint64_t offset, int err);
+void swap_backend_fault_clear(struct swap_backend *be);
+uint64_t swap_backend_fault_injected(struct swap_backend *be);
+
+/* ---- device specs (backend_spec.c) ---- */
+
+enum swap_backend_kind {
+	SWAP_BACKEND_ZRAM,
+	SWAP_BACKEND_FILE,
+	SWAP_BACKEND_NBD,
+};
+
+struct swap_backend_spec {
+	enum swap_backend_kind kind;
+	uint64_t size;			/* zram: bytes (multiple of 4096) */
+	uint64_t nr_slots;		/* zram: size / 4096 */
+	enum swap_zram_algo algo;	/* zram */
+	char path[4096];		/* file: path; nbd: the URI */
+};
+
+#define SWAP_SPEC_MIN_SLOTS	10
+
+int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
+			    char *err, size_t errlen);
+int swap_backend_open_spec(const char *spec, struct swap_backend **out,
+			   char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File and block device backend: slot N is bytes [N*4096, N*4096+4096) of
+ * the file. I/O goes through an io_uring of FILE_RING_DEPTH entries, or,
+ * when the ring cannot be set up (or USWAP_NO_IO_URING=1 or
+ * SWAP_FILE_NO_URING asks for it), through pread/pwrite inside submit.
+ *
+ * io_uring locking. liburing lets one thread fill the submission queue
+ * while another consumes the completion queue, so the two sides have their
+ * own mutex:
+ *   sq_lock: get_sqe / prep / io_uring_submit. The SQ is empty whenever
+ *            sq_lock is free: a holder submits what it prepared before it
+ *            lets go.
+ *   cq_lock: wait / peek / cqe_seen, and the end_io calls of what was
+ *            reaped.
+ * No thread holds both, except buffer (un)registration which takes
+ * sq_lock then cq_lock with nothing in flight.
+ *
+ * inflight counts requests accepted and not yet completed, including ones
+ * a reaper has taken off the CQ to resubmit after a short transfer. New
+ * requests are prepared only while inflight < depth, so the SQ (depth
+ * entries) never overflows and the CQ (2 * depth) never does either. A
+ * submitter that finds the ring full lets go of sq_lock and reaps.
+ *
+ * Why a waiter in reap cannot hang: it sleeps in io_uring_wait_cqe() only
+ * while some request other than the ones on its own retry list is in
+ * flight; every such request is either in the kernel or on another
+ * thread's retry list, and that thread resubmits it without needing
+ * cq_lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+
+#include <liburing.h>
+
+#include "io/backend.h"
+#include "util/debug.h"
+#include "util/lock.h"
+
+#define FILE_RING_DEPTH	64U
+
+struct file_backend {
+	struct swap_backend be;
+	int fd;				/* O_RDWR, constant */
+	bool is_blkdev;			/* constant */
+	bool direct;			/* O_DIRECT: bufs must be 4096-aligned */
+	bool use_uring;			/* constant after open */
+	unsigned int depth;		/* ring entries, constant */
+	struct io_uring ring;
+	struct uswap_mutex sq_lock;
+	struct uswap_mutex cq_lock;
+	_Atomic unsigned int inflight;	/* see the top comment */
+	char *reg_base;			/* registered buffer; changed under both locks */
+	size_t reg_len;
+};
+
+static inline struct file_backend *to_file(struct swap_backend *be)
+{
+	return container_of(be, struct file_backend, be);
+}
+
+static inline size_t req_bytes(const struct swap_io_req *r)
+{
+	return (size_t)r->nr << SWAP_BACKEND_PAGE_SHIFT;
+}
+
+/* ---- pread/pwrite path ---- */
+
+static int file_rw_direct(struct file_backend *f, struct swap_io_req *r)
+{
+	size_t total = req_bytes(r), done = 0;
+	off_t base = (off_t)(r->offset << SWAP_BACKEND_PAGE_SHIFT);
+
+	while (done < total) {
+		char *p = (char *)r->buf + done;
+		ssize_t n;
+
+		if (r->op == SWAP_IO_READ)
+			n = pread(f->fd, p, total - done, base + (off_t)done);
+		else
+			n = pwrite(f->fd, p, total - done, base + (off_t)done);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;	/* past the end: truncated under us */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- io_uring path ---- */
+
+static void __file_prep(struct file_backend *f, struct swap_io_req *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+	char *buf = (char *)r->buf + r->bk_done;
+	unsigned int len = (unsigned int)(req_bytes(r) - r->bk_done);
+	uint64_t off = (r->offset << SWAP_BACKEND_PAGE_SHIFT) + r->bk_done;
+	bool fixed;
+
+	uswap_assert_held(&f->sq_lock);
+	/* inflight <= depth and the SQ is drained at each unlock */
+	USWAP_BUG_ON(!sqe);
+	fixed = f->reg_base && buf >= f->reg_base &&
+		(size_t)(buf - f->reg_base) + len <= f->reg_len;
+	if (r->op == SWAP_IO_READ) {
+		if (fixed)
+			io_uring_prep_read_fixed(sqe, f->fd, buf, len, off, 0);
+		else
+			io_uring_prep_read(sqe, f->fd, buf, len, off);
+	} else {
+		if (fixed)
+			io_uring_prep_write_fixed(sqe, f->fd, buf, len, off, 0);
+		else
+			io_uring_prep_write(sqe, f->fd, buf, len, off);
+	}
+	io_uring_sqe_set_data(sqe, r);
+}
+
+static int file_reap(struct swap_backend *be, unsigned int min_complete);
+
+/* Push every prepared SQE to the kernel. Called and returns with sq_lock. */
+static void __file_flush_sq(struct file_backend *f)
+{
+	uswap_assert_held(&f->sq_lock);
+	while (io_uring_sq_ready(&f->ring)) {
+		int r = io_uring_submit(&f->ring);
+
+		if (r >= 0 || r == -EINTR)
+			continue;
+		/* -EAGAIN/-EBUSY: out of kernel resources or CQ backlog */
+		USWAP_BUG_ON(r != -EAGAIN && r != -EBUSY);
+		uswap_mutex_unlock(&f->sq_lock);
+		file_reap(&f->be, 0);
+		sched_yield();
+		uswap_mutex_lock(&f->sq_lock);
+	}
+}
+
+static void file_resubmit(struct file_backend *f, struct swap_io_req *list)
+{
+	uswap_mutex_lock(&f->sq_lock);
+	for (; list; list = list->bk_next)
+		__file_prep(f, list);	/* already counted in inflight */
+	__file_flush_sq(f);
+	uswap_mutex_unlock(&f->sq_lock);
+}
+
+/* A CQE for @r with result @res: 1 if @r completed, 0 if queued for retry. */
+static int file_cqe_done(struct file_backend *f, struct swap_io_req *r, int res,
+			 struct swap_io_req **retry)
+{
+	if (res == -EAGAIN || res == -EINTR)
+		goto again;
+	if (res < 0)
+		goto complete;
+	if (res == 0) {
+		res = -EIO;	/* no progress: past the end of the file */
+		goto complete;
+	}
+	r->bk_done += (size_t)res;
+	if (r->bk_done < req_bytes(r))
+		goto again;
+	res = 0;
+complete:
+	swap_backend_complete(&f->be, r, res);
+	/* after end_io, so that "nothing in flight" implies "all ended" */
+	atomic_fetch_sub_explicit(&f->inflight, 1, memory_order_release);
+	return 1;
+again:
+	r->bk_next = *retry;
+	*retry = r;
+	return 0;
+}
+
+static int file_reap(struct swap_backend *be, unsigned int min_complete)
+{
+	struct file_backend *f = to_file(be);
+	unsigned int done = 0;
+
+	if (!f->use_uring)
+		return 0;
+	for (;;) {
+		struct swap_io_req *retry = NULL;
+		unsigned int nr_retry = 0;
+
+		uswap_mutex_lock(&f->cq_lock);
+		for (;;) {
+			struct io_uring_cqe *cqe;
+			struct swap_io_req *r;
+			int ret, res;
+
+			if (done >= min_complete) {
+				ret = io_uring_peek_cqe(&f->ring, &cqe);
+				if (ret == -EAGAIN)
+					break;
+			} else {
+				if (atomic_load_explicit(&f->inflight,
+							 memory_order_acquire) <= nr_retry)
+					break;
+				ret = io_uring_wait_cqe(&f->ring, &cqe);
+			}
+			if (ret == -EINTR || ret == -EAGAIN || ret == -ETIME)
+				continue;
+			USWAP_BUG_ON(ret < 0);
+			r = io_uring_cqe_get_data(cqe);
+			res = cqe->res;
+			io_uring_cqe_seen(&f->ring, cqe);
+			if (file_cqe_done(f, r, res, &retry))
+				done++;
+			else
+				nr_retry++;
+		}
+		uswap_mutex_unlock(&f->cq_lock);
+		if (!retry)
+			break;
+		file_resubmit(f, retry);
+		if (done >= min_complete)
+			break;
+	}
+	return (int)USWAP_MIN(done, (unsigned int)INT32_MAX);
+}
+
+static int file_submit(struct swap_backend *be, struct swap_io_req *reqs,
+		       unsigned int nr)
+{
+	struct file_backend *f = to_file(be);
+	unsigned int i;
+
+	if (f->direct) {
+		for (i = 0; i < nr; i++)
+			if ((uintptr_t)reqs[i].buf & (SWAP_BACKEND_PAGE_SIZE - 1))
+				return -EINVAL;
+	}
+	if (!f->use_uring) {
+		for (i = 0; i < nr; i++)
+			swap_backend_complete(be, &reqs[i], file_rw_direct(f, &reqs[i]));
+		return 0;
+	}
+
+	uswap_mutex_lock(&f->sq_lock);
+	for (i = 0; i < nr; i++) {
+		while (atomic_load_explicit(&f->inflight, memory_order_acquire) >=
+		       f->depth) {
+			/* ring full: push ours, then make room without sq_lock */
+			__file_flush_sq(f);
+			uswap_mutex_unlock(&f->sq_lock);
+			file_reap(be, 1);
+			uswap_mutex_lock(&f->sq_lock);
+		}
+		reqs[i].bk_done = 0;
+		reqs[i].bk_next = NULL;
+		atomic_fetch_add_explicit(&f->inflight, 1, memory_order_relaxed);
+		__file_prep(f, &reqs[i]);
+	}
+	__file_flush_sq(f);
+	uswap_mutex_unlock(&f->sq_lock);
+	return 0;
+}
+
+static int file_flush(struct swap_backend *be)
+{
+	if (fdatasync(to_file(be)->fd))
+		return -errno;
+	return 0;
+}
+
+static int file_discard(struct swap_backend *be, uint64_t offset, uint64_t nr)
+{
+	struct file_backend *f = to_file(be);
+	uint64_t start = offset << SWAP_BACKEND_PAGE_SHIFT;
+	uint64_t len = nr << SWAP_BACKEND_PAGE_SHIFT;
+
+	if (f->is_blkdev) {
+		uint64_t range[2] = { start, len };
+
+		if (ioctl(f->fd, BLKDISCARD, range))
+			return errno == ENOTTY ? -EOPNOTSUPP : -errno;
+		return 0;
+	}
+	if (fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)start, (off_t)len))
+		return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+	return 0;
+}
+
+static void file_destroy(struct swap_backend *be)
+{
+	struct file_backend *f = to_file(be);
+
+	if (f->use_uring) {
+		while (atomic_load_explicit(&f->inflight, memory_order_acquire))
+			if (file_reap(be, 1) <= 0)
+				sched_yield();
+		io_uring_queue_exit(&f->ring);
+	}
+	close(f->fd);
+	uswap_mutex_destroy(&f->sq_lock);
+	uswap_mutex_destroy(&f->cq_lock);
+	free(f);
+}
+
+static const struct swap_backend_ops file_ops = {
+	.name = "file",
+	.submit = file_submit,
+	.reap = file_reap,
+	.flush = file_flush,
+	.discard = file_discard,
+	.destroy = file_destroy,
+};
+
+static bool env_no_uring(void)
+{
+	const char *s = getenv("USWAP_NO_IO_URING");
+
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+/**
+ * swap_backend_file_open() - open a file or block device as a backend
+ * @path: a regular file (its size, rounded down to 4096, is the device) or
+ *        a block device
+ * @flags: SWAP_FILE_DIRECT (O_DIRECT: every buf must be 4096-aligned, or
+ *         submit returns -EINVAL), SWAP_FILE_NO_URING (pread/pwrite)
+ * @out: the new backend
+ *
+ * io_uring is used unless @flags or the environment (USWAP_NO_IO_URING=1)
+ * says otherwise or the ring cannot be set up; swap_backend_describe()
+ * tells which ("file:PATH io_uring" or "file:PATH pread").
+ *
+ * Context: any thread; sleeps.
+ * Return: 0; -EINVAL for flags, a file smaller than one slot or not a
+ * regular file or block device; -ENOMEM; the open(2)/fstat(2) error
+ * (-ENOENT, -EACCES, -EISDIR, ...).
+ */
+int swap_backend_file_open(const char *path, unsigned int flags,
+			   struct swap_backend **out)
+{
+	struct io_uring_params p;
+	struct file_backend *f;
+	struct stat st;
+	uint64_t size;
+	int fd, ret;
+
+	if (!path || !out || (flags & ~(SWAP_FILE_DIRECT | SWAP_FILE_NO_URING)))
+		return -EINVAL;
+	fd = open(path, O_RDWR | O_CLOEXEC |
+		  ((flags & SWAP_FILE_DIRECT) ? O_DIRECT : 0));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto out_close;
+	}
+	if (S_ISREG(st.st_mode)) {
+		size = (uint64_t)st.st_size;
+	} else if (S_ISBLK(st.st_mode)) {
+		if (ioctl(fd, BLKGETSIZE64, &size)) {
+			ret = -errno;
+			goto out_close;
+		}
+	} else {
+		ret = -EINVAL;
+		goto out_close;
+	}
+	if (size < SWAP_BACKEND_PAGE_SIZE) {
+		ret = -EINVAL;
+		goto out_close;
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		ret = -ENOMEM;
+		goto out_close;
+	}
+	swap_backend_init(&f->be, &file_ops, size >> SWAP_BACKEND_PAGE_SHIFT, false);
+	f->fd = fd;
+	f->is_blkdev = S_ISBLK(st.st_mode);
+	f->direct = flags & SWAP_FILE_DIRECT;
+	f->depth = FILE_RING_DEPTH;
+	uswap_mutex_init(&f->sq_lock);
+	uswap_mutex_init(&f->cq_lock);
+	if (!(flags & SWAP_FILE_NO_URING) && !env_no_uring()) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_CQSIZE;
+		p.cq_entries = 2 * f->depth;
+		f->use_uring = io_uring_queue_init_params(f->depth, &f->ring, &p) == 0;
+	}
+	snprintf(f->be.desc, sizeof(f->be.desc), "file:%s %s%s", path,
+		 f->use_uring ? "io_uring" : "pread",
+		 f->direct ? " direct" : "");
+	*out = &f->be;
+	return 0;
+
+out_close:
+	close(fd);
+	return ret;
+}
+
+static struct file_backend *file_of(struct swap_backend *be)
+{
+	return be && be->ops == &file_ops ? to_file(be) : NULL;
+}
+
+/**
+ * swap_backend_file_uses_uring() - whether I/O goes through io_uring
+ * @be: a file backend
+ *
+ * Context: any.
+ * Return: true for io_uring, false for pread/pwrite or a non-file backend.
+ */
+bool swap_backend_file_uses_uring(const struct swap_backend *be)
+{
+	struct file_backend *f = file_of((struct swap_backend *)be);
+
+	return f && f->use_uring;
+}
+
+/**
+ * swap_backend_file_register_buffers() - register the caller's I/O memory
+ * @be: a file backend
+ * @base: start of the region (e.g. the frame pool)
+ * @len: its length in bytes (the kernel caps one buffer at 1 GiB and
+ *       counts it against RLIMIT_MEMLOCK)
+ *
+ * Afterwards a request whose buffer lies inside the region uses
+ * READ_FIXED/WRITE_FIXED (no per-I/O page pinning); others work as before.
+ * Replaces an earlier registration. On the pread path this only records
+ * the region.
+ * pre: no I/O in flight on @be.
+ *
+ * Context: any thread; sleeps.
+ * Return: 0; -EINVAL for a non-file backend or empty region; -EBUSY with
+ * I/O in flight; the kernel's error (-ENOMEM over RLIMIT_MEMLOCK, ...).
+ */
+int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
+				       size_t len)
+{
+	struct file_backend *f = file_of(be);
+	struct iovec iov = { .iov_base = base, .iov_len = len };
+	int ret = 0;
+
+	if (!f || !base || !len)
+		return -EINVAL;
+	uswap_mutex_lock(&f->sq_lock);
+	uswap_mutex_lock(&f->cq_lock);
+	if (atomic_load_explicit(&f->inflight, memory_order_acquire)) {
+		ret = -EBUSY;
+		goto out;
+	}
+	if (f->use_uring) {
+		if (f->reg_base)
+			io_uring_unregister_buffers(&f->ring);
+		f->reg_base = NULL;
+		f->reg_len = 0;
+		ret = io_uring_register_buffers(&f->ring, &iov, 1);
+		if (ret)
+			goto out;
+	}
+	f->reg_base = base;
+	f->reg_len = len;
+out:
+	uswap_mutex_unlock(&f->cq_lock);
+	uswap_mutex_unlock(&f->sq_lock);
+	return ret;
+}
+
+/**
+ * swap_backend_file_unregister_buffers() - drop the registered region
+ * @be: a file backend
+ *
+ * pre: no I/O in flight on @be.
+ *
+ * Context: any thread; sleeps.
+ * Return: 0 (also when nothing was registered); -EINVAL for a non-file
+ * backend; -EBUSY with I/O in flight.
+ */
+int swap_backend_file_unregister_buffers(struct swap_backend *be)
+{
+	struct file_backend *f = file_of(be);
+	int ret = 0;
+
+	if (!f)
+		return -EINVAL;
+	uswap_mutex_lock(&f->sq_lock);
+	uswap_mutex_lock(&f->cq_lock);
+	if (atomic_load_explicit(&f->inflight, memory_order_acquire)) {
+		ret = -EBUSY;
+	} else {
+		if (f->use_uring && f->reg_base)
+			io_uring_unregister_buffers(&f->ring);
+		f->reg_base = NULL;
+		f->reg_len = 0;
+	}
+	uswap_mutex_unlock(&f->cq_lock);
+	uswap_mutex_unlock(&f->sq_lock);
+	return ret;
+}
