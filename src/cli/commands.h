@@ -15,5 +15,6 @@ struct uswap_cmd {
 int cmd_demo(int argc, char **argv);
 int cmd_mkswap(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

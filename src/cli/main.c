@@ -12,6 +12,7 @@ static const struct uswap_cmd commands[] = {
 	{ "demo", cmd_demo, "demo                      swap a folio out and in, printing each table state" },
 	{ "mkswap", cmd_mkswap, "mkswap [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
 	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
+	{ "bench", cmd_bench, "bench [--workload NAME] [--swap SPEC].. [--json] ...  (bench --help)" },
 };
 
 static void usage(FILE *out)

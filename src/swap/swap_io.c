@@ -58,6 +58,8 @@ static struct folio *req_folio(struct swap_io_req *req, struct swap_bio_batch **
 	return b->folios[req - b->reqs];
 }
 
+static void swap_io_completed(struct swap_io_ctx *io);
+
 /* After a request's folio is dealt with: the batch's end, maybe. */
 static void swap_bio_done(struct swap_io_req *req)
 {

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap bench: workloads. Each workload lives in bench_NAME.c and is a
+ * function taking the bench options; it prints a readable summary, or one
+ * JSON object with --json.
+ */
+#ifndef USWAP_CLI_BENCH_H
+#define USWAP_CLI_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BENCH_MAX_SWAP 8
+
+struct bench_opts {
+	const char *workload;
+	const char *design;		/* "table", "legacy" or "both" */
+	const char *swap[BENCH_MAX_SWAP];	/* device specs */
+	unsigned int nr_swap;
+	uint64_t memory;		/* budget in bytes (0: workload default) */
+	uint64_t size;			/* data size in bytes (0: workload default) */
+	unsigned int threads;
+	unsigned int procs;
+	unsigned int runs;
+	uint64_t seed;
+	double seconds;			/* duration where a workload runs for a time */
+	bool json;
+	bool csv;
+	const char *plot;
+	bool quiet;
+	int argc;			/* what remains for the workload */
+	char **argv;
+};
+
+struct bench_workload {
+	const char *name;
+	int (*run)(const struct bench_opts *o);
+	const char *help;
+};
+
+int bench_swapio(const struct bench_opts *o);
+
+#endif
