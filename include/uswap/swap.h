@@ -301,6 +301,17 @@ USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
 USWAP_API int uswap_swap_writeout(struct folio *folio, bool sync);
 
 /**
+ * uswap_remove_mapping() - free a clean, unmapped swap-cache folio: its
+ * slots become @shadow entries keeping their counts (count-0 slots are
+ * freed) and its frames return to the pool. The kernel's __remove_mapping.
+ * Context: folio locked, not under writeback; the caller holds exactly one
+ * reference besides the cache's, which this consumes with the lock.
+ * Return: 1 freed; 0 busy (other references, or dirty again: nothing
+ * changed, still locked); -EINVAL.
+ */
+USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow);
+
+/**
  * uswap_swap_tb_peek() - the raw table entry of a slot (0 for a free
  * cluster), and in *count the exact count (-1 if none). For tools, tests
  * and the demo. Lockless. Return: 0, -EINVAL, -ENODEV.

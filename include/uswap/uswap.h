@@ -10,5 +10,6 @@
 #include <uswap/common.h>
 #include <uswap/folio.h>
 #include <uswap/swap.h>
+#include <uswap/mm.h>
 
 #endif

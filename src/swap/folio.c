@@ -105,7 +105,6 @@ void folio_ref_sub(struct folio *folio, long nr)
 	USWAP_BUG_ON(old <= nr);
 }
 
-void uswap_frame_pool_free_folio(struct folio *folio);
 
 /** folio_put() - drop a reference; the last returns the frames to the pool. */
 USWAP_API void folio_put(struct folio *folio)
@@ -116,6 +115,18 @@ USWAP_API void folio_put(struct folio *folio)
 	if (old == 1) {
 		USWAP_BUG_ON(folio_test_flag(folio, PG_swapcache));
 		USWAP_BUG_ON(folio_test_locked(folio));
+		uswap_frame_pool_free_folio(folio);
+	}
+}
+
+/** folio_put_refs() - see folio.h. Context: any. */
+void folio_put_refs(struct folio *folio, long nr)
+{
+	long old = atomic_fetch_sub_explicit(&folio->refcount, nr, memory_order_acq_rel);
+
+	USWAP_BUG_ON(old < nr);
+	if (old == nr) {
+		USWAP_BUG_ON(folio_test_flag(folio, PG_swapcache));
 		uswap_frame_pool_free_folio(folio);
 	}
 }

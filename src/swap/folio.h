@@ -46,6 +46,7 @@ struct folio {
 	swp_entry_t swap;		/* first entry while PG_swapcache; folio lock */
 	uint64_t pfn;			/* head frame number, global */
 	struct uswap_frame_pool *pool;
+	struct folio *head;		/* the folio this frame belongs to */
 	struct cds_list_head lru;	/* mm LRU, or pool free list while free */
 	void *mapping;			/* mm: owner (anon root or shmem object) */
 	uint64_t index;			/* mm: page index within mapping */
@@ -97,9 +98,21 @@ static inline bool folio_test_set_flag(struct folio *f, int bit)
 	       (1U << bit);
 }
 
+/*
+ * uswap_folio_split_frames() - make each frame of a large folio a folio of
+ * its own (order 0, head = itself), copying flags, mapping and index + i;
+ * refcounts and mapcounts are the caller's to set. The caller holds the
+ * folio lock, which every piece inherits (locked).
+ */
+void uswap_folio_split_frames(struct folio *folio);
+/* Return a folio's frames to its pool (its refcount is 0). */
+void uswap_frame_pool_free_folio(struct folio *folio);
+
 /* folio_try_get() - take a reference unless the folio is free. */
 bool folio_try_get(struct folio *folio);
 void folio_ref_add(struct folio *folio, long nr);
+/* folio_put_refs() - drop @nr references; the last returns the frames. */
+void folio_put_refs(struct folio *folio, long nr);
 void folio_ref_sub(struct folio *folio, long nr);
 
 void folio_start_writeback(struct folio *folio);

@@ -169,6 +169,8 @@ USWAP_API struct folio *uswap_folio_alloc(struct uswap_frame_pool *pool, unsigne
 	uswap_spin_unlock(&pool->lock);
 
 	f->order = (uint8_t)order;
+	for (o = 0; o < (1U << order); o++)
+		pool->folios[idx + o].head = f;
 	atomic_store_explicit(&f->flags, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->lockword, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->mapcount, 0, memory_order_relaxed);
@@ -181,11 +183,34 @@ USWAP_API struct folio *uswap_folio_alloc(struct uswap_frame_pool *pool, unsigne
 	return f;
 }
 
+/** uswap_folio_split_frames() - see folio.h. Context: folio locked. */
+void uswap_folio_split_frames(struct folio *folio)
+{
+	unsigned long nr = 1UL << folio->order, i;
+	uint32_t flags = atomic_load(&folio->flags) & ~(1U << PG_lru);
+
+	for (i = 1; i < nr; i++) {
+		struct folio *t = folio + i;
+
+		t->order = 0;
+		t->head = t;
+		atomic_store(&t->flags, flags);
+		atomic_store(&t->lockword, 1);
+		atomic_store(&t->mapcount, 0);
+		atomic_store(&t->refcount, 0);
+		t->swap.val = 0;
+		t->mapping = folio->mapping;
+		t->index = folio->index + i;
+		t->private = NULL;
+		CDS_INIT_LIST_HEAD(&t->lru);
+	}
+	folio->order = 0;
+}
+
 /**
  * uswap_frame_pool_free_folio() - return a folio's run, merging buddies.
  * Context: called by folio_put() on the last reference; takes pool->lock.
  */
-void uswap_frame_pool_free_folio(struct folio *folio);
 void uswap_frame_pool_free_folio(struct folio *folio)
 {
 	struct uswap_frame_pool *pool = folio->pool;

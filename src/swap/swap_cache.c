@@ -339,3 +339,41 @@ USWAP_API int uswap_swap_tb_peek(swp_entry_t entry, uint64_t *tbp, long *countp)
 	put_swap_device(si);
 	return 0;
 }
+
+/**
+ * uswap_remove_mapping() - see uswap/swap.h. Context: folio locked.
+ */
+USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
+{
+	long expected = 1 + (long)folio_nr_pages(folio);
+	struct swap_info_struct *si;
+	struct swap_cluster_info *ci;
+	swp_entry_t entry = folio->swap;
+
+	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
+	    folio_test_writeback(folio) || (shadow & SWP_TB_COUNT_MASK))
+		return -EINVAL;
+	if (swap_entry_pin(entry, &si))
+		return -EINVAL;
+	/*
+	 * Freeze the count: a lookup racing with us fails folio_try_get()
+	 * and retries on the table, where it finds the shadow.
+	 */
+	if (!atomic_compare_exchange_strong(&folio->refcount, &expected, 0)) {
+		put_swap_device(si);
+		return 0;
+	}
+	if (folio_test_dirty(folio)) {
+		atomic_store(&folio->refcount, expected);
+		put_swap_device(si);
+		return 0;
+	}
+	ci = swap_cluster_lock(si, swp_offset(entry));
+	__swap_cache_del_folio(si, ci, folio, entry, shadow);
+	swap_cluster_unlock(ci);
+	put_swap_device(si);
+	/* Nobody else holds a reference, so nobody waits on the lock. */
+	atomic_store_explicit(&folio->lockword, 0, memory_order_release);
+	uswap_frame_pool_free_folio(folio);
+	return 1;
+}

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory budget: a frame pool, its watermarks, the LRU lists, the
+ * workingset clock, background reclaim (kswapd) and direct reclaim when a
+ * frame cannot be had; and swapoff's unuse for every mm and shmem object.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm/mm_internal.h"
+
+/** page_folio_pfn() - the folio a mapped frame belongs to. Lockless. */
+struct folio *page_folio_pfn(uint64_t pfn)
+{
+	struct folio *f = pfn_folio(pfn);
+
+	return f ? f->head : NULL;
+}
+
+static bool mem_below(struct uswap_mem *mem, size_t wmark)
+{
+	return uswap_frame_pool_free_frames(mem->pool) < wmark;
+}
+
+static void *kswapd_fn(void *arg)
+{
+	struct uswap_mem *mem = arg;
+
+	pthread_mutex_lock(&mem->kswapd_lock);
+	for (;;) {
+		while (!mem->kswapd_stop && !mem->kswapd_wake)
+			pthread_cond_wait(&mem->kswapd_cond, &mem->kswapd_lock);
+		if (mem->kswapd_stop)
+			break;
+		mem->kswapd_wake = false;
+		pthread_mutex_unlock(&mem->kswapd_lock);
+		/* Reclaim in batches until free frames reach the high mark. */
+		while (mem_below(mem, mem->wmark_high)) {
+			unsigned long want = mem->wmark_high -
+					     uswap_frame_pool_free_frames(mem->pool);
+
+			if (!shrink_memory(mem, USWAP_MIN(want, 256UL), false))
+				break;
+		}
+		pthread_mutex_lock(&mem->kswapd_lock);
+	}
+	pthread_mutex_unlock(&mem->kswapd_lock);
+	return NULL;
+}
+
+/** mem_wake_kswapd() - start background reclaim. Context: any. */
+void mem_wake_kswapd(struct uswap_mem *mem)
+{
+	if (!mem->kswapd_running)
+		return;
+	pthread_mutex_lock(&mem->kswapd_lock);
+	if (!mem->kswapd_wake) {
+		mem->kswapd_wake = true;
+		mem_stat_inc(mem, kswapd_wakeups);
+		pthread_cond_signal(&mem->kswapd_cond);
+	}
+	pthread_mutex_unlock(&mem->kswapd_lock);
+}
+
+/**
+ * mem_alloc_folio() - a folio of @order from the budget, reclaiming
+ * directly when none is free. Context: may sleep; no mm locks held except
+ * mmap_lock for read. Return: the folio (refcount 1), or NULL when
+ * reclaim cannot free enough (out of memory and swap).
+ */
+struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order)
+{
+	struct folio *f;
+	int tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		f = uswap_folio_alloc(mem->pool, order);
+		if (mem_below(mem, mem->wmark_low))
+			mem_wake_kswapd(mem);
+		if (f)
+			return f;
+		mem_stat_inc(mem, direct_reclaims);
+		if (!shrink_memory(mem, USWAP_MAX(32UL, 2UL << order), true) && tries > 4 && order)
+			return NULL;	/* fragmentation: let the caller use order 0 */
+	}
+	return NULL;
+}
+
+static int mem_unuse(unsigned int type, void *arg);
+
+/** uswap_mem_create() - see uswap/mm.h. */
+USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_mem **out)
+{
+	struct uswap_mem *mem;
+	size_t frames;
+	int err;
+
+	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER)
+		return -EINVAL;
+	mem = calloc(1, sizeof(*mem));
+	if (!mem)
+		return -ENOMEM;
+	mem->cfg = *cfg;
+	if (!mem->cfg.low_pct)
+		mem->cfg.low_pct = 4;
+	if (!mem->cfg.high_pct || mem->cfg.high_pct <= mem->cfg.low_pct)
+		mem->cfg.high_pct = mem->cfg.low_pct * 2;
+	frames = cfg->budget_bytes >> USWAP_PAGE_SHIFT;
+	err = uswap_frame_pool_create(frames, &mem->pool);
+	if (err) {
+		free(mem);
+		return err;
+	}
+	mem->nr_frames = frames;
+	mem->wmark_low = USWAP_MAX(frames * mem->cfg.low_pct / 100, 16UL);
+	mem->wmark_high = USWAP_MAX(frames * mem->cfg.high_pct / 100, 32UL);
+	uswap_spin_init(&mem->lru_lock);
+	CDS_INIT_LIST_HEAD(&mem->lru_inactive);
+	CDS_INIT_LIST_HEAD(&mem->lru_active);
+	workingset_init(&mem->ws, frames, 1, 0);
+	pthread_mutex_init(&mem->mmlist_lock, NULL);
+	CDS_INIT_LIST_HEAD(&mem->mmlist);
+	CDS_INIT_LIST_HEAD(&mem->shmems);
+	pthread_mutex_init(&mem->reclaim_lock, NULL);
+	pthread_mutex_init(&mem->kswapd_lock, NULL);
+	pthread_cond_init(&mem->kswapd_cond, NULL);
+	if (!cfg->no_kswapd) {
+		if (pthread_create(&mem->kswapd, NULL, kswapd_fn, mem)) {
+			uswap_frame_pool_destroy(mem->pool);
+			free(mem);
+			return -EAGAIN;
+		}
+		mem->kswapd_running = true;
+	}
+	err = uswap_swap_set_owner(mem_unuse, mem, true);
+	if (err) {
+		uswap_mem_destroy(mem);
+		return err;
+	}
+	*out = mem;
+	return 0;
+}
+
+/** uswap_mem_destroy() - see uswap/mm.h. Frees what the LRU still holds. */
+USWAP_API void uswap_mem_destroy(struct uswap_mem *mem)
+{
+	struct folio *batch[64];
+	unsigned int n, i;
+
+	if (!mem)
+		return;
+	uswap_swap_set_owner(mem_unuse, mem, false);
+	if (mem->kswapd_running) {
+		pthread_mutex_lock(&mem->kswapd_lock);
+		mem->kswapd_stop = true;
+		pthread_cond_signal(&mem->kswapd_cond);
+		pthread_mutex_unlock(&mem->kswapd_lock);
+		pthread_join(mem->kswapd, NULL);
+	}
+	USWAP_BUG_ON(!cds_list_empty(&mem->mmlist) || !cds_list_empty(&mem->shmems));
+	/* What is left on the LRU is only cached: drop it. */
+	for (;;) {
+		n = lru_isolate(mem, false, batch, 64);
+		n += lru_isolate(mem, true, batch + n, 64 - n);
+		if (!n)
+			break;
+		for (i = 0; i < n; i++) {
+			struct folio *f = batch[i];
+
+			folio_lock(f);
+			folio_wait_writeback(f);
+			if (folio_test_swapcache(f))
+				swap_cache_del_folio(f, 0);
+			folio_unlock(f);
+			folio_put(f);
+		}
+	}
+	uswap_frame_pool_destroy(mem->pool);
+	free(mem);
+}
+
+/** uswap_mem_get_stats() - see uswap/mm.h. Lockless snapshot. */
+USWAP_API void uswap_mem_get_stats(struct uswap_mem *mem, struct uswap_mem_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->nr_frames = mem->nr_frames;
+	st->free_frames = uswap_frame_pool_free_frames(mem->pool);
+	st->nr_active = (uint64_t)atomic_load(&mem->nr_active);
+	st->nr_inactive = (uint64_t)atomic_load(&mem->nr_inactive);
+#define S(x) st->x = atomic_load(&mem->stat.x)
+	S(swapouts); S(swapins); S(major_faults); S(minor_faults);
+	S(refaults); S(refault_activations); S(cow_copies); S(cow_reuses);
+	S(thp_splits); S(write_errors); S(read_errors); S(sigbus);
+	S(direct_reclaims); S(kswapd_wakeups); S(reclaimed);
+	S(swapin_cache_hits); S(swap_frees_after_map);
+#undef S
+}
+
+/** uswap_mem_reclaim() - see uswap/mm.h. */
+USWAP_API long uswap_mem_reclaim(struct uswap_mem *mem, unsigned long nr)
+{
+	return (long)shrink_memory(mem, nr, true);
+}
+
+/*
+ * Swapoff's unuse for this budget: bring every page of device @type back
+ * into memory, in every address space and shmem object. Fails with
+ * -ENOMEM, before touching anything, when the pages cannot fit.
+ * Context: called by uswap_swapoff_type() with the swap lock held.
+ */
+static int mem_unuse(unsigned int type, void *arg)
+{
+	struct uswap_mem *mem = arg;
+	struct uswap_swap_stat st;
+	struct uswap_shmem *shm;
+	struct uswap_mm *mm;
+	uint64_t room;
+	int err = 0;
+
+	if (uswap_swap_stat(type, &st))
+		return 0;
+	/* Free frames plus what reclaim could push to the other devices. */
+	room = uswap_frame_pool_free_frames(mem->pool);
+	{
+		unsigned int t;
+		uint64_t other = 0;
+
+		for (t = 0; t < MAX_SWAPFILES; t++) {
+			struct uswap_swap_stat o;
+
+			if (t != type && !uswap_swap_stat(t, &o) && (o.flags & 2 /* SWP_WRITEOK */))
+				other += o.pages - o.inuse_pages;
+		}
+		room += USWAP_MIN(other, (uint64_t)(atomic_load(&mem->nr_active) +
+						    atomic_load(&mem->nr_inactive)));
+	}
+	if (st.inuse_pages > room)
+		return -ENOMEM;
+	pthread_mutex_lock(&mem->mmlist_lock);
+	cds_list_for_each_entry(shm, &mem->shmems, node) {
+		err = shmem_unuse(shm, type);
+		if (err)
+			goto out;
+	}
+	cds_list_for_each_entry(mm, &mem->mmlist, mmlist) {
+		struct uswap_vma *vma;
+
+		pthread_rwlock_rdlock(&mm->mmap_lock);
+		cds_list_for_each_entry(vma, &mm->vmas, node) {
+			err = unuse_vma(vma, type);
+			if (err)
+				break;
+		}
+		pthread_rwlock_unlock(&mm->mmap_lock);
+		if (err)
+			break;
+	}
+out:
+	pthread_mutex_unlock(&mem->mmlist_lock);
+	return err;
+}
