@@ -60,6 +60,7 @@ struct file_backend {
 	struct uswap_mutex sq_lock;
 	struct uswap_mutex cq_lock;
 	_Atomic unsigned int inflight;	/* see the top comment */
+	_Atomic unsigned long handoff;	/* release at submit, acquire at reap */
 	char *reg_base;			/* registered buffer; changed under both locks */
 	size_t reg_len;
 };
@@ -136,6 +137,14 @@ static int file_reap(struct swap_backend *be, unsigned int min_complete);
 static void __file_flush_sq(struct file_backend *f)
 {
 	uswap_assert_held(&f->sq_lock);
+	/*
+	 * The request fields written by the submitting thread are read by
+	 * whichever thread reaps the CQE. The kernel orders the two, but
+	 * only through the ring; this release (paired with the acquire in
+	 * file_reap()) states the handoff in C11 terms, which is what TSan
+	 * checks.
+	 */
+	atomic_fetch_add_explicit(&f->handoff, 1, memory_order_release);
 	while (io_uring_sq_ready(&f->ring)) {
 		int r = io_uring_submit(&f->ring);
 
@@ -216,6 +225,7 @@ static int file_reap(struct swap_backend *be, unsigned int min_complete)
 			if (ret == -EINTR || ret == -EAGAIN || ret == -ETIME)
 				continue;
 			USWAP_BUG_ON(ret < 0);
+			atomic_load_explicit(&f->handoff, memory_order_acquire);
 			r = io_uring_cqe_get_data(cqe);
 			res = cqe->res;
 			io_uring_cqe_seen(&f->ring, cqe);
