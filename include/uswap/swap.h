@@ -252,10 +252,15 @@ USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry);
 
 /* ---- swap-in ---- */
 
+#define USWAP_SWAPIN_RA_MAX 63
+
 struct uswap_swapin_info {
 	uint64_t shadow;	/* the slot's workingset shadow (0 if none) */
 	bool major;		/* a read was issued (not a cache hit) */
 	unsigned int ra_pages;	/* readahead folios added with it */
+	/* in: if set, receives the readahead folios, each with a reference
+	 * the caller must drop (an mm puts them on its LRU first) */
+	struct folio **ra_folios;
 };
 
 /**

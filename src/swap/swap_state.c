@@ -89,6 +89,7 @@ USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, uns
 		info->major = false;
 		info->ra_pages = 0;
 	}
+	_Static_assert(USWAP_SWAPIN_RA_MAX + 1 <= SWAP_READ_BATCH_MAX, "batch holds the readahead");
 	err = swap_entry_pin(entry, &si);
 	if (err)
 		return err;
@@ -126,7 +127,7 @@ again:
 		if (!folio)
 			goto failed;
 		batch[n++] = folio;
-		for (i = 0; i < win && n < SWAP_READ_BATCH_MAX; i++) {
+		for (i = 0; i < win && n < USWAP_SWAPIN_RA_MAX + 1; i++) {
 			uint64_t o = start + i;
 			struct folio *ra;
 			int rerr;
@@ -152,8 +153,13 @@ again:
 	/* Our reference outlives the I/O: take it before the read can end. */
 	folio_get(folio);
 	swap_read_folios(si, batch, n);
-	for (order = 1; order < n; order++)
-		folio_put(batch[order]);	/* readahead folios live in the cache */
+	for (order = 1; order < n; order++) {
+		/* Readahead folios live in the cache; the caller may want them. */
+		if (info && info->ra_folios)
+			info->ra_folios[order - 1] = batch[order];
+		else
+			folio_put(batch[order]);
+	}
 	folio_put(folio);			/* the allocation reference */
 out:
 	put_swap_device(si);

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reclaim: age the active list into the inactive one, and turn cold
+ * inactive folios into swap entries (the kernel's shrink_folio_list):
+ *   folio_alloc_swap (a large folio that cannot get slots of its order is
+ *   split) -> unmap every PTE with folio_dup_swap -> write back -> once
+ *   clean, leave the cache with a workingset shadow and free the frames.
+ */
+#include "mm/mm_internal.h"
+
+#define SWAP_CLUSTER_MAX 32
+
+/* Active folios move to the inactive list; their young bits are cleared. */
+static void shrink_active_list(struct uswap_mem *mem, unsigned int nr)
+{
+	struct folio *batch[SWAP_CLUSTER_MAX];
+	unsigned int n = lru_isolate(mem, true, batch, USWAP_MIN(nr, (unsigned int)SWAP_CLUSTER_MAX)), i;
+
+	for (i = 0; i < n; i++) {
+		struct folio *f = batch[i];
+
+		if (folio_trylock(f)) {
+			folio_referenced(f);
+			folio_unlock(f);
+		}
+		folio_clear_flag(f, PG_referenced);
+		folio_set_flag(f, PG_workingset);
+		lru_putback(mem, f, false);
+	}
+}
+
+/* Free a folio nobody maps or caches any more: drop our (LRU) reference. */
+static bool folio_is_orphan(struct folio *f)
+{
+	return !folio_test_swapcache(f) && !folio_test_flag(f, PG_writeback) &&
+	       atomic_load(&f->mapcount) == 0 && !folio_is_shmem(f);
+}
+
+/*
+ * Reclaim one locked, isolated folio. Return: pages freed; the folio is
+ * unlocked and either freed or put back on a list.
+ */
+static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f)
+{
+	unsigned long nr = folio_nr_pages(f);
+	uint64_t shadow;
+	bool sync;
+	int ref, err;
+
+	if (folio_test_writeback(f))
+		goto keep;
+	if (folio_is_orphan(f)) {
+		folio_unlock(f);
+		folio_put(f);
+		return nr;
+	}
+	ref = folio_referenced(f);
+	if (ref) {
+		if (folio_test_clear_flag(f, PG_referenced) || ref > 1) {
+			workingset_age_nonresident(&mem->ws, nr);
+			goto activate;
+		}
+		folio_set_flag(f, PG_referenced);
+		goto keep;
+	}
+	if (!folio_test_swapcache(f)) {
+		err = folio_alloc_swap(f);
+		if (err && folio_order(f)) {
+			/* No slots of its order: go out as order-0 pages. */
+			if (split_folio(mem, f))
+				goto keep;
+			mem_stat_inc(mem, thp_splits);
+			{
+				unsigned long i;
+
+				for (i = 0; i < nr; i++) {
+					struct folio *p = f + i;
+
+					folio_unlock(p);
+					if (folio_is_orphan(p))
+						folio_put(p);
+					else
+						lru_putback(mem, p, false);
+				}
+			}
+			return 0;
+		}
+		if (err)
+			goto activate;	/* no swap space: keep it in memory */
+		folio_mark_dirty(f);
+	}
+	if (folio_is_shmem(f)) {
+		if (!shmem_unmap_folio(folio_shmem(f), f))
+			goto keep;
+	} else if (!try_to_unmap(mem, f)) {
+		goto keep;
+	}
+	if (folio_test_dirty(f)) {
+		sync = uswap_swap_synchronous(f->swap);
+		err = uswap_swap_writeout(f, sync);	/* unlocks */
+		if (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOMEM) {
+			lru_putback(mem, f, true);
+			return 0;
+		}
+		mem_stat_add(mem, swapouts, nr);
+		if (!sync) {
+			/* In flight: the next pass finds it clean. */
+			lru_putback(mem, f, false);
+			return 0;
+		}
+		folio_lock(f);
+		if (err) {
+			/* The write failed: the data stays in memory, still in
+			 * the cache, dirty; faults find it there. */
+			mem_stat_inc(mem, write_errors);
+			goto activate;
+		}
+		if (!folio_test_swapcache(f) || folio_test_dirty(f) || folio_test_writeback(f) ||
+		    atomic_load(&f->mapcount))
+			goto keep;
+	}
+	shadow = workingset_eviction(&mem->ws, folio_test_flag(f, PG_workingset), nr);
+	if (uswap_remove_mapping(f, shadow) == 1)
+		return nr;
+keep:
+	folio_unlock(f);
+	lru_putback(mem, f, false);
+	return 0;
+activate:
+	folio_unlock(f);
+	lru_putback(mem, f, true);
+	return 0;
+}
+
+/**
+ * shrink_memory() - reclaim up to @nr_to_reclaim pages from the budget.
+ * Context: may sleep; takes the reclaim lock (one reclaimer at a time).
+ * Return: pages freed.
+ */
+unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, bool direct)
+{
+	struct folio *batch[SWAP_CLUSTER_MAX];
+	unsigned long reclaimed = 0, scanned = 0;
+	unsigned long limit = 4 * (mem->nr_frames + nr_to_reclaim);
+	unsigned int n, i;
+
+	(void)direct;
+	pthread_mutex_lock(&mem->reclaim_lock);
+	while (reclaimed < nr_to_reclaim && scanned < limit) {
+		long inactive = atomic_load(&mem->nr_inactive);
+		long active = atomic_load(&mem->nr_active);
+
+		if (active > 0 && inactive < active)
+			shrink_active_list(mem, SWAP_CLUSTER_MAX);
+		n = lru_isolate(mem, false, batch, SWAP_CLUSTER_MAX);
+		if (!n) {
+			if (!atomic_load(&mem->nr_active))
+				break;
+			shrink_active_list(mem, SWAP_CLUSTER_MAX);
+			scanned += SWAP_CLUSTER_MAX;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct folio *f = batch[i];
+
+			scanned += folio_nr_pages(f);
+			if (!folio_trylock(f)) {
+				lru_putback(mem, f, false);
+				continue;
+			}
+			reclaimed += shrink_folio(mem, f);
+		}
+	}
+	pthread_mutex_unlock(&mem->reclaim_lock);
+	mem_stat_add(mem, reclaimed, reclaimed);
+	return reclaimed;
+}
