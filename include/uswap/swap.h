@@ -297,6 +297,9 @@ USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry);
  */
 USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
 
+/** uswap_vm_swap_full() - more than half of all swap space is in use. */
+USWAP_API bool uswap_vm_swap_full(void);
+
 /**
  * uswap_swap_writeout() - write a locked swap-cache folio to its slots,
  * unlocking it; with @sync, wait. A failed write leaves the folio dirty

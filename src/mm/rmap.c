@@ -85,6 +85,12 @@ void folio_remove_rmap(struct uswap_mem *mem, struct folio *folio, unsigned long
 	int left = atomic_fetch_sub(&folio->mapcount, (int)nr) - (int)nr;
 
 	USWAP_BUG_ON(left < 0);
+	/* Unmapped for good: a swap cache copy nobody references goes too
+	 * (the kernel's free_swap_cache). */
+	if (!left && folio_test_swapcache(folio) && folio_trylock(folio)) {
+		folio_free_swap(folio);
+		folio_unlock(folio);
+	}
 	if (!left && !folio_test_swapcache(folio))
 		lru_del(mem, folio);
 	folio_put_refs(folio, (long)nr);

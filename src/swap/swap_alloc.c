@@ -515,3 +515,9 @@ void swap_do_scheduled_discard(struct swap_info_struct *si)
 		swap_cluster_unlock(ci);
 	}
 }
+
+/** uswap_vm_swap_full() - see uswap/swap.h. */
+USWAP_API bool uswap_vm_swap_full(void)
+{
+	return vm_swap_full();
+}

@@ -389,6 +389,24 @@ static void wait_for_allocation(struct swap_info_struct *si)
 	}
 }
 
+/* Free every slot held only by the swap cache. Context: device pinned. */
+static void swap_reclaim_cache_only(struct swap_info_struct *si)
+{
+	unsigned long c;
+	unsigned int off;
+
+	for (c = 0; c < si->nr_clusters; c++) {
+		struct swap_cluster_info *ci = &si->cluster_info[c];
+
+		for (off = 0; off < SWAPFILE_CLUSTER; off++) {
+			uint64_t tb = swap_table_get(ci, off);
+
+			if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb))
+				__try_to_reclaim_swap(si, c * SWAPFILE_CLUSTER + off, true);
+		}
+	}
+}
+
 /* At teardown each cluster holds only its bad slots (seed 006). */
 static void swapoff_check_clusters(struct swap_info_struct *si)
 {
@@ -434,12 +452,11 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	for (i = 0; i < ARRAY_SIZE(swap_owners) && !err; i++)
 		if (swap_owners[i].unuse)
 			err = swap_owners[i].unuse(type, swap_owners[i].arg);
-	if (!err && atomic_load(&si->inuse_pages)) {
-		/* Cache-only slots are ours to drop. */
-		if (swap_device_tryget(si)) {
-			swap_reclaim_full_clusters(si, true);
-			put_swap_device(si);
-		}
+	if (!err && atomic_load(&si->inuse_pages) && swap_device_tryget(si)) {
+		/* Cache-only slots (count 0, a folio in the cache) are ours
+		 * to drop: readahead, or folios whose owners are gone. */
+		swap_reclaim_cache_only(si);
+		put_swap_device(si);
 	}
 	if (!err && atomic_load(&si->inuse_pages))
 		err = -EBUSY;

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Page faults, copy-on-write, zap and the page-table copy of fork (the
+ * kernel's mm/memory.c as it concerns anonymous memory and swap).
+ *
+ * Every fault handler is called with mmap_lock held for read and no other
+ * lock; it returns 0 when the caller should look at the PTE again (the
+ * fault was handled, or raced and must be retried), or -errno.
+ */
+#include <string.h>
+
+#include "mm/mm_internal.h"
+
+/** find_vma() - the vma containing page @pgno, or NULL. Context: mmap_lock. */
+struct uswap_vma *find_vma(struct uswap_mm *mm, uint64_t pgno)
+{
+	struct uswap_vma *vma;
+
+	cds_list_for_each_entry(vma, &mm->vmas, node)
+		if (pgno >= vma->start && pgno < vma->end)
+			return vma;
+	return NULL;
+}
+
+static pte_t pte_get(struct uswap_vma *vma, uint64_t pgno)
+{
+	return atomic_load_explicit(vma_pte(vma, pgno), memory_order_acquire);
+}
+
+static void pte_set(struct uswap_vma *vma, uint64_t pgno, pte_t p)
+{
+	atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_release);
+}
+
+/* An aligned run of 2^order pages around @pgno, inside the vma. */
+static bool vma_has_aligned(struct uswap_vma *vma, uint64_t pgno, unsigned int order,
+			    uint64_t *base)
+{
+	uint64_t b = pgno & ~((1ULL << order) - 1);
+
+	*base = b;
+	return b >= vma->start && b + (1ULL << order) <= vma->end;
+}
+
+static int do_anonymous_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno)
+{
+	struct uswap_mem *mem = mm->mem;
+	unsigned int order = 0, k;
+	struct folio *folio = NULL;
+	uint64_t base = pgno, j, nr;
+	struct uswap_spinlock *ptl;
+
+	/* The largest allowed order whose whole aligned range is unmapped. */
+	for (k = mem->cfg.max_order; k > 0 && !folio; k--) {
+		if (!vma_has_aligned(vma, pgno, k, &base))
+			continue;
+		for (j = 0; j < (1ULL << k); j++)
+			if (!pte_none(pte_get(vma, base + j)))
+				break;
+		if (j < (1ULL << k))
+			continue;
+		folio = mem_alloc_folio(mem, k);
+		if (folio)
+			order = k;
+	}
+	if (!folio) {
+		base = pgno;
+		folio = mem_alloc_folio(mem, 0);
+		if (!folio)
+			return -ENOMEM;
+	}
+	nr = 1ULL << order;
+	memset(folio_address(folio), 0, nr << USWAP_PAGE_SHIFT);
+	folio_mark_uptodate(folio);
+	folio_set_flag(folio, PG_swapbacked);
+	folio->mapping = vma->anon;
+	folio->index = base;
+	lru_add(mem, folio, false);
+
+	ptl = vma_ptl(vma, base);
+	uswap_spin_lock(ptl);
+	for (j = 0; j < nr; j++)
+		if (!pte_none(pte_get(vma, base + j)))
+			break;
+	if (j == nr) {
+		for (j = 0; j < nr; j++)
+			pte_set(vma, base + j, pfn_pte(folio->pfn + j, true) | PTE_YOUNG | PTE_DIRTY);
+		folio_add_anon_rmap(folio, vma, nr);
+		atomic_fetch_add(&mm->rss, (long)nr);
+	}
+	uswap_spin_unlock(ptl);
+	if (j != nr)
+		lru_del(mem, folio);	/* lost a race: nobody maps it */
+	folio_put(folio);
+	mem_stat_inc(mem, minor_faults);
+	return 0;
+}
+
+/*
+ * Orders a synchronous device may swap in at @pgno: aligned runs of swap
+ * PTEs of one device with consecutive, equally aligned offsets.
+ */
+static unsigned long swapin_orders(struct uswap_vma *vma, uint64_t pgno, swp_entry_t entry,
+				   unsigned int max_order)
+{
+	unsigned long orders = 1;
+	unsigned int k;
+
+	for (k = max_order; k > 0; k--) {
+		uint64_t base, j, off0;
+
+		if (!vma_has_aligned(vma, pgno, k, &base))
+			continue;
+		off0 = swp_offset(entry) - (pgno - base);
+		if (off0 & ((1ULL << k) - 1))
+			continue;
+		for (j = 0; j < (1ULL << k); j++) {
+			pte_t p = pte_get(vma, base + j);
+
+			if (!pte_is_swap(p) || swp_type(pte_to_swp_entry(p)) != swp_type(entry) ||
+			    swp_offset(pte_to_swp_entry(p)) != off0 + j)
+				break;
+		}
+		if (j == (1ULL << k))
+			orders |= 1UL << k;
+	}
+	return orders;
+}
+
+static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
+{
+	struct folio *ra[USWAP_SWAPIN_RA_MAX];
+	struct uswap_swapin_info info = { .ra_folios = ra };
+	struct uswap_mem *mem = mm->mem;
+	swp_entry_t entry = pte_to_swp_entry(orig);
+	unsigned long orders = 1, nr, idx, j;
+	struct uswap_spinlock *ptl;
+	struct folio *folio;
+	uint64_t head_pg;
+	bool whole = false, activate = false, exclusive;
+	int err, tries = 0;
+
+	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
+		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
+	for (;;) {
+		err = uswap_swapin(entry, mem->pool, orders, &folio, &info);
+		if (err != -ENOMEM || ++tries > 16)
+			break;
+		if (!shrink_memory(mem, 64, true) && tries > 4)
+			break;
+	}
+	if (err == -ENOENT)
+		return 0;	/* the PTE changed under us: look again */
+	if (err)
+		return err;
+	for (j = 0; j < info.ra_pages; j++) {
+		lru_add(mem, ra[j], false);
+		folio_put(ra[j]);
+	}
+	if (info.major) {
+		mem_stat_inc(mem, major_faults);
+		mem_stat_add(mem, swapins, folio_nr_pages(folio) + info.ra_pages);
+	} else {
+		mem_stat_inc(mem, swapin_cache_hits);
+		mem_stat_inc(mem, minor_faults);
+	}
+	err = uswap_swapin_lock(folio, entry);
+	if (err) {
+		if (info.major)
+			lru_add(mem, folio, false);
+		folio_put(folio);
+		if (err == -EIO) {
+			mem_stat_inc(mem, read_errors);
+			mem_stat_inc(mem, sigbus);
+			return -EIO;
+		}
+		return 0;
+	}
+	nr = folio_nr_pages(folio);
+	if (info.major) {
+		if (info.shadow) {
+			bool was_ws = false;
+			unsigned long wss = (unsigned long)atomic_load(&mem->nr_active);
+
+			mem_stat_inc(mem, refaults);
+			if (workingset_test_recent(&mem->ws, info.shadow, wss, &was_ws)) {
+				activate = true;
+				mem_stat_inc(mem, refault_activations);
+				workingset_age_nonresident(&mem->ws, nr);
+				folio_set_flag(folio, PG_workingset);
+			}
+		}
+		lru_add(mem, folio, activate);
+	}
+	idx = swp_offset(entry) - swp_offset(folio->swap);
+	head_pg = pgno - idx;
+	ptl = vma_ptl(vma, pgno);
+	uswap_spin_lock(ptl);
+	if (pte_get(vma, pgno) != orig) {
+		uswap_spin_unlock(ptl);
+		folio_unlock(folio);
+		folio_put(folio);
+		return 0;
+	}
+	if (!folio->mapping) {
+		folio->mapping = vma->anon;
+		folio->index = head_pg;
+	}
+	/* Map a large folio whole when its PTEs are all its entries, in one
+	 * PTL range; else only the faulting page. */
+	if (nr > 1 && !(head_pg & (nr - 1)) && head_pg >= vma->start && head_pg + nr <= vma->end &&
+	    folio->index == head_pg) {
+		whole = true;
+		for (j = 0; j < nr && whole; j++) {
+			pte_t p = pte_get(vma, head_pg + j);
+
+			whole = pte_is_swap(p) &&
+				pte_to_swp_entry(p).val == swp_entry(swp_type(entry),
+						swp_offset(folio->swap) + j).val;
+		}
+	}
+	if (whole) {
+		exclusive = true;
+		for (j = 0; j < nr; j++) {
+			pte_t p = pte_get(vma, head_pg + j);
+
+			exclusive &= pte_swp_exclusive(p);
+		}
+		for (j = 0; j < nr; j++)
+			pte_set(vma, head_pg + j, pfn_pte(folio->pfn + j, exclusive) | PTE_YOUNG);
+		folio_add_anon_rmap(folio, vma, nr);
+		folio_put_swap(folio, -1);
+		atomic_fetch_add(&mm->rss, (long)nr);
+		atomic_fetch_sub(&mm->swapents, (long)nr);
+	} else {
+		exclusive = pte_swp_exclusive(orig) && nr == 1;
+		pte_set(vma, pgno, pfn_pte(folio->pfn + idx, exclusive) | PTE_YOUNG);
+		folio_add_anon_rmap(folio, vma, 1);
+		folio_put_swap(folio, (long)idx);
+		atomic_fetch_add(&mm->rss, 1);
+		atomic_fetch_sub(&mm->swapents, 1);
+	}
+	uswap_spin_unlock(ptl);
+	/*
+	 * Synchronous devices: a second copy in memory costs more than writing
+	 * again, so drop the cache once no other reference needs it. Others
+	 * keep it while swap is not short, saving a write if it stays clean.
+	 */
+	if (uswap_swap_synchronous(entry) || exclusive || uswap_vm_swap_full())
+		if (folio_free_swap(folio) == 1)
+			mem_stat_inc(mem, swap_frees_after_map);
+	folio_unlock(folio);
+	folio_put(folio);
+	return 0;
+}
+
+/* Write fault on a present, write-protected page: reuse or copy. */
+static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
+{
+	struct uswap_mem *mem = mm->mem;
+	struct uswap_spinlock *ptl = vma_ptl(vma, pgno);
+	struct folio *old, *new;
+	uint64_t sub;
+
+	uswap_spin_lock(ptl);
+	if (pte_get(vma, pgno) != orig) {
+		uswap_spin_unlock(ptl);
+		return 0;
+	}
+	old = page_folio_pfn(pte_pfn(orig));
+	sub = pte_pfn(orig) - old->pfn;
+	if (folio_order(old) == 0 && atomic_load(&old->mapcount) == 1) {
+		/* Only we map it: if the swap cache lets go, it is ours. */
+		if (folio_test_swapcache(old) && folio_trylock(old)) {
+			folio_free_swap(old);
+			folio_unlock(old);
+		}
+		if (!folio_test_swapcache(old) &&
+		    folio_ref_count(old) == 1 + (folio_test_flag(old, PG_lru) ? 1 : 0)) {
+			pte_set(vma, pgno, orig | PTE_WRITE | PTE_YOUNG | PTE_DIRTY);
+			uswap_spin_unlock(ptl);
+			mem_stat_inc(mem, cow_reuses);
+			return 0;
+		}
+	}
+	folio_get(old);
+	uswap_spin_unlock(ptl);
+
+	new = mem_alloc_folio(mem, 0);
+	if (!new) {
+		folio_put(old);
+		return -ENOMEM;
+	}
+	memcpy(folio_address(new), (char *)folio_address(old) + (sub << USWAP_PAGE_SHIFT),
+	       USWAP_PAGE_SIZE);
+	folio_mark_uptodate(new);
+	folio_set_flag(new, PG_swapbacked);
+	new->mapping = vma->anon;
+	new->index = pgno;
+	lru_add(mem, new, false);
+	uswap_spin_lock(ptl);
+	if (pte_get(vma, pgno) == orig) {
+		pte_set(vma, pgno, pfn_pte(new->pfn, true) | PTE_YOUNG | PTE_DIRTY);
+		folio_add_anon_rmap(new, vma, 1);
+		folio_remove_rmap(mem, old, 1);
+		mem_stat_inc(mem, cow_copies);
+	} else {
+		uswap_spin_unlock(ptl);
+		lru_del(mem, new);
+		folio_put(new);
+		folio_put(old);
+		return 0;
+	}
+	uswap_spin_unlock(ptl);
+	folio_put(new);
+	folio_put(old);
+	return 0;
+}
+
+/**
+ * handle_mm_fault() - make page @pgno present (and writable for @write).
+ * Context: mmap_lock held for read. Return: 0 (look at the PTE again),
+ * -ENOMEM, -EIO (the page's data could not be read).
+ */
+int handle_mm_fault(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, bool write)
+{
+	pte_t p = pte_get(vma, pgno);
+
+	if (pte_none(p))
+		return do_anonymous_page(mm, vma, pgno);
+	if (pte_is_swap(p))
+		return do_swap_page(mm, vma, pgno, p);
+	if (write && !pte_write(p))
+		return do_wp_page(mm, vma, pgno, p);
+	return 0;
+}
+
+/**
+ * zap_pte_range() - unmap pages [start, end) of @vma: present pages lose
+ * a mapping, swap entries are put in runs (swap_put_entries_direct).
+ * Context: mmap_lock held for write (or the mm is exiting).
+ */
+void zap_pte_range(struct uswap_vma *vma, uint64_t start, uint64_t end)
+{
+	struct uswap_mem *mem = vma->mm->mem;
+	uint64_t pg = start;
+
+	while (pg < end) {
+		uint64_t chunk_end = USWAP_MIN(end, (pg / PTES_PER_PTL + 1) * PTES_PER_PTL);
+		struct uswap_spinlock *ptl = vma_ptl(vma, pg);
+
+		uswap_spin_lock(ptl);
+		while (pg < chunk_end) {
+			pte_t p = pte_get(vma, pg);
+
+			if (pte_present(p)) {
+				struct folio *f = page_folio_pfn(pte_pfn(p));
+				unsigned long n = 1;
+
+				pte_set(vma, pg, 0);
+				/* The rest of the same folio, in order. */
+				while (pg + n < chunk_end) {
+					pte_t q = pte_get(vma, pg + n);
+
+					if (!pte_present(q) || pte_pfn(q) != pte_pfn(p) + n ||
+					    page_folio_pfn(pte_pfn(q)) != f)
+						break;
+					pte_set(vma, pg + n, 0);
+					n++;
+				}
+				folio_remove_rmap(mem, f, n);
+				atomic_fetch_sub(&vma->mm->rss, (long)n);
+				pg += n;
+			} else if (pte_is_swap(p)) {
+				swp_entry_t e = pte_to_swp_entry(p);
+				long n = 1;
+
+				pte_set(vma, pg, 0);
+				while (pg + (uint64_t)n < chunk_end) {
+					pte_t q = pte_get(vma, pg + (uint64_t)n);
+
+					if (!pte_is_swap(q) ||
+					    pte_to_swp_entry(q).val != e.val + (uint64_t)n ||
+					    swp_offset(e) / SWAPFILE_CLUSTER !=
+					    (swp_offset(e) + (uint64_t)n) / SWAPFILE_CLUSTER)
+						break;
+					pte_set(vma, pg + (uint64_t)n, 0);
+					n++;
+				}
+				USWAP_BUG_ON(swap_put_entries_direct(e, n));
+				atomic_fetch_sub(&vma->mm->swapents, n);
+				pg += (uint64_t)n;
+			} else {
+				pg++;
+			}
+		}
+		uswap_spin_unlock(ptl);
+	}
+}
+
+/**
+ * copy_vma_ptes() - fork's copy of @src's page table into @dst: swap
+ * entries gain a reference (neither copy is exclusive any more), present
+ * pages are shared write-protected.
+ * Context: mmap_lock of the parent held for write. Return: 0, or the
+ * error of swap_dup_entry_direct (the copy stops; the child is torn down).
+ */
+int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src)
+{
+	uint64_t pg;
+	int err = 0;
+
+	for (pg = src->start; pg < src->end && !err;) {
+		uint64_t chunk_end = USWAP_MIN(src->end, (pg / PTES_PER_PTL + 1) * PTES_PER_PTL);
+		struct uswap_spinlock *sptl = vma_ptl(src, pg), *dptl = vma_ptl(dst, pg);
+
+		/* Parent before child: the order split_folio() locks in. */
+		uswap_spin_lock(sptl);
+		uswap_spin_lock(dptl);
+		for (; pg < chunk_end; pg++) {
+			pte_t p = pte_get(src, pg);
+
+			if (pte_present(p)) {
+				struct folio *f = page_folio_pfn(pte_pfn(p));
+
+				p &= ~PTE_WRITE;
+				pte_set(src, pg, p);
+				pte_set(dst, pg, p);
+				folio_add_anon_rmap(f, dst, 1);
+				atomic_fetch_add(&dst->mm->rss, 1);
+			} else if (pte_is_swap(p)) {
+				err = swap_dup_entry_direct(pte_to_swp_entry(p));
+				if (err)
+					break;
+				p &= ~PTE_SWP_EXCL;
+				pte_set(src, pg, p);
+				pte_set(dst, pg, p);
+				atomic_fetch_add(&dst->mm->swapents, 1);
+			}
+		}
+		uswap_spin_unlock(dptl);
+		uswap_spin_unlock(sptl);
+	}
+	return err;
+}
+
+/**
+ * unuse_vma() - swapoff: fault in every page of @vma that is on device
+ * @type. Context: mmap_lock held for read. Return: 0, -ENOMEM, -EIO.
+ */
+int unuse_vma(struct uswap_vma *vma, unsigned int type)
+{
+	uint64_t pg;
+	int err;
+
+	for (pg = vma->start; pg < vma->end; pg++) {
+		for (;;) {
+			pte_t p = pte_get(vma, pg);
+
+			if (!pte_is_swap(p) || swp_type(pte_to_swp_entry(p)) != type)
+				break;
+			err = do_swap_page(vma->mm, vma, pg, p);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}

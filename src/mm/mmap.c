@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address spaces: creation, fork, exit, anonymous mappings, and the
+ * accesses of emulated mode (read / write / touch), which behave as a
+ * program's loads and stores: fault the page in, then copy under the
+ * page-table lock so that reclaim cannot unmap it midway.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm/mm_internal.h"
+
+#define MMAP_ALIGN_PAGES 512	/* 2 MiB: a PTL range, the largest folio */
+
+/** uswap_mm_create() - see uswap/mm.h. */
+USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
+{
+	struct uswap_mm *mm = calloc(1, sizeof(*mm));
+
+	if (!mm)
+		return -ENOMEM;
+	mm->mem = mem;
+	pthread_rwlock_init(&mm->mmap_lock, NULL);
+	CDS_INIT_LIST_HEAD(&mm->vmas);
+	mm->next_addr = 1ULL << 18;	/* 1 GiB: page 0 is never mapped */
+	pthread_mutex_lock(&mem->mmlist_lock);
+	cds_list_add_tail(&mm->mmlist, &mem->mmlist);
+	pthread_mutex_unlock(&mem->mmlist_lock);
+	*out = mm;
+	return 0;
+}
+
+static struct uswap_vma *vma_alloc(struct uswap_mm *mm, uint64_t start, uint64_t nr)
+{
+	struct uswap_vma *vma = calloc(1, sizeof(*vma));
+	uint64_t nptl = (nr + PTES_PER_PTL - 1) / PTES_PER_PTL, i;
+
+	if (!vma)
+		return NULL;
+	vma->mm = mm;
+	vma->start = start;
+	vma->end = start + nr;
+	vma->ptes = calloc(nr, sizeof(*vma->ptes));
+	vma->ptl = calloc(nptl, sizeof(*vma->ptl));
+	if (!vma->ptes || !vma->ptl) {
+		free(vma->ptes);
+		free(vma->ptl);
+		free(vma);
+		return NULL;
+	}
+	for (i = 0; i < nptl; i++)
+		uswap_spin_init(&vma->ptl[i]);
+	return vma;
+}
+
+static void vma_free(struct uswap_vma *vma)
+{
+	uint64_t nptl = (vma->end - vma->start + PTES_PER_PTL - 1) / PTES_PER_PTL, i;
+
+	for (i = 0; i < nptl; i++)
+		uswap_spin_destroy(&vma->ptl[i]);
+	free(vma->ptes);
+	free(vma->ptl);
+	free(vma);
+}
+
+/* Zap, leave the family, free. Context: mmap_lock for write, or exiting. */
+static void vma_remove(struct uswap_vma *vma)
+{
+	zap_pte_range(vma, vma->start, vma->end);
+	cds_list_del(&vma->node);
+	anon_vma_unlink(vma);
+	vma_free(vma);
+}
+
+/** uswap_mm_destroy() - see uswap/mm.h. */
+USWAP_API void uswap_mm_destroy(struct uswap_mm *mm)
+{
+	struct uswap_vma *vma, *tmp;
+
+	if (!mm)
+		return;
+	pthread_mutex_lock(&mm->mem->mmlist_lock);
+	cds_list_del(&mm->mmlist);
+	pthread_mutex_unlock(&mm->mem->mmlist_lock);
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	cds_list_for_each_entry_safe(vma, tmp, &mm->vmas, node)
+		vma_remove(vma);
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	pthread_rwlock_destroy(&mm->mmap_lock);
+	free(mm);
+}
+
+/** uswap_mm_mmap() - see uswap/mm.h. */
+USWAP_API int uswap_mm_mmap(struct uswap_mm *mm, uint64_t len, uint64_t *addr)
+{
+	uint64_t nr = (len + USWAP_PAGE_SIZE - 1) >> USWAP_PAGE_SHIFT;
+	struct uswap_vma *vma;
+	struct anon_vma *av;
+
+	if (!len || !addr || nr > (1ULL << 36))
+		return -EINVAL;
+	av = anon_vma_alloc();
+	if (!av)
+		return -ENOMEM;
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	vma = vma_alloc(mm, mm->next_addr, nr);
+	if (!vma) {
+		pthread_rwlock_unlock(&mm->mmap_lock);
+		anon_vma_put(av);
+		return -ENOMEM;
+	}
+	mm->next_addr += (nr + MMAP_ALIGN_PAGES - 1) / MMAP_ALIGN_PAGES * MMAP_ALIGN_PAGES +
+			 MMAP_ALIGN_PAGES;
+	anon_vma_link(av, vma);
+	cds_list_add_tail(&vma->node, &mm->vmas);
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	*addr = vma->start << USWAP_PAGE_SHIFT;
+	return 0;
+}
+
+/** uswap_mm_munmap() - see uswap/mm.h. Return: 0, -EINVAL (no such mapping). */
+USWAP_API int uswap_mm_munmap(struct uswap_mm *mm, uint64_t addr)
+{
+	struct uswap_vma *vma;
+	int err = -EINVAL;
+
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	vma = find_vma(mm, addr >> USWAP_PAGE_SHIFT);
+	if (vma && vma->start == addr >> USWAP_PAGE_SHIFT) {
+		vma_remove(vma);
+		err = 0;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/** uswap_mm_madvise_dontneed() - see uswap/mm.h. Return: 0, -EINVAL. */
+USWAP_API int uswap_mm_madvise_dontneed(struct uswap_mm *mm, uint64_t addr, uint64_t len)
+{
+	uint64_t start = addr >> USWAP_PAGE_SHIFT;
+	uint64_t end = (addr + len + USWAP_PAGE_SIZE - 1) >> USWAP_PAGE_SHIFT;
+	struct uswap_vma *vma;
+	int err = -EINVAL;
+
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	vma = find_vma(mm, start);
+	if (vma && end <= vma->end && end > start) {
+		zap_pte_range(vma, start, end);
+		err = 0;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/** uswap_mm_fork() - see uswap/mm.h. */
+USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
+{
+	struct uswap_vma *vma;
+	struct uswap_mm *child;
+	int err = uswap_mm_create(parent->mem, &child);
+
+	if (err)
+		return err;
+	pthread_rwlock_wrlock(&parent->mmap_lock);
+	child->next_addr = parent->next_addr;
+	cds_list_for_each_entry(vma, &parent->vmas, node) {
+		struct uswap_vma *cv = vma_alloc(child, vma->start, vma->end - vma->start);
+
+		if (!cv) {
+			err = -ENOMEM;
+			break;
+		}
+		anon_vma_get(vma->anon);
+		anon_vma_link(vma->anon, cv);
+		cds_list_add_tail(&cv->node, &child->vmas);
+		err = copy_vma_ptes(cv, vma);
+		if (err)
+			break;
+	}
+	pthread_rwlock_unlock(&parent->mmap_lock);
+	if (err) {
+		uswap_mm_destroy(child);
+		return err;
+	}
+	*childp = child;
+	return 0;
+}
+
+/*
+ * Run @fn on page @pgno's data with its PTE present (writable for @write)
+ * and the PTL held. Faults as needed. Context: may sleep.
+ */
+static int with_page(struct uswap_mm *mm, uint64_t pgno, bool write,
+		     void (*fn)(void *page, void *arg), void *arg)
+{
+	int err = 0;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	for (;;) {
+		struct uswap_vma *vma = find_vma(mm, pgno);
+		struct uswap_spinlock *ptl;
+		pte_t p;
+
+		if (!vma) {
+			err = -EFAULT;
+			break;
+		}
+		ptl = vma_ptl(vma, pgno);
+		uswap_spin_lock(ptl);
+		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
+		if (pte_present(p) && (!write || pte_write(p))) {
+			struct folio *f = pfn_folio(pte_pfn(p));
+
+			p |= PTE_YOUNG | (write ? PTE_DIRTY : 0);
+			atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_relaxed);
+			fn((char *)f->pool->mem + ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT),
+			   arg);
+			uswap_spin_unlock(ptl);
+			break;
+		}
+		uswap_spin_unlock(ptl);
+		err = handle_mm_fault(mm, vma, pgno, write);
+		if (err)
+			break;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+struct copy_arg {
+	void *buf;
+	size_t off, len;
+	bool to_page;
+};
+
+static void copy_fn(void *page, void *arg)
+{
+	struct copy_arg *c = arg;
+
+	if (c->to_page)
+		memcpy((char *)page + c->off, c->buf, c->len);
+	else
+		memcpy(c->buf, (char *)page + c->off, c->len);
+}
+
+static void nop_fn(void *page, void *arg)
+{
+	(void)page;
+	(void)arg;
+}
+
+static int mm_copy(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len, bool write)
+{
+	while (len) {
+		size_t off = addr & (USWAP_PAGE_SIZE - 1);
+		size_t n = USWAP_MIN(len, USWAP_PAGE_SIZE - off);
+		struct copy_arg c = { buf, off, n, write };
+		int err = with_page(mm, addr >> USWAP_PAGE_SHIFT, write, copy_fn, &c);
+
+		if (err)
+			return err;
+		addr += n;
+		buf = (char *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
+/** uswap_mm_read() - see uswap/mm.h. */
+USWAP_API int uswap_mm_read(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len)
+{
+	return mm_copy(mm, addr, buf, len, false);
+}
+
+/** uswap_mm_write() - see uswap/mm.h. */
+USWAP_API int uswap_mm_write(struct uswap_mm *mm, uint64_t addr, const void *buf, size_t len)
+{
+	return mm_copy(mm, addr, (void *)buf, len, true);
+}
+
+/** uswap_mm_touch() - see uswap/mm.h. */
+USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write)
+{
+	return with_page(mm, addr >> USWAP_PAGE_SHIFT, write, nop_fn, NULL);
+}
+
+/** uswap_mm_get_stats() - see uswap/mm.h. Lockless. */
+USWAP_API void uswap_mm_get_stats(struct uswap_mm *mm, struct uswap_mm_stats *st)
+{
+	st->rss_pages = (uint64_t)atomic_load(&mm->rss);
+	st->swap_pages = (uint64_t)atomic_load(&mm->swapents);
+}
