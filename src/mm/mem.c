@@ -71,18 +71,22 @@ void mem_wake_kswapd(struct uswap_mem *mem)
  */
 struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order)
 {
+	unsigned int tries, idle = 0;
 	struct folio *f;
-	int tries;
 
-	for (tries = 0; tries < 16; tries++) {
+	for (tries = 0; tries < 16 && idle < 3; tries++) {
 		f = uswap_folio_alloc(mem->pool, order);
 		if (mem_below(mem, mem->wmark_low))
 			mem_wake_kswapd(mem);
 		if (f)
 			return f;
 		mem_stat_inc(mem, direct_reclaims);
-		if (!shrink_memory(mem, USWAP_MAX(32UL, 2UL << order), true) && tries > 4 && order)
-			return NULL;	/* fragmentation: let the caller use order 0 */
+		/* No progress three times running: out of memory and swap (or,
+		 * for a large folio, too fragmented: the caller tries order 0). */
+		if (shrink_memory(mem, USWAP_MAX(32UL, 2UL << order), true))
+			idle = 0;
+		else
+			idle++;
 	}
 	return NULL;
 }

@@ -149,8 +149,8 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		if (!shrink_memory(mem, 64, true) && tries > 4)
 			break;
 	}
-	if (err == -ENOENT)
-		return 0;	/* the PTE changed under us: look again */
+	if (err == -ENOENT || err == -EAGAIN)
+		return 0;	/* the PTE changed, or a racing swap-in: look again */
 	if (err)
 		return err;
 	for (j = 0; j < info.ra_pages; j++) {
@@ -198,6 +198,8 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	uswap_spin_lock(ptl);
 	if (pte_get(vma, pgno) != orig) {
 		uswap_spin_unlock(ptl);
+		/* As the kernel's error paths: drop the swap copy if unused. */
+		folio_free_swap(folio);
 		folio_unlock(folio);
 		folio_put(folio);
 		return 0;

@@ -107,7 +107,7 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 		if (err != -ENOMEM || ++tries > 16 || (!shrink_memory(mem, 64, true) && tries > 4))
 			break;
 	}
-	if (err == -ENOENT)
+	if (err == -ENOENT || err == -EAGAIN)
 		return 0;
 	if (err)
 		return err;
@@ -137,6 +137,8 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 		shm->slots[idx] = (uint64_t)(uintptr_t)folio;
 		folio_put_swap(folio, -1);
 		/* The object holds the page now: the slot can go. */
+		folio_free_swap(folio);
+	} else {
 		folio_free_swap(folio);
 	}
 	pthread_mutex_unlock(&shm->lock);

@@ -40,7 +40,7 @@ static bool folio_is_orphan(struct folio *f)
  * Reclaim one locked, isolated folio. Return: pages freed; the folio is
  * unlocked and either freed or put back on a list.
  */
-static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f)
+static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsigned int *no_swap)
 {
 	unsigned long nr = folio_nr_pages(f);
 	uint64_t shadow;
@@ -85,8 +85,10 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f)
 			}
 			return 0;
 		}
-		if (err)
+		if (err) {
+			(*no_swap)++;
 			goto activate;	/* no swap space: keep it in memory */
+		}
 		folio_mark_dirty(f);
 	}
 	if (folio_is_shmem(f)) {
@@ -142,11 +144,14 @@ unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, 
 	struct folio *batch[SWAP_CLUSTER_MAX];
 	unsigned long reclaimed = 0, scanned = 0;
 	unsigned long limit = 4 * (mem->nr_frames + nr_to_reclaim);
-	unsigned int n, i;
+	unsigned int n, i, no_swap = 0;
 
 	(void)direct;
 	pthread_mutex_lock(&mem->reclaim_lock);
-	while (reclaimed < nr_to_reclaim && scanned < limit) {
+	/* Out of swap: once a batch worth of folios found no slot and nothing
+	 * was freed, more scanning only burns time (the OOM case). */
+	while (reclaimed < nr_to_reclaim && scanned < limit &&
+	       !(no_swap >= SWAP_CLUSTER_MAX && !reclaimed)) {
 		long inactive = atomic_load(&mem->nr_inactive);
 		long active = atomic_load(&mem->nr_active);
 
@@ -168,7 +173,7 @@ unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, 
 				lru_putback(mem, f, false);
 				continue;
 			}
-			reclaimed += shrink_folio(mem, f);
+			reclaimed += shrink_folio(mem, f, &no_swap);
 		}
 	}
 	pthread_mutex_unlock(&mem->reclaim_lock);

@@ -34,6 +34,7 @@ enum folio_flag_bits {
 	PG_buddy,		/* pool: free run head (private to the pool) */
 	PG_reclaim,		/* mm: being reclaimed */
 	PG_swapbacked,		/* anonymous or shmem memory */
+	PG_swapbypass,		/* legacy: read around the cache, holding SWAP_HAS_CACHE */
 };
 
 struct folio {
@@ -107,6 +108,14 @@ static inline bool folio_test_set_flag(struct folio *f, int bit)
 void uswap_folio_split_frames(struct folio *folio);
 /* Return a folio's frames to its pool (its refcount is 0). */
 void uswap_frame_pool_free_folio(struct folio *folio);
+
+/* The folio holds its swap slots: in the swap cache, or (legacy design)
+ * read around the cache with the slots pinned by SWAP_HAS_CACHE. */
+static inline bool folio_in_swap(const struct folio *f)
+{
+	return atomic_load_explicit(&f->flags, memory_order_acquire) &
+	       ((1U << PG_swapcache) | (1U << PG_swapbypass));
+}
 
 /* folio_try_get() - take a reference unless the folio is free. */
 bool folio_try_get(struct folio *folio);

@@ -136,12 +136,14 @@ static bool cluster_is_usable(struct swap_cluster_info *ci, unsigned int order)
  * Can [off, off+nr) be taken? Free slots can; cache-only slots (PFN,
  * count 0) can after reclaim, when swap is more than half full.
  */
-static bool cluster_scan_range(struct swap_cluster_info *ci, unsigned int off, unsigned int nr,
-			       bool *need_reclaim)
+static bool cluster_scan_range(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			       unsigned int off, unsigned int nr, bool *need_reclaim)
 {
 	bool full = vm_swap_full();
 	unsigned int i;
 
+	if (si->design)
+		return si->design->scan_range(si, ci, off, nr, need_reclaim);
 	*need_reclaim = false;
 	for (i = 0; i < nr; i++) {
 		uint64_t tb = __swap_table_get(ci, off + i);
@@ -172,7 +174,9 @@ static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swa
 		return false;
 	if (!ci->count)
 		ci->order = (uint8_t)order;
-	if (folio) {
+	if (si->design) {
+		si->design->alloc_fill(si, ci, folio, off, order);
+	} else if (folio) {
 		__swap_cache_add_folio(ci, folio, swp_entry(si->type, cluster_offset(si, ci) + off));
 	} else {
 		for (i = 0; i < nr; i++)
@@ -210,7 +214,7 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 		goto out;
 	off = (unsigned int)(start - base) & ~(nr - 1);
 	for (; off + nr <= SWAPFILE_CLUSTER; off += nr) {
-		if (!cluster_scan_range(ci, off, nr, &need_reclaim))
+		if (!cluster_scan_range(si, ci, off, nr, &need_reclaim))
 			continue;
 		if (need_reclaim) {
 			/*
@@ -223,7 +227,7 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 			uswap_spin_lock(&ci->lock);
 			if (!cluster_is_usable(ci, order))
 				goto out;
-			if (!cluster_scan_range(ci, off, nr, &need_reclaim) || need_reclaim)
+			if (!cluster_scan_range(si, ci, off, nr, &need_reclaim) || need_reclaim)
 				continue;
 		}
 		if (!__swap_cluster_alloc_entries(si, ci, folio, off, order))
@@ -248,14 +252,20 @@ out:
 	return found;
 }
 
-/* Try the clusters of @list one by one. Context: no locks held. */
+/*
+ * Try the clusters of @list one by one. A cluster that cannot serve the
+ * order may go back to the tail of the same list (frag), so the walk is
+ * bounded by the number of clusters, as the kernel bounds it.
+ * Context: no locks held.
+ */
 static uint64_t alloc_from_list(struct swap_info_struct *si, struct cds_list_head *list,
 				unsigned int order, struct folio *folio, bool just_one)
 {
+	unsigned long budget = si->nr_clusters;
 	struct swap_cluster_info *ci;
 	uint64_t found;
 
-	while ((ci = isolate_lock_cluster(si, list))) {
+	while (budget-- && (ci = isolate_lock_cluster(si, list))) {
 		found = alloc_swap_scan_cluster(si, ci, cluster_offset(si, ci), order, folio);
 		if (found || just_one)
 			return found;
@@ -467,7 +477,8 @@ int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 			uint64_t tb = __swap_table_get(ci, off);
 			int n;
 
-			if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
+			if (si->design ? si->design->cache_only(si, ci, off) :
+			    swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
 				swap_cluster_unlock(ci);
 				n = __try_to_reclaim_swap(si, base + off, true);
 				uswap_spin_lock(&ci->lock);

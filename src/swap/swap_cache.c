@@ -58,6 +58,11 @@ USWAP_API int swap_cache_add_folio(struct folio *folio, swp_entry_t entry, uint6
 		put_swap_device(si);
 		return -EINVAL;
 	}
+	if (si->design) {
+		err = si->design->cache_add(si, folio, entry, shadowp);
+		put_swap_device(si);
+		return err;
+	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	for (i = 0; i < nr; i++) {
 		uint64_t tb = __swap_table_get(ci, off + i);
@@ -143,6 +148,11 @@ USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow)
 	err = swap_entry_pin(entry, &si);
 	if (err)
 		return err;
+	if (si->design) {
+		err = si->design->cache_del(si, folio, shadow);
+		put_swap_device(si);
+		return err;
+	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	__swap_cache_del_folio(si, ci, folio, entry, shadow);
 	if (USWAP_DEBUG_WALKS)
@@ -158,7 +168,7 @@ USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t e
 {
 	unsigned long nr = folio_nr_pages(folio);
 
-	if (!folio_test_swapcache(folio))
+	if (!folio_in_swap(folio))
 		return false;
 	return swp_type(folio->swap) == swp_type(entry) &&
 	       swp_offset(folio->swap) == (swp_offset(entry) & ~(uint64_t)(nr - 1));
@@ -178,6 +188,11 @@ USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 
 	if (swap_entry_pin(entry, &si))
 		return NULL;
+	if (si->design) {
+		folio = si->design->cache_get(si, entry);
+		put_swap_device(si);
+		return folio;
+	}
 	ci = offset_to_cluster(si, swp_offset(entry));
 	off = swp_offset(entry) % SWAPFILE_CLUSTER;
 	for (;;) {
@@ -207,6 +222,11 @@ USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry)
 
 	if (swap_entry_pin(entry, &si))
 		return 0;
+	if (si->design) {
+		shadow = si->design->cache_shadow(si, entry);
+		put_swap_device(si);
+		return shadow;
+	}
 	tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
 			    swp_offset(entry) % SWAPFILE_CLUSTER);
 	put_swap_device(si);
@@ -236,6 +256,10 @@ USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new, swp
 	err = swap_entry_pin(entry, &si);
 	if (err)
 		return err;
+	if (si->design) {
+		put_swap_device(si);
+		return -EOPNOTSUPP;	/* migration is not part of the comparison */
+	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	folio_ref_add(new, (long)nr_new);
 	new->swap = entry;
@@ -284,6 +308,8 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 	unsigned long nr;
 	int ret = 0;
 
+	if (si->design)
+		return si->design->try_reclaim(si, offset, anyway);
 	folio = swap_cache_get_folio(entry);
 	if (!folio)
 		return 0;
@@ -327,6 +353,11 @@ USWAP_API int uswap_swap_tb_peek(swp_entry_t entry, uint64_t *tbp, long *countp)
 
 	if (err)
 		return err;
+	if (si->design) {
+		err = si->design->peek(si, swp_offset(entry), tbp, countp);
+		put_swap_device(si);
+		return err;
+	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	if (tbp)
 		*tbp = __swap_table_get(ci, off);
@@ -355,6 +386,12 @@ USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
 		return -EINVAL;
 	if (swap_entry_pin(entry, &si))
 		return -EINVAL;
+	if (si->design) {
+		int r = si->design->remove_mapping(si, folio, shadow);
+
+		put_swap_device(si);
+		return r;
+	}
 	/*
 	 * Freeze the count: a lookup racing with us fails folio_try_get()
 	 * and retries on the table, where it finds the shadow.

@@ -192,7 +192,10 @@ USWAP_API int swap_dup_entry_direct(swp_entry_t entry)
 
 	if (err)
 		return err;
-	err = swap_dup_entries_cluster(si, swp_offset(entry), 1, true);
+	if (si->design)
+		err = si->design->dup(si, swp_offset(entry), 1, true);
+	else
+		err = swap_dup_entries_cluster(si, swp_offset(entry), 1, true);
 	put_swap_device(si);
 	return err;
 }
@@ -273,6 +276,11 @@ USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr)
 		put_swap_device(si);
 		return -EINVAL;
 	}
+	if (si->design) {
+		err = si->design->put_direct(si, offset, (uint64_t)nr);
+		put_swap_device(si);
+		return err;
+	}
 	for (o = offset; o < end;) {
 		unsigned int off = o % SWAPFILE_CLUSTER;
 		unsigned int n = (unsigned int)USWAP_MIN(end - o, (uint64_t)(SWAPFILE_CLUSTER - off));
@@ -321,6 +329,11 @@ USWAP_API long swp_swapcount(swp_entry_t entry)
 
 	if (err)
 		return err;
+	if (si->design) {
+		c = si->design->swapcount(si, swp_offset(entry));
+		put_swap_device(si);
+		return c;
+	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	c = __swap_cluster_get_count(ci, swp_offset(entry) % SWAPFILE_CLUSTER);
 	swap_cluster_unlock(ci);
@@ -336,6 +349,12 @@ USWAP_API bool swap_entry_swapped(swp_entry_t entry)
 
 	if (swap_entry_pin(entry, &si))
 		return false;
+	if (si->design) {
+		bool r = si->design->swapped(si, swp_offset(entry));
+
+		put_swap_device(si);
+		return r;
+	}
 	tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
 			    swp_offset(entry) % SWAPFILE_CLUSTER);
 	put_swap_device(si);

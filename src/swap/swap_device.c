@@ -303,6 +303,19 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	}
 	si->bdev = p->bdev;
 	si->io = p->io;
+	si->design = p->design;
+	si->design_priv = NULL;
+	if (p->design_setup) {
+		ret = p->design_setup(si);
+		if (ret) {
+			seterr(err, errlen, "setting up the %s design: %s", p->design->name,
+			       strerror(-ret));
+			swap_free_clusters_info(si);
+			si->design = NULL;
+			pthread_mutex_unlock(&swap_lock);
+			return ret;
+		}
+	}
 	si->discard = p->discard;
 	si->slots_freed = p->slots_freed;
 	si->path = p->path ? strdup(p->path) : NULL;
@@ -401,7 +414,8 @@ static void swap_reclaim_cache_only(struct swap_info_struct *si)
 		for (off = 0; off < SWAPFILE_CLUSTER; off++) {
 			uint64_t tb = swap_table_get(ci, off);
 
-			if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb))
+			if (si->design ? !swp_tb_is_null(tb) && !swp_tb_is_bad(tb) :
+			    swp_tb_is_folio(tb) && !__swp_tb_get_count(tb))
 				__try_to_reclaim_swap(si, c * SWAPFILE_CLUSTER + off, true);
 		}
 	}
@@ -474,6 +488,8 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	while (atomic_load(&si->users) != SWAP_USERS_DEAD)
 		nanosleep(&ts, NULL);
 	uswap_synchronize_rcu();
+	if (si->design)
+		si->design->teardown(si);
 	swapoff_check_clusters(si);
 	swap_free_clusters_info(si);
 	swap_io_ctx_destroy(si->io);
@@ -510,6 +526,8 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 			    st->nr_extend_tables * SWAPFILE_CLUSTER * sizeof(unsigned int);
 	st->prio = si->prio;
 	st->flags = atomic_load(&si->flags);
+	if (si->design)
+		si->design->stat(si, st);
 	put_swap_device(si);
 	return 0;
 }

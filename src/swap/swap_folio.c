@@ -11,7 +11,7 @@ static int folio_swap_range(struct folio *folio, long subpage, uint64_t *offset,
 {
 	unsigned long n = folio_nr_pages(folio);
 
-	if (!folio_test_locked(folio) || !folio_test_swapcache(folio))
+	if (!folio_test_locked(folio) || !folio_in_swap(folio))
 		return -EINVAL;
 	if (subpage >= (long)n)
 		return -EINVAL;
@@ -44,7 +44,10 @@ USWAP_API int folio_dup_swap(struct folio *folio, long subpage)
 	err = swap_entry_pin(folio->swap, &si);
 	if (err)
 		return err;
-	err = swap_dup_entries_cluster(si, offset, nr, false);
+	if (si->design)
+		err = si->design->dup(si, offset, nr, false);
+	else
+		err = swap_dup_entries_cluster(si, offset, nr, false);
 	put_swap_device(si);
 	return err;
 }
@@ -63,6 +66,11 @@ USWAP_API int folio_put_swap(struct folio *folio, long subpage)
 	err = swap_entry_pin(folio->swap, &si);
 	if (err)
 		return err;
+	if (si->design) {
+		err = si->design->folio_put(si, folio, offset, nr);
+		put_swap_device(si);
+		return err;
+	}
 	off = offset % SWAPFILE_CLUSTER;
 	ci = swap_cluster_lock(si, offset);
 	for (i = 0; i < nr; i++) {
@@ -97,8 +105,13 @@ USWAP_API bool folio_maybe_swapped(struct folio *folio)
 	unsigned int off;
 	bool ret = false;
 
-	if (!folio_test_swapcache(folio) || swap_entry_pin(folio->swap, &si))
+	if (!folio_in_swap(folio) || swap_entry_pin(folio->swap, &si))
 		return false;
+	if (si->design) {
+		ret = si->design->maybe_swapped(si, folio);
+		put_swap_device(si);
+		return ret;
+	}
 	ci = offset_to_cluster(si, swp_offset(folio->swap));
 	off = swp_offset(folio->swap) % SWAPFILE_CLUSTER;
 	for (i = 0; i < nr && !ret; i++) {
@@ -113,10 +126,21 @@ USWAP_API bool folio_maybe_swapped(struct folio *folio)
 /** folio_free_swap() - see uswap/swap.h. Context: folio locked. */
 USWAP_API int folio_free_swap(struct folio *folio)
 {
+	struct swap_info_struct *si;
+	int ret;
+
 	if (!folio_test_locked(folio))
 		return -EINVAL;
-	if (!folio_test_swapcache(folio) || folio_test_writeback(folio))
+	if (!folio_in_swap(folio) || folio_test_writeback(folio))
 		return 0;
+	if (swap_entry_pin(folio->swap, &si))
+		return 0;
+	if (si->design) {
+		ret = si->design->free_swap(si, folio);
+		put_swap_device(si);
+		return ret;
+	}
+	put_swap_device(si);
 	/*
 	 * With the folio locked no count can leave 0 (only folio_dup_swap does
 	 * that, under this lock), so "all zero" seen here stays true.

@@ -91,6 +91,52 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 #define SWAP_USERS_DEAD		(1L << 40)
 
 struct swap_backend;	/* io/backend.h */
+struct swap_info_struct;
+struct uswap_swapin_info;
+
+/*
+ * Another slot-state design behind the same API (the old swap_map one in
+ * src/legacy/). A device with design == NULL uses the swap table design
+ * of this directory. Each op runs with the device pinned by the generic
+ * wrapper, which has checked what the API's comment promises to check
+ * (folio locked / cached, offset range); the op returns what the API
+ * function returns. The allocator hooks run under ci->lock.
+ */
+struct swap_design_ops {
+	const char *name;
+	/* allocator: may [off, off+nr) be taken? cache-only slots need reclaim */
+	bool (*scan_range)(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			   unsigned int off, unsigned int nr, bool *need_reclaim);
+	/* allocator: fill [off, off+2^order) for @folio (NULL: hibernation) */
+	void (*alloc_fill)(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			   struct folio *folio, unsigned int off, unsigned int order);
+	/* a slot held only by the swap cache (ci->lock held) */
+	bool (*cache_only)(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			   unsigned int off);
+	int (*dup)(struct swap_info_struct *si, uint64_t offset, unsigned int nr, bool direct);
+	int (*folio_put)(struct swap_info_struct *si, struct folio *folio, uint64_t offset,
+			 unsigned int nr);
+	int (*put_direct)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
+	long (*swapcount)(struct swap_info_struct *si, uint64_t offset);
+	bool (*swapped)(struct swap_info_struct *si, uint64_t offset);
+	bool (*maybe_swapped)(struct swap_info_struct *si, struct folio *folio);
+	int (*free_swap)(struct swap_info_struct *si, struct folio *folio);
+	int (*cache_add)(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry,
+			 uint64_t *shadowp);
+	int (*cache_del)(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
+	struct folio *(*cache_get)(struct swap_info_struct *si, swp_entry_t entry);
+	uint64_t (*cache_shadow)(struct swap_info_struct *si, swp_entry_t entry);
+	int (*try_reclaim)(struct swap_info_struct *si, uint64_t offset, bool anyway);
+	int (*remove_mapping)(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
+	int (*swapin)(struct swap_info_struct *si, swp_entry_t entry,
+		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
+		      struct uswap_swapin_info *info);
+	int (*swapin_lock)(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry);
+	int (*peek)(struct swap_info_struct *si, uint64_t offset, uint64_t *tb, long *count);
+	/* swapoff: every slot back to free or bad; free the design's memory */
+	void (*teardown)(struct swap_info_struct *si);
+	void (*stat)(struct swap_info_struct *si, struct uswap_swap_stat *st);
+};
 
 /*
  * Invariants:
@@ -124,6 +170,8 @@ struct swap_info_struct {
 	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
 	struct swap_io_ctx *io;		/* completion thread, or NULL */
+	const struct swap_design_ops *design;	/* NULL: the swap table design */
+	void *design_priv;		/* the design's per-device state */
 	/* Called for slots that became free (ci->lock held; must not sleep). */
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
@@ -160,11 +208,19 @@ struct swap_device_params {
 	int flags;			/* SWAP_FLAG_* / USWAP_FLAG_* */
 	struct swap_backend *bdev;	/* taken over on success */
 	struct swap_io_ctx *io;		/* taken over on success */
+	const struct swap_design_ops *design;	/* NULL: swap table */
+	/* called after the clusters exist, before publication */
+	int (*design_setup)(struct swap_info_struct *si);
 	const char *path;		/* for swapoff by path, or NULL */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 };
 int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
+/* swapon.c */
+int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
+int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
 
 static inline struct swap_cluster_info *
 offset_to_cluster(struct swap_info_struct *si, uint64_t offset)

@@ -93,6 +93,11 @@ USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, uns
 	err = swap_entry_pin(entry, &si);
 	if (err)
 		return err;
+	if (si->design) {
+		err = si->design->swapin(si, entry, pool, orders, out, info);
+		put_swap_device(si);
+		return err;
+	}
 again:
 	folio = swap_cache_get_folio(entry);
 	if (folio) {
@@ -177,6 +182,17 @@ failed:
  */
 USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry)
 {
+	struct swap_info_struct *si;
+
+	if (!swap_entry_pin(entry, &si)) {
+		if (si->design) {
+			int err = si->design->swapin_lock(si, folio, entry);
+
+			put_swap_device(si);
+			return err;
+		}
+		put_swap_device(si);
+	}
 	folio_lock(folio);
 	if (!folio_matches_swap_entry(folio, entry)) {
 		folio_unlock(folio);

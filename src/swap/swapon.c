@@ -38,8 +38,9 @@ static void swap_free_slots_notify(struct swap_info_struct *si, uint64_t offset,
  * Swap on the area held by @be: read and check its header, then create the
  * device. On success the device owns @be. Context: may sleep.
  */
-static int swapon_backend(struct swap_backend *be, const char *path, int flags, char *err,
-			  size_t errlen)
+static int swapon_backend(struct swap_backend *be, const char *path, int flags,
+			  const struct swap_design_ops *design,
+			  int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
 	struct uswap_swap_header *h;
 	struct swap_device_params p = { 0 };
@@ -73,6 +74,8 @@ static int swapon_backend(struct swap_backend *be, const char *path, int flags, 
 	p.path = path;
 	p.discard = swap_discard_slots;
 	p.slots_freed = swap_free_slots_notify;
+	p.design = design;
+	p.design_setup = design_setup;
 	ret = swap_io_ctx_create(be, &p.io);
 	if (ret) {
 		snprintf(err, errlen, "starting the I/O completion thread: %s", strerror(-ret));
@@ -103,8 +106,12 @@ static bool swap_path_in_use(const char *path)
 	return busy;
 }
 
-/** uswap_swapon_ex() - see uswap/swap.h. */
-USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen)
+/**
+ * swapon_path_design() - swap on a file or block device with a given slot
+ * design (NULL: the swap table). Context: may sleep. Return: type or -errno.
+ */
+int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
 	struct swap_backend *be;
 	char *real;
@@ -139,11 +146,17 @@ USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t err
 		free(real);
 		return ret;
 	}
-	ret = swapon_backend(be, real, flags, err, errlen);
+	ret = swapon_backend(be, real, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
 	free(real);
 	return ret;
+}
+
+/** uswap_swapon_ex() - see uswap/swap.h. */
+USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen)
+{
+	return swapon_path_design(path, flags, NULL, NULL, err, errlen);
 }
 
 /** uswap_swapon() - see uswap/swap.h. */
@@ -158,10 +171,12 @@ USWAP_API int uswap_swapon(const char *path, int flags)
 }
 
 /**
- * uswap_swapon_spec() - see uswap/swap.h. A zram device is created with
- * a header of its own (random UUID, label "uswap-zram") in slot 0.
+ * swapon_spec_design() - swap on a device spec with a given slot design.
+ * A zram device is created with a header of its own (random UUID, label
+ * "uswap-zram") in slot 0. Context: may sleep. Return: type or -errno.
  */
-USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen)
+int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
 	struct swap_backend_spec sp;
 	struct swap_backend *be;
@@ -173,7 +188,7 @@ USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t e
 	if (ret)
 		return ret;
 	if (sp.kind == SWAP_BACKEND_FILE)
-		return uswap_swapon_ex(sp.path, flags, err, errlen);
+		return swapon_path_design(sp.path, flags, design, design_setup, err, errlen);
 	ret = swap_backend_open_spec(spec, &be, err, errlen);
 	if (ret)
 		return ret;
@@ -202,10 +217,16 @@ USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t e
 			return ret;
 		}
 	}
-	ret = swapon_backend(be, NULL, flags, err, errlen);
+	ret = swapon_backend(be, NULL, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
 	return ret;
+}
+
+/** uswap_swapon_spec() - see uswap/swap.h. */
+USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen)
+{
+	return swapon_spec_design(spec, flags, NULL, NULL, err, errlen);
 }
 
 /** uswap_swapoff() - see uswap/swap.h. */
