@@ -15,6 +15,8 @@
  *   free   --hibernation alloc-->           shadow 0, count 1 --free--> free
  */
 #include <errno.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "swaptest.h"
 
@@ -777,6 +779,59 @@ static void test_large_folio_order9(void **state)
 	large_folio(9);
 }
 
+static void alloc_hung(int sig)
+{
+	static const char msg[] = "folio_alloc_swap did not return: livelock on a "
+				  "fragmented cluster list\n";
+
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/*
+ * A large folio when the only cluster of its order has free slots but no
+ * aligned free run: -ENOMEM, not an endless walk of the frag list; order 0
+ * still fills the holes.
+ */
+static void test_large_alloc_fragmented(void **state)
+{
+	struct folio *f[256], *g;
+	struct swaptest t;
+	swp_entry_t e;
+	unsigned int i;
+
+	(void)state;
+	swaptest_init(&t, 1024, 1024);	/* one usable cluster */
+	for (i = 0; i < 256; i++) {
+		f[i] = cached_folio(&t, 1, &e);
+		assert_int_equal(swp_offset(e) / SWAPFILE_CLUSTER, 1);
+		assert_int_equal(folio_dup_swap(f[i], 0), 0);
+	}
+	for (i = 0; i < 256; i++) {
+		assert_int_equal(swap_cache_del_folio(f[i], SHADOW), 0);
+		swaptest_folio_done(f[i]);
+	}
+	assert_int_equal(nr_inuse(&t), 256);
+	g = swaptest_folio(&t, 1, true);
+	signal(SIGALRM, alloc_hung);
+	alarm(10);
+	assert_int_equal(folio_alloc_swap(g), -ENOMEM);
+	alarm(0);
+	assert_false(folio_test_swapcache(g));
+	assert_int_equal(nr_inuse(&t), 256);
+	swaptest_folio_done(g);
+	g = cached_folio(&t, 0, &e);
+	assert_int_equal(swp_offset(e) % 2, 1);
+	assert_int_equal(swap_cache_del_folio(g, 0), 0);
+	swaptest_folio_done(g);
+	for (i = 0; i < 256; i++)
+		assert_int_equal(swap_put_entries_direct(swaptest_entry(&t, 512 + 2 * i), 1), 0);
+	assert_int_equal(nr_inuse(&t), 0);
+	swaptest_fini(&t);
+}
+
 static void test_hibernation_slot(void **state)
 {
 	struct swaptest t;
@@ -909,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_cache_replace),
 		cmocka_unit_test(test_large_folio_order4),
 		cmocka_unit_test(test_large_folio_order9),
+		cmocka_unit_test(test_large_alloc_fragmented),
 		cmocka_unit_test(test_hibernation_slot),
 		cmocka_unit_test(test_folio_maybe_swapped),
 		cmocka_unit_test(test_swap_entry_swapped),
