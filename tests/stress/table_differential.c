@@ -74,6 +74,7 @@ static volatile sig_atomic_t progress;
 
 static struct {
 	uint64_t ops[32], errs[32], big_dups, range_puts_multi, cross_cluster_puts;
+	uint64_t max_inuse, full;
 } stats;
 
 /* ---- failure ---- */
@@ -455,15 +456,21 @@ static void op_alloc(void)
 	folio_lock(f);
 	err = folio_alloc_swap(f);
 	if (err == -ENOMEM) {
-		stats.errs[OP_ALLOC]++;
+		struct uswap_swap_stat st;
+
+		/* Nothing allocated: no slot (a full sweep now and then), no folio. */
 		if (order ? model_any_free_cluster() : model_any_free_slot())
 			fail(UINT64_MAX, "-ENOMEM for order %u with %s", order,
 			     order ? "a free cluster" : "a free slot");
 		if (folio_test_swapcache(f) || folio_ref_count(f) != 1)
 			fail(UINT64_MAX, "-ENOMEM left the folio changed");
+		if (uswap_swap_stat(type, &st) || st.inuse_pages != nr_inuse)
+			fail(UINT64_MAX, "-ENOMEM with inuse_pages %" PRIu64 ", model %u",
+			     st.inuse_pages, nr_inuse);
 		folio_unlock(f);
 		folio_put(f);
-		sweep();
+		if (stats.errs[OP_ALLOC]++ % 64 == 0)
+			sweep();
 		return;
 	}
 	expect_ret(err, 0, UINT64_MAX);
@@ -474,6 +481,10 @@ static void op_alloc(void)
 		fail(off, "allocated entry %#" PRIx64 " is misplaced", folio_swap_entry(f).val);
 	for (i = 0; i < nr; i++)
 		model_alloc(off + i);
+	if (nr_inuse > stats.max_inuse)
+		stats.max_inuse = nr_inuse;
+	if (nr_inuse == DEV_PAGES - 1)
+		stats.full++;
 	folio_track(f, off);
 	check_range(off, nr);
 	check_folio(nr_folios - 1);
@@ -879,8 +890,12 @@ static void op_big_put(void)
 
 static unsigned int pick_op(uint64_t nr_ops)
 {
-	/* Keep the device between empty and full: allocate less as it fills. */
+	/*
+	 * Phases of 40000 steps: balanced (allocating less as the device
+	 * fills), filling up to full, draining.
+	 */
 	unsigned int fill = (unsigned int)(nr_inuse * 100 / (DEV_PAGES - 1));
+	unsigned int phase = (unsigned int)(step / 40000 % 4);
 	unsigned int w[NR_OPS] = {
 		[OP_ALLOC] = fill < 50 ? 16 : fill < 85 ? 8 : 3,
 		[OP_FOLIO_DUP] = 14, [OP_FOLIO_PUT] = 12, [OP_CACHE_DEL] = 7,
@@ -889,6 +904,18 @@ static unsigned int pick_op(uint64_t nr_ops)
 		[OP_REPLACE] = 2, [OP_MISUSE] = 3,
 	};
 	unsigned int total = 0, r, i;
+
+	if (phase == 2) {
+		w[OP_ALLOC] = 30;
+		w[OP_HIB_ALLOC] = 6;
+		w[OP_PUT_DIRECT] = 6;
+		w[OP_FOLIO_PUT] = 4;
+		w[OP_FREE_SWAP] = 1;
+	} else if (phase == 3) {
+		w[OP_ALLOC] = 2;
+		w[OP_PUT_DIRECT] = 25;
+		w[OP_FOLIO_DUP] = 4;
+	}
 
 	if (step == nr_ops / 3 || rnd(250000) == 0)
 		return OP_BIG_DUP;
@@ -1006,7 +1033,8 @@ int main(void)
 		printf("%s %s %" PRIu64 " (%" PRIu64 ")", i ? "," : "", op_names[i], stats.ops[i],
 		       stats.errs[i]);
 	printf("; %" PRIu64 " multi-slot puts, %" PRIu64 " across clusters, %" PRIu64
-	       " slots past %d references\n", stats.range_puts_multi, stats.cross_cluster_puts,
-	       stats.big_dups, BIG_COUNT);
+	       " slots past %d references; most slots in use %" PRIu64 " of %d, full %" PRIu64
+	       " times\n", stats.range_puts_multi, stats.cross_cluster_puts, stats.big_dups,
+	       BIG_COUNT, stats.max_inuse, DEV_PAGES - 1, stats.full);
 	return 0;
 }
