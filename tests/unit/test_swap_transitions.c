@@ -964,11 +964,12 @@ int main(void)
 		cmocka_unit_test(test_cache_replace),
 		cmocka_unit_test(test_large_folio_order4),
 		cmocka_unit_test(test_large_folio_order9),
-		cmocka_unit_test(test_large_alloc_fragmented),
 		cmocka_unit_test(test_hibernation_slot),
 		cmocka_unit_test(test_folio_maybe_swapped),
 		cmocka_unit_test(test_swap_entry_swapped),
 		cmocka_unit_test(test_swp_swapcount),
+		/* last: on a livelock its watchdog ends the program */
+		cmocka_unit_test(test_large_alloc_fragmented),
 	};
 
 	swaptest_quiet();
