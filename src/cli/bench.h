@@ -32,6 +32,23 @@ struct bench_opts {
 	char **argv;
 };
 
+#define BENCH_MAX_METRICS 40
+#define BENCH_MAX_RUNS 64
+
+/* The figures of one run: key -> value, in a stable order. */
+struct bench_result {
+	unsigned int n;
+	struct {
+		const char *key;	/* a string literal */
+		double value;
+	} m[BENCH_MAX_METRICS];
+};
+
+void bench_result_add(struct bench_result *r, const char *key, double value);
+int bench_drive(const struct bench_opts *o,
+		int (*measure)(const struct bench_opts *o, const char *design,
+			       struct bench_result *r));
+
 struct bench_workload {
 	const char *name;
 	int (*run)(const struct bench_opts *o);
