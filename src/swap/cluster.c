@@ -229,14 +229,9 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
  */
 void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
-	unsigned int i;
-
 	uswap_assert_held(&ci->lock);
-	if (!ci->extend_table)
+	if (!ci->extend_table || ci->extend_table[EXTEND_NR])
 		return;
-	for (i = 0; i < SWAPFILE_CLUSTER; i++)
-		if (ci->extend_table[i])
-			return;
 	free(ci->extend_table);
 	ci->extend_table = NULL;
 	atomic_fetch_sub_explicit(&si->nr_extend_tables, 1, memory_order_relaxed);
@@ -297,6 +292,13 @@ void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *
 		}
 	}
 	USWAP_BUG_ON(used != ci->count);
+	if (ci->extend_table) {
+		unsigned int nz = 0;
+
+		for (i = 0; i < SWAPFILE_CLUSTER; i++)
+			nz += ci->extend_table[i] != 0;
+		USWAP_BUG_ON(nz != ci->extend_table[EXTEND_NR]);
+	}
 	/* The extend table is freed as soon as no slot overflows. */
 	USWAP_BUG_ON(ci->extend_table && !overflow);
 	(void)si;

@@ -54,6 +54,7 @@ int __swap_cluster_dup_entry(struct swap_cluster_info *ci, unsigned int off)
 		if (!ci->extend_table)
 			return -ENOMEM;
 		ci->extend_table[off] = SWP_TB_COUNT_MAX;
+		ci->extend_table[EXTEND_NR]++;
 		__swap_table_set(ci, off, __swp_tb_mk_count(tb, SWP_TB_COUNT_MAX));
 	} else {
 		if (ci->extend_table[off] >= INT_MAX)
@@ -77,6 +78,7 @@ void __swap_cluster_put_entry(struct swap_cluster_info *ci, unsigned int off)
 	if (c == SWP_TB_COUNT_MAX) {
 		if (--ci->extend_table[off] == SWP_TB_COUNT_MAX - 1) {
 			ci->extend_table[off] = 0;
+			ci->extend_table[EXTEND_NR]--;
 			__swap_table_set(ci, off, __swp_tb_mk_count(tb, SWP_TB_COUNT_MAX - 1));
 		}
 	} else {
@@ -94,7 +96,7 @@ static int swap_extend_table_alloc(struct swap_info_struct *si, struct swap_clus
 	unsigned int *ext;
 
 	swap_cluster_unlock(ci);
-	ext = calloc(SWAPFILE_CLUSTER, sizeof(*ext));
+	ext = calloc(SWAPFILE_CLUSTER + 1, sizeof(*ext));
 	uswap_spin_lock(&ci->lock);
 	if (!ext)
 		return -ENOMEM;

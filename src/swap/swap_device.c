@@ -523,7 +523,7 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	st->nr_bad = si->nr_bad;
 	st->static_bytes = uswap_swap_static_metadata_bytes(si->max);
 	st->dynamic_bytes = st->nr_tables * sizeof(struct swap_table) +
-			    st->nr_extend_tables * SWAPFILE_CLUSTER * sizeof(unsigned int);
+			    st->nr_extend_tables * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int);
 	st->prio = si->prio;
 	st->flags = atomic_load(&si->flags);
 	if (si->design)

@@ -62,7 +62,8 @@ struct swap_cluster_info {
 	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
 	uint8_t order;			/* folio order it serves; 0 when free */
 	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
-	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, or NULL */
+	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
+					 * [EXTEND_NR]: how many are non-zero */
 	struct cds_list_head list;	/* si->lock */
 };
 
@@ -75,6 +76,10 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 {
 	return atomic_load_explicit(&ci->table, memory_order_acquire);
 }
+
+/* The extend table's last word counts its non-zero entries, so that
+ * "can it be freed?" is one load, not a 512-entry scan on every put. */
+#define EXTEND_NR SWAPFILE_CLUSTER
 
 /* swap_info_struct flags (SWP_*), the kernel's values */
 #define SWP_USED		(1U << 0)

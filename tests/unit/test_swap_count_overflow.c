@@ -202,7 +202,7 @@ static void test_two_slots_share(void **state)
 	assert_int_equal(nr_ext(&t), 2);
 	assert_int_equal(swaptest_stat(&t).dynamic_bytes,
 			 swaptest_stat(&t).nr_tables * sizeof(struct swap_table) +
-			 2 * SWAPFILE_CLUSTER * sizeof(unsigned int));
+			 2 * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int));
 	assert_int_equal(folio_put_swap(f, 0), 0);
 	assert_int_equal(nr_ext(&t), 1);
 	assert_int_equal(folio_put_swap(g, 511), 0);

@@ -34,7 +34,7 @@ static void expect_static(struct swaptest *t)
 	assert_int_equal(st.static_bytes, st.nr_clusters * sizeof(struct swap_cluster_info));
 	assert_int_equal(st.dynamic_bytes,
 			 st.nr_tables * sizeof(struct swap_table) +
-			 st.nr_extend_tables * SWAPFILE_CLUSTER * sizeof(unsigned int));
+			 st.nr_extend_tables * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int));
 }
 
 /* nr_tables == clusters with a bad or allocated slot, per the caller's map. */
@@ -225,7 +225,7 @@ static void test_extend_tables_per_cluster(void **state)
 	struct folio *f[3];
 	swp_entry_t e[3];
 	unsigned int i, c;
-	uint64_t per_ext = SWAPFILE_CLUSTER * sizeof(unsigned int);
+	uint64_t per_ext = (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int);
 
 	(void)state;
 	swaptest_init(&t, 2048, 2048);
