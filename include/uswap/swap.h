@@ -104,6 +104,9 @@ USWAP_API int uswap_swapoff_type(unsigned int type);
 USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,
 				   bool add);
 
+/** uswap_swap_type_active() - device @type is swapped on (no message if not). */
+USWAP_API bool uswap_swap_type_active(unsigned int type);
+
 /** uswap_swap_stat() - a device's figures. Return: 0, -ENODEV, -EINVAL. */
 struct uswap_swap_stat {
 	uint64_t max;			/* slots including header and bad slots */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mm/mm_internal.h"
 
@@ -35,13 +36,23 @@ static void *kswapd_fn(void *arg)
 			break;
 		mem->kswapd_wake = false;
 		pthread_mutex_unlock(&mem->kswapd_lock);
-		/* Reclaim in batches until free frames reach the high mark. */
-		while (mem_below(mem, mem->wmark_high)) {
-			unsigned long want = mem->wmark_high -
-					     uswap_frame_pool_free_frames(mem->pool);
+		/*
+		 * Reclaim in batches until free frames reach the high mark. A
+		 * pass that frees nothing may only have aged referenced pages:
+		 * give up after a few of those in a row.
+		 */
+		{
+			unsigned int idle = 0;
 
-			if (!shrink_memory(mem, USWAP_MIN(want, 256UL), false))
-				break;
+			while (mem_below(mem, mem->wmark_high) && idle < 4) {
+				unsigned long want = mem->wmark_high -
+						     uswap_frame_pool_free_frames(mem->pool);
+
+				if (shrink_memory(mem, USWAP_MIN(want, 256UL), false))
+					idle = 0;
+				else
+					idle++;
+			}
 		}
 		pthread_mutex_lock(&mem->kswapd_lock);
 	}
@@ -180,6 +191,12 @@ USWAP_API void uswap_mem_destroy(struct uswap_mem *mem)
 			folio_put(f);
 		}
 	}
+	/* Write completions may still hold references: let them finish. */
+	for (n = 0; uswap_frame_pool_free_frames(mem->pool) != mem->nr_frames && n < 100000; n++) {
+		struct timespec ts = { 0, 100000 };
+
+		nanosleep(&ts, NULL);
+	}
 	uswap_frame_pool_destroy(mem->pool);
 	free(mem);
 }
@@ -233,7 +250,8 @@ static int mem_unuse(unsigned int type, void *arg)
 		for (t = 0; t < MAX_SWAPFILES; t++) {
 			struct uswap_swap_stat o;
 
-			if (t != type && !uswap_swap_stat(t, &o) && (o.flags & 2 /* SWP_WRITEOK */))
+			if (t != type && uswap_swap_type_active(t) && !uswap_swap_stat(t, &o) &&
+			    (o.flags & 2 /* SWP_WRITEOK */))
 				other += o.pages - o.inuse_pages;
 		}
 		room += USWAP_MIN(other, (uint64_t)(atomic_load(&mem->nr_active) +

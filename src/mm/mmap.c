@@ -80,13 +80,15 @@ USWAP_API void uswap_mm_destroy(struct uswap_mm *mm)
 
 	if (!mm)
 		return;
-	pthread_mutex_lock(&mm->mem->mmlist_lock);
-	cds_list_del(&mm->mmlist);
-	pthread_mutex_unlock(&mm->mem->mmlist_lock);
+	/* Zap first, then leave the mmlist (as exit_mmap before mmput's
+	 * list_del): swapoff must not miss entries of an exiting mm. */
 	pthread_rwlock_wrlock(&mm->mmap_lock);
 	cds_list_for_each_entry_safe(vma, tmp, &mm->vmas, node)
 		vma_remove(vma);
 	pthread_rwlock_unlock(&mm->mmap_lock);
+	pthread_mutex_lock(&mm->mem->mmlist_lock);
+	cds_list_del(&mm->mmlist);
+	pthread_mutex_unlock(&mm->mem->mmlist_lock);
 	pthread_rwlock_destroy(&mm->mmap_lock);
 	free(mm);
 }

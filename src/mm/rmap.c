@@ -183,8 +183,10 @@ int folio_referenced(struct folio *folio)
 {
 	int n = 0;
 
+	/* shmem pages are not mapped here: accesses go through
+	 * folio_mark_accessed(), and reclaim reads PG_referenced itself. */
 	if (folio_is_shmem(folio))
-		return folio_test_clear_flag(folio, PG_referenced);
+		return 0;
 	rmap_walk(folio, referenced_one, &n);
 	return n;
 }
@@ -192,13 +194,14 @@ int folio_referenced(struct folio *folio)
 struct unmap_state {
 	struct uswap_mem *mem;
 	int err;
+	bool exclusive;		/* decided before the walk lowers mapcount */
 };
 
 static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
 		      unsigned long i, void *arg)
 {
 	struct unmap_state *st = arg;
-	bool exclusive;
+	pte_t old = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
 	swp_entry_t e;
 	int err;
 
@@ -207,9 +210,17 @@ static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
 		st->err = err;
 		return false;
 	}
-	exclusive = folio_order(folio) == 0 && atomic_load(&folio->mapcount) == 1;
+	/* Writes through this PTE are newer than any copy on swap. */
+	if (old & PTE_DIRTY)
+		folio_mark_dirty(folio);
 	e = swp_entry(swp_type(folio->swap), swp_offset(folio->swap) + i);
-	atomic_store_explicit(vma_pte(vma, pgno), swp_entry_to_pte(e, exclusive),
+	/*
+	 * Exclusive only if this PTE could be written: a write-protected one
+	 * may share the page with a fork relative, whose swap PTE or mapping
+	 * must not see our later writes.
+	 */
+	atomic_store_explicit(vma_pte(vma, pgno),
+			      swp_entry_to_pte(e, st->exclusive && pte_write(old)),
 			      memory_order_release);
 	atomic_fetch_sub(&vma->mm->rss, 1);
 	atomic_fetch_add(&vma->mm->swapents, 1);
@@ -226,8 +237,10 @@ static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
  */
 bool try_to_unmap(struct uswap_mem *mem, struct folio *folio)
 {
-	struct unmap_state st = { mem, 0 };
+	struct unmap_state st = { mem, 0, false };
 
+	/* Only a page mapped once may be written in place after swap-in. */
+	st.exclusive = folio_order(folio) == 0 && atomic_load(&folio->mapcount) == 1;
 	rmap_walk(folio, unmap_one, &st);
 	return atomic_load(&folio->mapcount) == 0;
 }

@@ -6,6 +6,8 @@
  *   split) -> unmap every PTE with folio_dup_swap -> write back -> once
  *   clean, leave the cache with a workingset shadow and free the frames.
  */
+#include <time.h>
+
 #include "mm/mm_internal.h"
 
 #define SWAP_CLUSTER_MAX 32
@@ -40,15 +42,18 @@ static bool folio_is_orphan(struct folio *f)
  * Reclaim one locked, isolated folio. Return: pages freed; the folio is
  * unlocked and either freed or put back on a list.
  */
-static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsigned int *no_swap)
+static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsigned int *no_swap,
+				  unsigned int *wb)
 {
 	unsigned long nr = folio_nr_pages(f);
 	uint64_t shadow;
 	bool sync;
 	int ref, err;
 
-	if (folio_test_writeback(f))
+	if (folio_test_writeback(f)) {
+		(*wb)++;
 		goto keep;
+	}
 	if (folio_is_orphan(f)) {
 		folio_unlock(f);
 		folio_put(f);
@@ -107,6 +112,7 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsign
 		mem_stat_add(mem, swapouts, nr);
 		if (!sync) {
 			/* In flight: the next pass finds it clean. */
+			(*wb)++;
 			lru_putback(mem, f, false);
 			return 0;
 		}
@@ -144,7 +150,7 @@ unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, 
 	struct folio *batch[SWAP_CLUSTER_MAX];
 	unsigned long reclaimed = 0, scanned = 0;
 	unsigned long limit = 4 * (mem->nr_frames + nr_to_reclaim);
-	unsigned int n, i, no_swap = 0;
+	unsigned int n, i, no_swap = 0, wb = 0;
 
 	(void)direct;
 	pthread_mutex_lock(&mem->reclaim_lock);
@@ -173,7 +179,15 @@ unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, 
 				lru_putback(mem, f, false);
 				continue;
 			}
-			reclaimed += shrink_folio(mem, f, &no_swap);
+			reclaimed += shrink_folio(mem, f, &no_swap, &wb);
+		}
+		/* Nothing freed but writes in flight: wait for them a little
+		 * (the kernel's reclaim_throttle on writeback). */
+		if (!reclaimed && wb) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+			wb = 0;
 		}
 	}
 	pthread_mutex_unlock(&mem->reclaim_lock);

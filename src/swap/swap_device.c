@@ -505,6 +505,18 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	return 0;
 }
 
+/** uswap_swap_type_active() - see uswap/swap.h. Lockless. */
+USWAP_API bool uswap_swap_type_active(unsigned int type)
+{
+	struct swap_info_struct *si;
+
+	if (type >= MAX_SWAPFILES)
+		return false;
+	si = atomic_load_explicit(&swap_info[type], memory_order_acquire);
+	return si && (atomic_load(&si->flags) & SWP_USED) &&
+	       !(atomic_load(&si->users) & SWAP_USERS_DEAD);
+}
+
 /** uswap_swap_stat() - see uswap/swap.h. Context: lockless snapshot. */
 USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 {
