@@ -921,6 +921,14 @@ static void test_swapoff_all(void **state)
 	shm = new_shm(ns);
 	for (i = 0; i < ns; i++)
 		shm_write(shm, i, 15, 1);
+	/*
+	 * A shmem page accessed once is never reclaimed (test_shmem_swap):
+	 * read each page again so that it is activated, which clears
+	 * PG_referenced on the way back to the inactive list, and swapoff
+	 * still has shmem entries to bring back.
+	 */
+	for (i = 0; i < ns; i++)
+		shm_check(shm, i, 15, 1);
 	reclaim_all();
 	assert_true(mm_swap_pages(m1) > 0 && mm_swap_pages(m2) > 0 && mm_swap_pages(m3) > 0);
 	for (i = 0; i < ns; i++)
@@ -1068,6 +1076,51 @@ static void test_workingset_refault(void **state)
 	assert_true(st.refault_activations > 0);
 }
 
+/* Exit while reclaim's writes to a file device are in flight: once they
+ * complete and a reclaim pass has run, every slot and frame is free. */
+static void test_exit_during_writeback(void **state)
+{
+	struct uswap_mem_stats st;
+	struct uswap_mm *mm;
+	uint64_t addr, n;
+	int type, i;
+
+	(void)state;
+	mem_setup(16, 4, true);
+	type = dev_file(8 * SWAPFILE_CLUSTER + 1, 0);
+	mm = new_mm();
+	n = E.frames / 2;
+	assert_int_equal(uswap_mm_mmap(mm, n * PAGE, &addr), 0);
+	write_range(mm, addr, 0, n, 22, 1);
+	for (i = 0; i < 3; i++)
+		uswap_mem_reclaim(E.mem, E.frames);	/* writes started, not all done */
+	exit_mm(mm);
+	reclaim_all();
+	st = mstats();
+	if (inuse(type) || st.free_frames != st.nr_frames)
+		fail_msg("after exit and reclaim: inuse %" PRIu64 ", free frames %" PRIu64
+			 " of %" PRIu64 ", lru %" PRIu64 "+%" PRIu64, inuse(type), st.free_frames,
+			 st.nr_frames, st.nr_active, st.nr_inactive);
+}
+
+/* The same with large folios, and the budget destroyed at once (by the
+ * teardown): it must wait for the writes and free every frame. */
+static void test_destroy_during_writeback(void **state)
+{
+	struct uswap_mm *mm;
+	uint64_t addr, n;
+
+	(void)state;
+	mem_setup(16, 4, true);
+	dev_file(8 * SWAPFILE_CLUSTER + 1, 0);
+	mm = new_mm();
+	n = E.frames / 2;
+	assert_int_equal(uswap_mm_mmap(mm, n * PAGE, &addr), 0);
+	write_range(mm, addr, 0, n, 23, 1);
+	uswap_mem_reclaim(E.mem, E.frames);	/* writes in flight */
+	exit_mm(mm);
+}
+
 /*
  * Read errors: a failed read returns -EIO for that page only. It needs a
  * device whose backend is wrapped in the fault injector
@@ -1102,6 +1155,8 @@ int main(void)
 		T(test_shmem_swap),
 		T(test_workingset_refault),
 		T(test_read_error),
+		T(test_exit_during_writeback),
+		T(test_destroy_during_writeback),
 	};
 
 	return cmocka_run_group_tests_name("mm_basic", tests, NULL, NULL);
