@@ -5,7 +5,8 @@
  * given), prints medians (with min/max over several runs) and exits 1 if
  * any page read back wrong, any access failed or any slot leaked.
  *
- * Workload options after the common ones:
+ * Workload options, after the common ones and a "--" (cmd_bench's getopt
+ * refuses options it does not know):
  *   --write-pct N   bgsave, random: % of operations that write
  *   --nofork        bgsave: no BGSAVE child (the parent alone, for comparison)
  *   --max-order N   largest anonymous folio order faults use (0..9, default 0)
