@@ -28,7 +28,8 @@
 struct build_shared {
 	struct wl_env *env;
 	struct uswap_mm *make;
-	uint64_t addr, nr;		/* make's working set (version 1) */
+	uint64_t addr, nr;		/* make's working set */
+	uint8_t *make_ver;		/* 1, or 0 where make's write failed */
 	uint64_t priv_pages;		/* per job */
 	uint64_t max_jobs;		/* 0: until stop */
 	_Atomic uint64_t next_job, jobs, forks, exits;
@@ -43,7 +44,8 @@ struct build_worker {
 	pthread_t tid;
 };
 
-static void build_job(struct build_shared *sh, struct wl_rng *rng, uint64_t job, uint64_t *buf)
+static void build_job(struct build_shared *sh, struct wl_rng *rng, uint64_t job, uint64_t *buf,
+		      uint8_t *ver)
 {
 	struct wl_env *env = sh->env;
 	uint64_t i, addr, p, nread = sh->priv_pages / 2, nwrite = sh->priv_pages / 16 + 1;
@@ -65,11 +67,11 @@ static void build_job(struct build_shared *sh, struct wl_rng *rng, uint64_t job,
 		goto exit;
 	}
 	for (i = 0; i < sh->priv_pages; i++)
-		wl_write_page(env, child, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
+		ver[i] = !wl_write_page(env, child, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
 	/* Reads of inherited pages come before this child's own rewrites. */
 	for (i = 0; i < nread; i++) {
 		p = wl_rng_below(rng, sh->nr);
-		wl_read_page(env, child, sh->addr + p * USWAP_PAGE_SIZE, p, 1, buf);
+		wl_read_page(env, child, sh->addr + p * USWAP_PAGE_SIZE, p, sh->make_ver[p], buf);
 	}
 	for (i = 0; i < nwrite; i++) {
 		p = wl_rng_below(rng, sh->nr);
@@ -77,7 +79,7 @@ static void build_job(struct build_shared *sh, struct wl_rng *rng, uint64_t job,
 			wl_read_page(env, child, sh->addr + p * USWAP_PAGE_SIZE, p, 2, buf);
 	}
 	for (i = 0; i < sh->priv_pages; i++)
-		wl_read_page(env, child, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
+		wl_read_page(env, child, addr + i * USWAP_PAGE_SIZE, id0 + i, ver[i], buf);
 exit:
 	uswap_mm_destroy(child);
 	atomic_fetch_add(&sh->exits, 1);
@@ -88,19 +90,25 @@ static void *build_worker_fn(void *arg)
 	struct build_worker *w = arg;
 	struct build_shared *sh = w->sh;
 	uint64_t *buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), job;
+	uint8_t *ver = wl_calloc(sh->priv_pages, 1);	/* 0: the write failed */
 	struct wl_rng rng;
 
 	wl_rng_seed(&rng, sh->env->cfg->seed, w->idx + 1);
+	if (!ver) {
+		free(buf);
+		buf = NULL;
+	}
 	while (buf && !atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
 		job = atomic_fetch_add(&sh->next_job, 1);
 		if (sh->max_jobs && job >= sh->max_jobs)
 			break;
-		build_job(sh, &rng, job, buf);
+		build_job(sh, &rng, job, buf, ver);
 		atomic_fetch_add(&sh->jobs, 1);
 	}
 	if (!buf)
 		atomic_fetch_add(&sh->env->access_errors, 1);
 	free(buf);
+	free(ver);
 	atomic_fetch_add(&sh->finished, 1);
 	return NULL;
 }
@@ -126,7 +134,8 @@ USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 	sh.max_jobs = cfg->ops;
 	w = wl_calloc(n, sizeof(*w));
 	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
-	if (!w || !buf || !sh.nr) {
+	sh.make_ver = wl_calloc(sh.nr, 1);
+	if (!w || !buf || !sh.make_ver || !sh.nr) {
 		ret = !sh.nr ? -EINVAL : -ENOMEM;
 		goto out;
 	}
@@ -136,7 +145,8 @@ USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 	if (ret)
 		goto out;
 	for (p = 0; p < sh.nr; p++) {
-		wl_write_page(&env, sh.make, sh.addr + p * USWAP_PAGE_SIZE, p, 1, buf);
+		sh.make_ver[p] = !wl_write_page(&env, sh.make, sh.addr + p * USWAP_PAGE_SIZE, p, 1,
+						buf);
 		if (!(p & 255))
 			wl_progress(&env, "load", 0.3 * (double)p / (double)sh.nr);
 	}
@@ -177,11 +187,12 @@ USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 	wl_figure(&env, "job_pages", (double)sh.priv_pages);
 	/* make's own check: the children's copy-on-write writes must not show. */
 	for (p = 0; p < sh.nr; p++)
-		wl_read_page(&env, sh.make, sh.addr + p * USWAP_PAGE_SIZE, p, 1, buf);
+		wl_read_page(&env, sh.make, sh.addr + p * USWAP_PAGE_SIZE, p, sh.make_ver[p], buf);
 out:
 	if (sh.make)
 		uswap_mm_destroy(sh.make);
 	free(w);
 	free(buf);
+	free(sh.make_ver);
 	return wl_teardown(&env, ret);
 }

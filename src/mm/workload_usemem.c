@@ -31,20 +31,22 @@ static void *usemem_fn(void *arg)
 	struct wl_env *env = p->env;
 	struct uswap_mm *mm = NULL;
 	uint64_t *buf, addr, i, id0 = (uint64_t)p->idx << 40;
+	uint8_t *ver;			/* 1 written, 0 the write failed: zeros */
 	double t;
 
 	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
-	p->err = buf ? uswap_mm_create(env->mem, &mm) : -ENOMEM;
+	ver = wl_calloc(p->nr_pages, 1);
+	p->err = buf && ver ? uswap_mm_create(env->mem, &mm) : -ENOMEM;
 	if (!p->err)
 		p->err = uswap_mm_mmap(mm, p->nr_pages * USWAP_PAGE_SIZE, &addr);
 	pthread_barrier_wait(p->start);
 	p->t_start = wl_now();
 	for (i = 0; !p->err && i < p->nr_pages; i++) {
-		wl_write_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
+		ver[i] = !wl_write_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
 		atomic_fetch_add_explicit(&p->done, 1, memory_order_relaxed);
 	}
 	for (i = 0; !p->err && i < p->nr_pages; i++) {
-		wl_read_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
+		wl_read_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, ver[i], buf);
 		atomic_fetch_add_explicit(&p->done, 1, memory_order_relaxed);
 	}
 	p->t_end = wl_now();
@@ -52,6 +54,7 @@ static void *usemem_fn(void *arg)
 	uswap_mm_destroy(mm);
 	p->free_s = wl_now() - t;
 	free(buf);
+	free(ver);
 	atomic_fetch_add(p->finished, 1);
 	return NULL;
 }
