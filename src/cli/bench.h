@@ -56,5 +56,9 @@ struct bench_workload {
 };
 
 int bench_swapio(const struct bench_opts *o);
+int bench_usemem(const struct bench_opts *o);	/* bench_mm.c */
+int bench_bgsave(const struct bench_opts *o);
+int bench_build(const struct bench_opts *o);
+int bench_random(const struct bench_opts *o);
 
 #endif

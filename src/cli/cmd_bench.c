@@ -16,6 +16,19 @@
 
 static const struct bench_workload workloads[] = {
 	{ "swapio", bench_swapio, "swap-out and swap-in pages per second beside memcpy/lz4/zstd" },
+	{ "usemem", bench_usemem,
+	  "vm-scalability usemem: --procs N (4) fill data/N each, read back [--max-order N]" },
+	{ "bgsave", bench_bgsave,
+	  "Redis BGSAVE: parent serves random pages [--write-pct N (10)] while a\n"
+	  "             forked child reads all once [--nofork] [--max-order N]" },
+	{ "build", bench_build,
+	  "kernel build: --threads N (2) workers fork short-lived children of a parent\n"
+	  "             [--ops JOBS] [--max-order N]" },
+	{ "random", bench_random,
+	  "uniform random pages over [--multiple X (3)] x --memory [--write-pct N (20)]\n"
+	  "             [--ops N] [--max-order N]\n"
+	  "             mm workloads: options in [] go after '--'; defaults --memory 128M,\n"
+	  "             --swap zram:1G, 1 run" },
 };
 
 static int parse_size(const char *s, uint64_t *out)

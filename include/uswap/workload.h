@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workloads over the mm layer: the shapes of the swap-table series' tests
+ * (seed 010) run against emulated address spaces.
+ *
+ *   usemem  N processes fill their own region and read it back
+ *           (vm-scalability usemem);
+ *   bgsave  a "redis" parent serving random page reads/writes forks a
+ *           child that reads the whole dataset once (Redis BGSAVE);
+ *   build   a "make" parent whose workers fork short-lived children that
+ *           touch inherited and private pages, then exit (kernel build);
+ *   random  uniform random reads/writes over a working set larger than
+ *           the budget.
+ *
+ * Each run creates its own budget (uswap_mem_create) and swaps on its own
+ * devices (uswap_swapon_spec, in the order given), and tears both down.
+ * Devices are global to the process: run one workload at a time, with no
+ * other device swapped on, or its pages may land there too.
+ *
+ * Every page a workload writes carries its identity and a checksum:
+ *   bytes 0..7     page id (unique within the run)
+ *   bytes 8..15    version (1 for the first write, +1 per rewrite)
+ *   bytes 16..4087 a pattern derived from (id, version), half-compressible
+ *   bytes 4088..   a 64-bit hash of bytes 0..4087
+ * and every access checks the page against the version the workload last
+ * wrote there (or zeros for a page never written); a mismatch counts one
+ * bad page. A correct swap subsystem gives bad_pages == 0. With the
+ * environment variable USWAP_WL_DEBUG set, the first ten mismatches are
+ * printed to stderr (address space, address, wanted and found id/version).
+ */
+#ifndef USWAP_WORKLOAD_H
+#define USWAP_WORKLOAD_H
+
+#include <uswap/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define USWAP_WL_MAX_SPECS	8
+#define USWAP_WL_MAX_FIGURES	16
+
+/*
+ * Progress report: @phase names what runs ("fill", "serve", ...), @frac
+ * is the fraction of the whole run done (0..1). Called from the
+ * workload's main thread, at most every few milliseconds.
+ */
+typedef void (*uswap_workload_progress_fn)(void *arg, const char *phase, double frac);
+
+struct uswap_workload_config {
+	uint64_t budget_bytes;		/* memory budget (>= 1 MiB) */
+	uint64_t data_bytes;		/* data set: total over all processes */
+	/* device specs: "zram:SIZE[:alg]" or "file:PATH", each optionally
+	 * followed by ",prio=N"; equal priority (0) when none is given */
+	const char *specs[USWAP_WL_MAX_SPECS];
+	unsigned int nr_specs;
+	unsigned int threads;		/* worker threads (0: workload default) */
+	unsigned int procs;		/* address spaces (0: workload default) */
+	uint64_t seed;
+	double seconds;			/* duration of a timed phase (0: default) */
+	uint64_t ops;			/* operations of a counted phase (0: by time) */
+	unsigned int max_order;		/* largest anon folio order (0..9) */
+	unsigned int write_pct;		/* bgsave, random: % of operations that write */
+	bool nofork;			/* bgsave: no child; measure the parent alone */
+	uswap_workload_progress_fn progress;	/* may be NULL */
+	void *progress_arg;
+};
+
+struct uswap_workload_figure {
+	const char *name;		/* static string, e.g. "throughput_mb_per_s" */
+	double value;
+};
+
+struct uswap_workload_result {
+	const char *workload;		/* static string */
+	uint64_t bad_pages;		/* pages that did not read back as written */
+	uint64_t access_errors;		/* reads/writes that failed (-ENOMEM, -EIO) */
+	uint64_t swapins, swapouts;	/* pages, uswap_mem_stats over the run */
+	uint64_t major_faults;
+	uint64_t leaked_slots;		/* slots in use after the last exit */
+	double elapsed;			/* seconds, setup to teardown */
+	unsigned int nr_figures;
+	struct uswap_workload_figure figures[USWAP_WL_MAX_FIGURES];
+	char err[256];			/* why the run failed, when it did */
+};
+
+/**
+ * uswap_workload_usemem() / _bgsave() / _build() / _random() - run one
+ * workload with @cfg and fill @res.
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: 0 (check res->bad_pages: the run completed, and every page was
+ * checked); -EINVAL (bad config, bad spec: reason in res->err); -ENOMEM;
+ * -EBUSY (a device still had slots in use after every process exited and
+ * a reclaim pass: a leak, res->leaked_slots); -EIO (accesses failed:
+ * res->access_errors); or a swapon error.
+ */
+USWAP_API int uswap_workload_usemem(const struct uswap_workload_config *cfg,
+				    struct uswap_workload_result *res);
+USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
+				    struct uswap_workload_result *res);
+USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
+				   struct uswap_workload_result *res);
+USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
+				    struct uswap_workload_result *res);
+
+/**
+ * uswap_workload_run() - run the workload called @name.
+ * Return: as the workload; -ENOENT for an unknown name.
+ */
+USWAP_API int uswap_workload_run(const char *name, const struct uswap_workload_config *cfg,
+				 struct uswap_workload_result *res);
+
+/**
+ * uswap_workload_figure() - the figure called @name in @res, or @dflt.
+ */
+USWAP_API double uswap_workload_figure(const struct uswap_workload_result *res,
+				       const char *name, double dflt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

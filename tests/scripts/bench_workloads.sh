@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The mm workloads of uswap bench (usemem, bgsave, build, random), each run
+# briefly on zram with --json: every page read back as written
+# (bad_pages 0), no failed access, no leaked slot, real swapping (swapouts
+# and swapins > 0), and the JSON keys the docs promise.
+# Usage: bash bench_workloads.sh /path/to/uswap
+set -uo pipefail
+
+USWAP=${1:?usage: bench_workloads.sh /path/to/uswap}
+if ! command -v python3 >/dev/null 2>&1; then
+	echo "SKIP: python3 not found (needed to parse the JSON)"
+	exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+seed=${USWAP_TEST_SEED:-12345}
+
+# run NAME KEYS... -- ARGS...: one workload, its JSON checked (workload
+# options follow a second --).
+run() {
+	local name=$1 keys=() out=$tmp/$1.json err=$tmp/$1.err rc
+	shift
+	while [ "$1" != "--" ]; do keys+=("$1"); shift; done
+	shift
+	timeout 60 "$USWAP" bench --workload "$name" --swap zram:256M --memory 32M \
+		--seed "$seed" --json "$@" >"$out" 2>"$err"
+	rc=$?
+	if ! python3 - "$name" "$rc" "$out" "${keys[@]}" <<'EOF'
+import json, sys
+name, rc, path, keys = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+try:
+    with open(path) as f:
+        d = json.load(f)
+except Exception as e:
+    print(f"FAIL: {name}: no JSON object ({e}), exit {rc}")
+    sys.exit(1)
+bad = []
+common = ["workload", "design", "bad_pages", "swapins", "swapouts", "major_faults",
+          "access_errors", "leaked_slots", "elapsed_s"]
+for k in common + keys:
+    if k not in d:
+        bad.append(f"key '{k}' missing")
+if d.get("workload") != name:
+    bad.append(f"workload is {d.get('workload')!r}")
+if d.get("design") != "table":
+    bad.append(f"design is {d.get('design')!r}")
+if d.get("bad_pages", 1) != 0:
+    bad.append(f"bad_pages = {d.get('bad_pages')}")
+for k in ("access_errors", "leaked_slots"):
+    if d.get(k, 1) != 0:
+        bad.append(f"{k} = {d.get(k)}")
+for k in ("swapouts", "swapins"):
+    if not d.get(k, 0) > 0:
+        bad.append(f"{k} = {d.get(k)} (no swapping)")
+for k in keys:
+    if k in d and not isinstance(d[k], (int, float)):
+        bad.append(f"{k} is not a number")
+if rc != 0:
+    bad.append(f"exit status {rc}")
+if bad:
+    print(f"FAIL: {name} (seed {d.get('seed')}): " + "; ".join(bad))
+    sys.exit(1)
+print(f"ok: {name}: swapouts {d['swapouts']} swapins {d['swapins']} " +
+      " ".join(f"{k} {d[k]:.6g}" for k in keys))
+EOF
+	then
+		fails=$((fails + 1))
+		sed 's/^/    /' "$err" | head -20
+	fi
+}
+
+run usemem throughput_mb_per_s proc_mb_per_s_median -- --procs 2
+run bgsave parent_ops_per_s child_mb_per_s parent_ops_per_s_before fork_ms -- --seconds 0.3
+run bgsave parent_ops_per_s child_mb_per_s parent_ops_per_s_before -- --seconds 0.3 -- --nofork
+run build jobs_per_s forks exits -- --seconds 1 --threads 2
+run random ops_per_s major_faults_per_op -- --seconds 0.5 -- --write-pct 30
+run random ops_per_s major_faults_per_op -- --threads 2 -- --ops 20000 --max-order 4
+
+# Two runs: medians with min/max.
+out=$tmp/runs.json
+if "$USWAP" bench --workload usemem --swap zram:256M --memory 16M --seed "$seed" \
+	--runs 2 --json >"$out" 2>"$tmp/runs.err" &&
+   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["runs"] == 2 and "throughput_mb_per_s_min" in d and "throughput_mb_per_s_max" in d else 1)' "$out"; then
+	echo "ok: usemem --runs 2 reports min/max"
+else
+	echo "FAIL: usemem --runs 2"; cat "$out" "$tmp/runs.err"
+	fails=$((fails + 1))
+fi
+
+# A bad option and a bad spec are refused with a reason, not run.
+if "$USWAP" bench --workload random --json --swap zram:xx >/dev/null 2>"$tmp/e1"; then
+	echo "FAIL: a bad spec was accepted"; fails=$((fails + 1))
+elif ! grep -q "zram" "$tmp/e1"; then
+	echo "FAIL: no reason for a bad spec"; cat "$tmp/e1"; fails=$((fails + 1))
+fi
+if "$USWAP" bench --workload random --json -- --bogus 1 >/dev/null 2>"$tmp/e2"; then
+	echo "FAIL: an unknown workload option was accepted"; fails=$((fails + 1))
+fi
+
+if [ "$fails" -ne 0 ]; then
+	echo "$fails check(s) failed"
+	exit 1
+fi
+echo "all bench workload checks passed"
