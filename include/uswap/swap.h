@@ -244,7 +244,7 @@ USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow);
  * size or smaller and inside old's range at its swap entry @entry.
  * Return: 0, -EINVAL.
  */
-USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new,
+USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *nfolio,
 				       swp_entry_t entry);
 
 /**

@@ -75,6 +75,16 @@ void mem_wake_kswapd(struct uswap_mem *mem)
 }
 
 /**
+ * mem_swapin_prepare() - swap-in allocates its folios in the swap layer,
+ * from the pool directly: keep background reclaim informed first.
+ */
+void mem_swapin_prepare(struct uswap_mem *mem)
+{
+	if (mem_below(mem, mem->wmark_low))
+		mem_wake_kswapd(mem);
+}
+
+/**
  * mem_alloc_folio() - a folio of @order from the budget, reclaiming
  * directly when none is free. Context: may sleep; no mm locks held except
  * mmap_lock for read. Return: the folio (refcount 1), or NULL when

@@ -143,6 +143,7 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
 	for (;;) {
+		mem_swapin_prepare(mem);
 		err = uswap_swapin(entry, mem->pool, orders, &folio, &info);
 		if (err != -ENOMEM || ++tries > 16)
 			break;

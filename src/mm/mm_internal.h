@@ -125,6 +125,7 @@ struct folio *page_folio_pfn(uint64_t pfn);
 /* ---- mem.c ---- */
 struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order);
 void mem_wake_kswapd(struct uswap_mem *mem);
+void mem_swapin_prepare(struct uswap_mem *mem);
 
 /* ---- lru.c ---- */
 void lru_add(struct uswap_mem *mem, struct folio *folio, bool active);

@@ -103,6 +103,7 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	int err, tries = 0;
 
 	for (;;) {
+		mem_swapin_prepare(mem);
 		err = uswap_swapin(entry, mem->pool, 1, &folio, &info);
 		if (err != -ENOMEM || ++tries > 16 || (!shrink_memory(mem, 64, true) && tries > 4))
 			break;
