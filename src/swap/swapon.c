@@ -19,6 +19,7 @@
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
 #include "swap/swap_io.h"
+#include "swap/swapon.h"
 
 static int swap_discard_slots(struct swap_info_struct *si, uint64_t offset, uint64_t nr)
 {
@@ -88,6 +89,26 @@ out:
 	free(page);
 	free(h);
 	return ret;
+}
+
+/**
+ * uswap_swapon_backend() - swap on an area held by a backend the caller
+ * built (tests: a fault-injection wrapper around zram or a file).
+ * @be: the backend; slot 0 must already hold a swap header (nothing is
+ *      written here)
+ * @flags: SWAP_FLAG_* / USWAP_FLAG_*; USWAP_FLAG_SYNCHRONOUS is added when
+ *         @be->synchronous
+ * @err: receives the reason of a failure (may be NULL when @errlen is 0)
+ *
+ * Context: may sleep. Return: the device type (>= 0), owning @be from
+ * then on; or as uswap_swapon() (-EINVAL bad header, -EPERM, -ENOMEM,
+ * the header read's error), and then @be is still the caller's.
+ */
+int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t errlen)
+{
+	if (!be)
+		return -EINVAL;
+	return swapon_backend(be, NULL, flags, err, errlen);
 }
 
 static bool swap_path_in_use(const char *path)
