@@ -61,6 +61,7 @@ static inline struct folio *swaptest_folio(struct swaptest *t, unsigned int orde
 	struct folio *f = uswap_folio_alloc(t->pool, order);
 
 	assert_non_null(f);
+	folio_mark_uptodate(f);	/* folio_alloc_swap wants data worth keeping */
 	if (lock)
 		folio_lock(f);
 	return f;

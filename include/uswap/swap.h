@@ -128,9 +128,10 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
 /**
  * folio_alloc_swap() - give a locked folio slots on swap and put it in the
  * swap cache: 2^order slots aligned to the order, in one cluster, counts 0.
- * Context: folio locked, not in the swap cache; may take device and
- * cluster locks. Return: 0, -EINVAL (folio not locked / already cached /
- * bad order), -ENOMEM (no slots; nothing allocated).
+ * Context: folio locked and uptodate, not in the swap cache; may take
+ * device and cluster locks. Return: 0, -EINVAL (folio not locked, not
+ * uptodate, already cached, bad order), -ENOMEM (no slots; nothing
+ * allocated).
  */
 USWAP_API int folio_alloc_swap(struct folio *folio);
 
@@ -261,8 +262,9 @@ struct uswap_swapin_info {
 	uint64_t shadow;	/* the slot's workingset shadow (0 if none) */
 	bool major;		/* a read was issued (not a cache hit) */
 	unsigned int ra_pages;	/* readahead folios added with it */
-	/* in: if set, receives the readahead folios, each with a reference
-	 * the caller must drop (an mm puts them on its LRU first) */
+	/* in (zero-initialize the struct): if set, an array of
+	 * USWAP_SWAPIN_RA_MAX that receives the readahead folios, each with
+	 * a reference the caller must drop (an mm puts them on its LRU first) */
 	struct folio **ra_folios;
 };
 

@@ -44,6 +44,15 @@
 #include <liburing.h>
 
 #include "io/backend.h"
+#if defined(USWAP_TSAN)
+#include <sanitizer/tsan_interface.h>
+/* The kernel orders a request's SQE before its CQE; tell TSan. */
+#define uswap_tsan_release(p) __tsan_release(p)
+#define uswap_tsan_acquire(p) __tsan_acquire(p)
+#else
+#define uswap_tsan_release(p) do { } while (0)
+#define uswap_tsan_acquire(p) do { } while (0)
+#endif
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -162,8 +171,10 @@ static void __file_flush_sq(struct file_backend *f)
 static void file_resubmit(struct file_backend *f, struct swap_io_req *list)
 {
 	uswap_mutex_lock(&f->sq_lock);
-	for (; list; list = list->bk_next)
+	for (; list; list = list->bk_next) {
 		__file_prep(f, list);	/* already counted in inflight */
+		uswap_tsan_release(list);
+	}
 	__file_flush_sq(f);
 	uswap_mutex_unlock(&f->sq_lock);
 }
@@ -227,6 +238,7 @@ static int file_reap(struct swap_backend *be, unsigned int min_complete)
 			USWAP_BUG_ON(ret < 0);
 			atomic_load_explicit(&f->handoff, memory_order_acquire);
 			r = io_uring_cqe_get_data(cqe);
+			uswap_tsan_acquire(r);
 			res = cqe->res;
 			io_uring_cqe_seen(&f->ring, cqe);
 			if (file_cqe_done(f, r, res, &retry))
@@ -275,6 +287,7 @@ static int file_submit(struct swap_backend *be, struct swap_io_req *reqs,
 		reqs[i].bk_next = NULL;
 		atomic_fetch_add_explicit(&f->inflight, 1, memory_order_relaxed);
 		__file_prep(f, &reqs[i]);
+		uswap_tsan_release(&reqs[i]);
 	}
 	__file_flush_sq(f);
 	uswap_mutex_unlock(&f->sq_lock);

@@ -97,8 +97,8 @@ bool workingset_test_recent(struct uswap_workingset *ws, uint64_t shadow,
 	if (memcg != ws->memcg_id)
 		return false;
 	now = atomic_load_explicit(&ws->nonresident_age, memory_order_relaxed);
-	/* Both sides in buckets; the difference wraps within the field. */
-	distance = ((now >> ws->bucket_order) - (eviction >> ws->bucket_order)) &
-		   WS_EVICTION_MASK_ANON;
-	return (distance << ws->bucket_order) <= workingset_size;
+	/* As the kernel: the unpacked eviction is back in pages (its bucket
+	 * bits zero) and the difference is taken within the field's mask. */
+	distance = (now - eviction) & WS_EVICTION_MASK_ANON;
+	return distance <= workingset_size;
 }

@@ -108,7 +108,7 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 {
 	if (!be)
 		return -EINVAL;
-	return swapon_backend(be, NULL, flags, err, errlen);
+	return swapon_backend(be, NULL, flags, NULL, NULL, err, errlen);
 }
 
 static bool swap_path_in_use(const char *path)

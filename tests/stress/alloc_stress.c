@@ -85,6 +85,7 @@ static void step(struct worker *w)
 
 		if (!f)
 			return;
+		folio_mark_uptodate(f);
 		folio_lock(f);
 		err = folio_alloc_swap(f);
 		if (err) {

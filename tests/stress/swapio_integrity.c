@@ -447,7 +447,7 @@ static int finish_folio(struct dev *d, struct folio *f, const char *what)
 static int swap_in(struct dev *d, swp_entry_t e, unsigned long orders, struct in_stats *st,
 		   struct uswap_swapin_info *infop)
 {
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	struct folio *f;
 	uint64_t head;
 	unsigned int order;
@@ -606,7 +606,7 @@ static int race_one(struct race *r, unsigned int id)
 {
 	struct dev *d = r->d;
 	swp_entry_t e = r->entry[id];
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	struct folio *f = NULL;
 	uint64_t head;
 	unsigned long i;
@@ -765,7 +765,7 @@ static int race_case(const char *name, bool file, uint64_t rounds)
 /* Swap in @e expecting -EIO from the lock; the slot keeps its count. */
 static int swap_in_eio(struct dev *d, swp_entry_t e, unsigned long orders)
 {
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	struct folio *f;
 	long before = swp_swapcount(e);
 	unsigned long i, nr;
@@ -834,7 +834,7 @@ static int fault_write_round(struct dev *d, uint64_t *rng)
 	unsigned int n = 3 + (unsigned int)test_rand_below(rng, 6), v, i;
 	bool by_offset = test_rand(rng) & 1, rewrite = test_rand(rng) & 1;
 	struct in_stats st = { .min_order = 99 };
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	struct io_snap a, b;
 	uint64_t pages = 0, vpages;
 	unsigned long p;
@@ -910,7 +910,7 @@ static int fault_read_round(struct dev *d, uint64_t *rng)
 	unsigned int n = 3 + (unsigned int)test_rand_below(rng, 6), v, i;
 	bool direct = test_rand(rng) & 1;
 	struct in_stats st = { .min_order = 99 };
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	struct io_snap a, b;
 	uint64_t pages = 0, eio = 0;
 
@@ -1009,7 +1009,7 @@ static int readahead_case(void)
 {
 	static uint64_t offs[RA_PAGES];
 	struct in_stats st = { .min_order = 99 };
-	struct uswap_swapin_info info;
+	struct uswap_swapin_info info = { 0 };
 	unsigned int i, last_ra = 0, max_ra = 0, nr_random = 0;
 	uint64_t start = 0, run = 0, rng = g_seed ^ 0x4a;
 	const unsigned int want_shrink[] = { 3, 1, 0, 0, 0, 0 };

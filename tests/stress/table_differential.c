@@ -459,6 +459,7 @@ static void op_alloc(void)
 	snprintf(op_desc, sizeof(op_desc), "order %u", order);
 	if (!f)
 		return;
+	folio_mark_uptodate(f);
 	folio_lock(f);
 	err = folio_alloc_swap(f);
 	if (err == -ENOMEM) {
