@@ -152,6 +152,8 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	}
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;	/* the PTE changed, or a racing swap-in: look again */
+	if (err == -ENODEV && pte_get(vma, pgno) != orig)
+		return 0;	/* swapoff brought the page in meanwhile */
 	if (err)
 		return err;
 	for (j = 0; j < info.ra_pages; j++) {

@@ -110,6 +110,13 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	}
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;
+	if (err == -ENODEV) {
+		/* Swapoff may have brought the page in meanwhile. */
+		pthread_mutex_lock(&shm->lock);
+		err = shm->slots[idx] == v ? -ENODEV : 0;
+		pthread_mutex_unlock(&shm->lock);
+		return err;
+	}
 	if (err)
 		return err;
 	for (j = 0; j < info.ra_pages; j++) {
