@@ -11,5 +11,6 @@
 #include <uswap/folio.h>
 #include <uswap/swap.h>
 #include <uswap/mm.h>
+#include <uswap/legacy.h>
 
 #endif

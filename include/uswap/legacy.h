@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The old slot design (the kernel before the swap table phases, ~6.18)
+ * behind the same API: a byte per slot (swap_map) with SWAP_HAS_CACHE as a
+ * bit lock, counts above 62 in continuation pages, and the swap-cache
+ * bypass for synchronous devices when a slot's count is 1. It exists so
+ * that one workload can run through both designs in one process.
+ *
+ * On a legacy device uswap_swap_tb_peek() returns the slot's swap_map byte
+ * in *tb (0 free, 1..0x3e count, 0x3f bad, | 0x40 SWAP_HAS_CACHE,
+ * | 0x80 COUNT_CONTINUED) and the exact count in *count.
+ */
+#ifndef USWAP_LEGACY_H
+#define USWAP_LEGACY_H
+
+#include <uswap/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * uswap_swapon_spec_design() - uswap_swapon_spec() with a slot design:
+ * @design "table" (the swap table, as uswap_swapon_spec()) or "legacy".
+ * Return: the device type (>= 0); -EINVAL (unknown design or bad spec,
+ * with the reason in @err), and the errors of uswap_swapon_spec().
+ */
+USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *design,
+				       char *err, size_t errlen);
+
+/**
+ * uswap_swapon_mem_design() - uswap_swapon_mem() with a slot design
+ * ("table" or "legacy"): an in-memory device without a backend (no I/O).
+ * Return: as uswap_swapon_mem(); -EINVAL for an unknown design.
+ */
+USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design);
+
+/* Figures of a legacy device. */
+struct uswap_legacy_stat {
+	uint64_t map_bytes;		/* the swap_map: one byte per slot (static) */
+	uint64_t nr_cont_pages;		/* continuation pages allocated (freed at swapoff) */
+	uint64_t cont_bytes;		/* continuation pages + their list heads (dynamic) */
+	uint64_t bypass_swapins;	/* swap-ins that bypassed the swap cache */
+	uint64_t bypass_retries;	/* bypass reads that found SWAP_HAS_CACHE taken */
+	uint64_t cache_retries;		/* cache reads that waited for a racing reader */
+};
+
+/**
+ * uswap_legacy_stat() - the legacy figures of device @type.
+ * Return: 0; -ENODEV (no such device); -EINVAL (@type out of range, or the
+ * device does not use the legacy design).
+ */
+USWAP_API int uswap_legacy_stat(unsigned int type, struct uswap_legacy_stat *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The legacy design's vtable, its per-device setup and teardown, its
+ * figures, and the public swapon entry points that choose a design.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uswap/legacy.h>
+#include "legacy/legacy.h"
+
+/*
+ * design_setup: the swap_map, with SWAP_MAP_BAD for every slot the generic
+ * setup marked SWP_TB_BAD (header, bad pages). Runs before publication.
+ * Return: 0, -ENOMEM (nothing left allocated).
+ */
+static int legacy_setup(struct swap_info_struct *si)
+{
+	struct legacy_info *li = calloc(1, sizeof(*li));
+	unsigned long c;
+	unsigned int i;
+
+	if (!li)
+		return -ENOMEM;
+	li->swap_map = calloc(si->max, 1);
+	if (!li->swap_map) {
+		free(li);
+		return -ENOMEM;
+	}
+	li->nr_map_pages = (si->max + LEGACY_MAP_PAGE - 1) / LEGACY_MAP_PAGE;
+	uswap_spin_init(&li->cont_lock);
+	si->design_priv = li;
+	for (c = 0; c < si->nr_clusters; c++) {
+		struct swap_cluster_info *ci = &si->cluster_info[c];
+
+		uswap_spin_lock(&ci->lock);
+		for (i = 0; i < SWAPFILE_CLUSTER && c * SWAPFILE_CLUSTER + i < si->max; i++)
+			if (swp_tb_is_bad(__swap_table_get(ci, i)))
+				legacy_map_set(si, c * SWAPFILE_CLUSTER + i, SWAP_MAP_BAD);
+		if (USWAP_DEBUG_WALKS)
+			legacy_check_cluster(si, ci);
+		swap_cluster_unlock(ci);
+	}
+	return 0;
+}
+
+/* Swapoff: every slot is free or bad again; free the map and pages. */
+static void legacy_teardown(struct swap_info_struct *si)
+{
+	struct legacy_info *li = legacy_info(si);
+	unsigned int o;
+
+	for (o = 0; o < si->max; o++) {
+		unsigned char ent = legacy_map_get(si, o);
+
+		USWAP_BUG_ON(ent && ent != SWAP_MAP_BAD);
+	}
+	legacy_free_cont_pages(li);
+	uswap_spin_destroy(&li->cont_lock);
+	free(li->swap_map);
+	free(li);
+	si->design_priv = NULL;
+}
+
+static uint64_t legacy_cont_bytes(struct swap_info_struct *si)
+{
+	struct legacy_info *li = legacy_info(si);
+	uint64_t bytes = (uint64_t)atomic_load(&li->nr_cont_pages) * LEGACY_MAP_PAGE;
+
+	if (atomic_load(&li->has_cont_heads))
+		bytes += li->nr_map_pages * sizeof(*li->cont_heads);
+	return bytes;
+}
+
+static void legacy_stat_op(struct swap_info_struct *si, struct uswap_swap_stat *st)
+{
+	st->static_bytes += si->max;
+	st->dynamic_bytes += legacy_cont_bytes(si);
+}
+
+const struct swap_design_ops swap_legacy_ops = {
+	.name = "legacy",
+	.scan_range = legacy_scan_range,
+	.alloc_fill = legacy_alloc_fill,
+	.cache_only = legacy_cache_only,
+	.dup = legacy_dup,
+	.folio_put = legacy_folio_put,
+	.put_direct = legacy_put_direct,
+	.swapcount = legacy_swapcount,
+	.swapped = legacy_swapped,
+	.maybe_swapped = legacy_maybe_swapped,
+	.free_swap = legacy_free_swap,
+	.cache_add = legacy_cache_add,
+	.cache_del = legacy_cache_del,
+	.cache_get = legacy_cache_get,
+	.cache_shadow = legacy_cache_shadow,
+	.try_reclaim = legacy_try_reclaim,
+	.remove_mapping = legacy_remove_mapping,
+	.swapin = legacy_swapin,
+	.swapin_lock = legacy_swapin_lock,
+	.peek = legacy_peek,
+	.teardown = legacy_teardown,
+	.stat = legacy_stat_op,
+};
+
+/* "table" -> 0, "legacy" -> 1, else -EINVAL. */
+static int design_index(const char *design)
+{
+	if (!design || !strcmp(design, "table"))
+		return 0;
+	if (!strcmp(design, "legacy"))
+		return 1;
+	return -EINVAL;
+}
+
+/** uswap_swapon_spec_design() - see uswap/legacy.h. */
+USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *design,
+				       char *err, size_t errlen)
+{
+	int d = design_index(design);
+
+	if (d < 0) {
+		if (err && errlen)
+			snprintf(err, errlen, "unknown slot design '%s' (table or legacy)", design);
+		return -EINVAL;
+	}
+	if (!d)
+		return swapon_spec_design(spec, flags, NULL, NULL, err, errlen);
+	return swapon_spec_design(spec, flags, &swap_legacy_ops, legacy_setup, err, errlen);
+}
+
+/** uswap_swapon_mem_design() - see uswap/legacy.h. */
+USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design)
+{
+	struct swap_device_params p = {
+		.nr_pages = nr_pages,
+		.flags = flags,
+	};
+	char err[160] = "";
+	int d = design_index(design), ret;
+
+	if (d < 0)
+		return -EINVAL;
+	if (d) {
+		p.design = &swap_legacy_ops;
+		p.design_setup = legacy_setup;
+	}
+	ret = swap_device_create(&p, err, sizeof(err));
+	if (ret < 0 && err[0])
+		uswap_warn("swapon: %s", err);
+	return ret;
+}
+
+/** uswap_legacy_stat() - see uswap/legacy.h. Context: lockless snapshot. */
+USWAP_API int uswap_legacy_stat(unsigned int type, struct uswap_legacy_stat *st)
+{
+	struct swap_info_struct *si;
+	struct legacy_info *li;
+	int err;
+
+	if (type >= MAX_SWAPFILES || !st)
+		return -EINVAL;
+	err = swap_entry_pin(swp_entry(type, 0), &si);
+	if (err)
+		return err;
+	if (si->design != &swap_legacy_ops) {
+		put_swap_device(si);
+		return -EINVAL;
+	}
+	li = legacy_info(si);
+	memset(st, 0, sizeof(*st));
+	st->map_bytes = si->max;
+	st->nr_cont_pages = (uint64_t)atomic_load(&li->nr_cont_pages);
+	st->cont_bytes = legacy_cont_bytes(si);
+	st->bypass_swapins = atomic_load(&li->bypass_swapins);
+	st->bypass_retries = atomic_load(&li->bypass_retries);
+	st->cache_retries = atomic_load(&li->cache_retries);
+	put_swap_device(si);
+	return 0;
+}

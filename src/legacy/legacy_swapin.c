@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Swap-in in the old design (do_swap_page before swap table phase II):
+ *
+ *  - a cache hit returns the cached folio;
+ *  - on a SWP_SYNCHRONOUS_IO device, a slot with count 1 is read around
+ *    the swap cache (the bypass): the reader takes SWAP_HAS_CACHE as a bit
+ *    lock, reads into a private folio and, once the page is mapped, clears
+ *    the bit (folio_free_swap -> swapcache_clear). A racing reader that
+ *    finds the bit taken sleeps a jiffy and makes the fault retry;
+ *  - otherwise the folio goes through the swap cache with readahead, on
+ *    every device: __read_swap_cache_async takes SWAP_HAS_CACHE, then adds
+ *    the folio to the cache; a reader that finds the bit taken but no folio
+ *    in the cache (another reader between the two steps) waits a jiffy and
+ *    looks again.
+ */
+#include <sched.h>
+#include <unistd.h>
+
+#include "io/backend.h"
+#include "legacy/legacy.h"
+#include "swap/swap_io.h"
+
+#define LEGACY_RA_ORDER_MAX	3	/* vm.page-cluster: windows up to 8 pages */
+#define LEGACY_JIFFY_US		1000	/* schedule_timeout_uninterruptible(1) at HZ=1000 */
+
+/*
+ * The readahead window for a fault at @offset, computed as the kernel's
+ * swapin_nr_pages(): hits + 2 pages, 1 without hits unless the fault is
+ * next to the previous one, rounded up to a power of two, capped, and not
+ * below half the last window.
+ */
+static unsigned int legacy_swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
+{
+	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
+	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
+	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
+	unsigned int pages = hits + 2, max = 1U << LEGACY_RA_ORDER_MAX;
+
+	if (pages == 2) {
+		if (offset != prev + 1 && offset + 1 != prev)
+			pages = 1;
+	} else {
+		unsigned int p = 4;
+
+		while (p < pages)
+			p <<= 1;
+		pages = p;
+	}
+	if (pages > max)
+		pages = max;
+	if (pages < last / 2)
+		pages = last / 2;
+	atomic_store_explicit(&si->ra_win, pages, memory_order_relaxed);
+	return pages;
+}
+
+static void legacy_ra_hit(struct swap_info_struct *si, struct folio *folio)
+{
+	if (folio_test_clear_flag(folio, PG_readahead)) {
+		atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
+	}
+}
+
+/* The old alloc_swap_folio() rule for a large folio: every slot of the
+ * aligned range has count exactly 1 and no SWAP_HAS_CACHE. Lockless. */
+static bool legacy_range_exclusive(struct swap_info_struct *si, uint64_t start, unsigned int nr)
+{
+	unsigned int i;
+
+	if (start + nr > si->max || start % SWAPFILE_CLUSTER + nr > SWAPFILE_CLUSTER)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (legacy_map_get(si, start + i) != 1)
+			return false;
+	return true;
+}
+
+/*
+ * The bypass: read @entry (count 1, synchronous device) into a folio that
+ * never enters the swap cache. Return: 0 and *out (PG_swapbypass, holding
+ * SWAP_HAS_CACHE on its slots, read done); -EAGAIN (another reader holds
+ * the bit: we slept a jiffy, the fault retries); -ENOENT; -ENOMEM.
+ */
+static int legacy_swapin_bypass(struct swap_info_struct *si, swp_entry_t entry,
+				struct uswap_frame_pool *pool, unsigned long orders,
+				struct folio **out, struct uswap_swapin_info *info)
+{
+	struct legacy_info *li = legacy_info(si);
+	uint64_t offset = swp_offset(entry), start, shadow = 0, tb;
+	struct swap_cluster_info *ci;
+	struct folio *folio = NULL;
+	unsigned int order, nr;
+	int err;
+
+	for (order = SWAP_NR_ORDERS - 1; order > 0; order--) {
+		if (!(orders & (1UL << order)))
+			continue;
+		if (!legacy_range_exclusive(si, offset & ~((1ULL << order) - 1), 1U << order))
+			continue;
+		folio = uswap_folio_alloc(pool, order);
+		if (folio)
+			break;
+	}
+	if (!folio) {
+		order = 0;
+		folio = uswap_folio_alloc(pool, 0);
+		if (!folio)
+			return -ENOMEM;
+	}
+	nr = 1U << order;
+	start = offset & ~((uint64_t)nr - 1);
+	folio_lock(folio);
+	ci = swap_cluster_lock(si, start);
+	err = __legacy_swapcache_prepare(si, ci, start, nr);
+	if (!err) {
+		/* The shadow stays in the table until the slot is freed. */
+		tb = __swap_table_get(ci, (unsigned int)(offset % SWAPFILE_CLUSTER));
+		if (swp_tb_is_shadow(tb) && swp_tb_to_shadow(tb) != SWP_TB_SHADOW_MARK)
+			shadow = swp_tb_to_shadow(tb);
+	}
+	swap_cluster_unlock(ci);
+	if (err) {
+		folio_unlock(folio);
+		folio_put(folio);
+		if (err == -EEXIST) {
+			/*
+			 * Another fault is reading this slot (bypass or cache).
+			 * The old kernel slept a jiffy here to keep the retrying
+			 * fault from spinning, then let the fault retry.
+			 */
+			atomic_fetch_add_explicit(&li->bypass_retries, 1, memory_order_relaxed);
+			usleep(LEGACY_JIFFY_US);
+			return -EAGAIN;
+		}
+		return err;
+	}
+	/* For swap_read_folios() the folio names its slots like a cache
+	 * folio, but it is in no cache: PG_swapbypass, not PG_swapcache. */
+	folio->swap = swp_entry(si->type, start);
+	folio_set_flag(folio, PG_swapbacked);
+	folio_set_flag(folio, PG_swapbypass);
+	atomic_fetch_add_explicit(&li->bypass_swapins, 1, memory_order_relaxed);
+	if (info) {
+		info->major = true;
+		info->shadow = shadow;
+		info->ra_pages = 0;
+	}
+	swap_read_folios(si, &folio, 1);	/* unlocks when read */
+	*out = folio;
+	return 0;
+}
+
+/*
+ * __read_swap_cache_async(): the cached folio of @offset, or a new locked
+ * folio added to the cache for it (*new set). With @wait, a slot whose
+ * SWAP_HAS_CACHE is taken without a cached folio is waited for; without,
+ * -EEXIST is returned (readahead skips it).
+ * Return: the folio with a reference (a new one also has the cache's),
+ * or NULL with *errp: -ENOENT (count 0), -ENOMEM, -EEXIST, -EINVAL.
+ */
+static struct folio *legacy_read_swap_cache_async(struct swap_info_struct *si, uint64_t offset,
+						  struct uswap_frame_pool *pool, bool wait,
+						  bool *new, uint64_t *shadowp, int *errp)
+{
+	swp_entry_t entry = swp_entry(si->type, offset);
+	struct legacy_info *li = legacy_info(si);
+	struct swap_cluster_info *ci;
+	struct folio *folio;
+	int err;
+
+	*new = false;
+	for (;;) {
+		folio = legacy_cache_get(si, entry);
+		if (folio)
+			return folio;
+		/* Just skip read ahead for an unused swap slot. */
+		if (!legacy_swapped(si, offset)) {
+			*errp = -ENOENT;
+			return NULL;
+		}
+		folio = uswap_folio_alloc(pool, 0);
+		if (!folio) {
+			*errp = -ENOMEM;
+			return NULL;
+		}
+		folio_lock(folio);
+		ci = swap_cluster_lock(si, offset);
+		err = __legacy_swapcache_prepare(si, ci, offset, 1);
+		swap_cluster_unlock(ci);
+		if (!err)
+			break;
+		folio_unlock(folio);
+		folio_put(folio);
+		if (err != -EEXIST || !wait) {
+			*errp = err;
+			return NULL;
+		}
+		/*
+		 * SWAP_HAS_CACHE is set but no folio is cached: a reader
+		 * between swapcache_prepare and the cache add (below), a bypass
+		 * reader, or a delete between its two steps. Wait and retry.
+		 */
+		atomic_fetch_add_explicit(&li->cache_retries, 1, memory_order_relaxed);
+		usleep(LEGACY_JIFFY_US);
+	}
+	/*
+	 * The pin is ours; the kernel charged the memcg here, with no lock
+	 * held. Racing readers of this slot wait in the loop above until the
+	 * folio is in the cache.
+	 */
+	ci = swap_cluster_lock(si, offset);
+	__legacy_cache_add(si, ci, folio, entry, shadowp);
+	if (USWAP_DEBUG_WALKS)
+		legacy_check_cluster(si, ci);
+	swap_cluster_unlock(ci);
+	*new = true;
+	return folio;
+}
+
+/**
+ * legacy_swapin() - uswap_swapin() on a legacy device (see the file
+ * comment). Context: device pinned by the caller; may sleep.
+ * Return: 0 and *out; -EAGAIN (bypass race: retry the fault), -ENOENT,
+ * -ENOMEM, -EINVAL.
+ */
+int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_frame_pool *pool,
+		  unsigned long orders, struct folio **out, struct uswap_swapin_info *info)
+{
+	struct folio *batch[SWAP_READ_BATCH_MAX];
+	uint64_t offset = swp_offset(entry), start, shadow = 0;
+	unsigned int n = 0, win, i;
+	struct folio *folio;
+	bool new;
+	int err;
+
+	folio = legacy_cache_get(si, entry);
+	if (folio) {
+		legacy_ra_hit(si, folio);
+		*out = folio;
+		return 0;
+	}
+	if ((atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO) &&
+	    swap_count(legacy_map_get(si, offset)) == 1)
+		return legacy_swapin_bypass(si, entry, pool, orders, out, info);
+
+	win = legacy_swapin_nr_pages(si, offset);
+	start = offset & ~((uint64_t)win - 1);
+	folio = legacy_read_swap_cache_async(si, offset, pool, true, &new, &shadow, &err);
+	if (!folio)
+		return err;
+	if (!new) {
+		/* A racing reader cached it meanwhile. */
+		legacy_ra_hit(si, folio);
+		*out = folio;
+		return 0;
+	}
+	batch[n++] = folio;
+	for (i = 0; i < win && n < USWAP_SWAPIN_RA_MAX + 1; i++) {
+		uint64_t o = start + i;
+		struct folio *ra;
+		int rerr;
+
+		if (o == offset || !o || o >= si->max)
+			continue;
+		ra = legacy_read_swap_cache_async(si, o, pool, false, &new, NULL, &rerr);
+		if (!ra) {
+			if (rerr == -ENOMEM)
+				break;	/* no frame to spare: read what we have */
+			continue;	/* unused, bad, or being read by someone */
+		}
+		if (!new) {
+			folio_put(ra);	/* already cached */
+			continue;
+		}
+		folio_set_flag(ra, PG_readahead);
+		batch[n++] = ra;
+	}
+	atomic_fetch_add(&si->nr_ra_pages, n - 1);
+	if (info) {
+		info->major = true;
+		info->shadow = shadow;
+		info->ra_pages = n - 1;
+	}
+	/* Our reference outlives the I/O: take it before the read can end. */
+	folio_get(folio);
+	swap_read_folios(si, batch, n);
+	for (i = 1; i < n; i++) {
+		if (info && info->ra_folios)
+			info->ra_folios[i - 1] = batch[i];
+		else
+			folio_put(batch[i]);
+	}
+	folio_put(folio);	/* the allocation reference */
+	*out = folio;
+	return 0;
+}
+
+/**
+ * legacy_swapin_lock() - uswap_swapin_lock() on a legacy device. A bypass
+ * folio is ours alone: on a read error its SWAP_HAS_CACHE pins are
+ * cleared (the slots keep their counts). A cache folio is checked as in
+ * the table design. Return: 0 (locked), -EAGAIN, -EIO (unlocked).
+ */
+int legacy_swapin_lock(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry)
+{
+	folio_lock(folio);
+	if (!folio_matches_swap_entry(folio, entry)) {
+		folio_unlock(folio);
+		return -EAGAIN;
+	}
+	if (folio_test_uptodate(folio))
+		return 0;
+	if (folio_test_flag(folio, PG_swapbypass)) {
+		legacy_swapcache_clear(si, swp_offset(folio->swap), (unsigned int)folio_nr_pages(folio));
+		folio->swap.val = 0;
+		folio_clear_flag(folio, PG_swapbypass);
+	} else {
+		legacy_cache_del(si, folio, 0);
+	}
+	folio_unlock(folio);
+	return -EIO;
+}
