@@ -34,7 +34,7 @@ static void shrink_active_list(struct uswap_mem *mem, unsigned int nr)
 /* Free a folio nobody maps or caches any more: drop our (LRU) reference. */
 static bool folio_is_orphan(struct folio *f)
 {
-	return !folio_test_swapcache(f) && !folio_test_flag(f, PG_writeback) &&
+	return !folio_in_swap(f) && !folio_test_flag(f, PG_writeback) &&
 	       atomic_load(&f->mapcount) == 0 && !folio_is_shmem(f);
 }
 

@@ -239,7 +239,7 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 	}
 out:
 	relocate_cluster(si, ci);
-	if (USWAP_DEBUG_WALKS)
+	if (USWAP_DEBUG_WALKS && !si->design)
 		uswap_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
 	if (!(atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE)) {

@@ -88,6 +88,7 @@ static struct folio *cached(struct lt *t, unsigned int order, swp_entry_t *e)
 	struct folio *f = uswap_folio_alloc(t->pool, order);
 
 	assert_non_null(f);
+	folio_mark_uptodate(f);
 	folio_lock(f);
 	assert_int_equal(folio_alloc_swap(f), 0);
 	*e = folio_swap_entry(f);
