@@ -62,6 +62,7 @@ struct uswap_workload_config {
 	unsigned int max_order;		/* largest anon folio order (0..9) */
 	unsigned int write_pct;		/* bgsave, random: % of operations that write */
 	bool nofork;			/* bgsave: no child; measure the parent alone */
+	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */
 	uswap_workload_progress_fn progress;	/* may be NULL */
 	void *progress_arg;
 };

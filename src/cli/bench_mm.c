@@ -193,6 +193,68 @@ static void print_num(double v)
 		printf("%.6g", v);
 }
 
+/*
+ * --design both: the driver runs table and legacy interleaved; one run of
+ * a design is one workload run, its figures converted for the driver.
+ */
+static const struct mm_bench *both_bench;
+static struct uswap_workload_config both_cfg;
+
+static int mm_measure(const struct bench_opts *o, const char *design, struct bench_result *r)
+{
+	static unsigned int run;
+	struct uswap_workload_result res;
+	struct uswap_workload_config cfg = both_cfg;
+	unsigned int f;
+	int ret;
+
+	cfg.design = design;
+	cfg.seed = o->seed + run++ / 2;	/* both designs see the same seed in a pair */
+	ret = uswap_workload_run(both_bench->name, &cfg, &res);
+	if (ret && ret != -EIO) {
+		fprintf(stderr, "uswap bench %s (%s): %s\n", both_bench->name, design,
+			res.err[0] ? res.err : strerror(-ret));
+		return 1;
+	}
+	for (f = 0; f < res.nr_figures; f++)
+		bench_result_add(r, res.figures[f].name, res.figures[f].value);
+	bench_result_add(r, "swapins", (double)res.swapins);
+	bench_result_add(r, "swapouts", (double)res.swapouts);
+	bench_result_add(r, "major_faults", (double)res.major_faults);
+	bench_result_add(r, "elapsed_s", res.elapsed);
+	bench_result_add(r, "bad_pages", (double)res.bad_pages);
+	bench_result_add(r, "access_errors", (double)res.access_errors);
+	return 0;
+}
+
+static int mm_bench_both(const struct bench_opts *o, const struct mm_bench *b)
+{
+	double multiple = b->multiple;
+	unsigned int i;
+
+	memset(&both_cfg, 0, sizeof(both_cfg));
+	both_bench = b;
+	both_cfg.write_pct = b->write_pct;
+	if (parse_extra(o, b, &both_cfg, &multiple))
+		return 2;
+	both_cfg.budget_bytes = o->memory ? o->memory : b->memory;
+	both_cfg.data_bytes = o->size ? o->size :
+			      (uint64_t)((double)both_cfg.budget_bytes * multiple);
+	both_cfg.data_bytes &= ~(uint64_t)(USWAP_PAGE_SIZE - 1);
+	if (o->nr_swap) {
+		for (i = 0; i < o->nr_swap && i < USWAP_WL_MAX_SPECS; i++)
+			both_cfg.specs[i] = o->swap[i];
+		both_cfg.nr_specs = i;
+	} else {
+		both_cfg.specs[0] = "zram:1G";
+		both_cfg.nr_specs = 1;
+	}
+	both_cfg.threads = o->threads > 1 ? o->threads : b->threads;
+	both_cfg.procs = o->procs ? o->procs : b->procs;
+	both_cfg.seconds = o->seconds > 0 ? o->seconds : b->seconds;
+	return bench_drive(o, mm_measure);
+}
+
 static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 {
 	static struct uswap_workload_result res[MM_MAX_RUNS];
@@ -203,11 +265,9 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 	unsigned int runs = runs_given() ? o->runs : 1, r, i, f;
 	int ret, failed = 0;
 
-	if (strcmp(o->design, "table")) {
-		fprintf(stderr, "uswap bench %s: only --design table exists for the mm workloads\n",
-			b->name);
-		return 2;
-	}
+	if (!strcmp(o->design, "both"))
+		return mm_bench_both(o, b);
+	cfg.design = o->design;
 	if (runs > MM_MAX_RUNS) {
 		fprintf(stderr, "uswap bench %s: at most %d runs\n", b->name, MM_MAX_RUNS);
 		return 2;
@@ -269,8 +329,8 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 	if (o->json) {
 		printf("{\"workload\":");
 		json_str(b->name);
-		printf(",\"design\":\"table\",\"runs\":%u,\"memory\":%" PRIu64 ",\"size\":%" PRIu64
-		       ",\"seed\":%" PRIu64 ",\"swap\":[", runs, cfg.budget_bytes, cfg.data_bytes,
+		printf(",\"design\":\"%s\",\"runs\":%u,\"memory\":%" PRIu64 ",\"size\":%" PRIu64
+		       ",\"seed\":%" PRIu64 ",\"swap\":[", o->design, runs, cfg.budget_bytes, cfg.data_bytes,
 		       o->seed);
 		for (i = 0; i < cfg.nr_specs; i++) {
 			if (i)

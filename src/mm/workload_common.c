@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <uswap/legacy.h>
 #include "mm/workload_internal.h"
 
 double wl_now(void)
@@ -231,7 +232,8 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 			goto fail;
 		}
 		why[0] = 0;
-		ret = uswap_swapon_spec(spec, flags, why, sizeof(why));
+		ret = uswap_swapon_spec_design(spec, flags, cfg->design ? cfg->design : "table",
+					       why, sizeof(why));
 		if (ret < 0) {
 			snprintf(res->err, sizeof(res->err), "%s: swapon %.64s: %.150s", name, spec,
 				 why[0] ? why : strerror(-ret));
