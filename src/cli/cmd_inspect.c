@@ -11,6 +11,8 @@
 
 #include "cli/commands.h"
 #include "swap/swap_header.h"
+#include <uswap/legacy.h>
+#include <uswap/swap.h>
 #include "swap/swap_internal.h"
 #include "util/uuid.h"
 
@@ -26,8 +28,53 @@ struct inspect_result {
 	uint64_t max_slots;		/* valid only */
 	uint64_t clusters;		/* valid only */
 	uint64_t static_bytes;		/* valid only */
+	/* --design: measured on a real swapon of the file with that design */
+	const char *design;
+	bool measured;
+	uint64_t m_static, m_cluster_array, m_map, m_dynamic;
 	char err[256];
 };
+
+/*
+ * Swap the file on with @r->design, read what the device allocated, swap
+ * it off. The per-slot arrays the kernel keeps beside either design (the
+ * 2-byte cgroup id and the zero-page bit) are computed, not allocated.
+ */
+static int measure_design(struct inspect_result *r)
+{
+	struct uswap_legacy_stat ls;
+	struct uswap_swap_stat st;
+	char err[256] = "", spec[4200];
+	int type;
+
+	snprintf(spec, sizeof(spec), "file:%s", r->path);
+	type = uswap_swapon_spec_design(spec, 0, r->design, err, sizeof(err));
+	if (type < 0) {
+		snprintf(r->err, sizeof(r->err), "swapon with the %s design: %s", r->design,
+			 err[0] ? err : strerror(-type));
+		return type;
+	}
+	if (uswap_swap_stat((unsigned int)type, &st) == 0) {
+		r->m_static = st.static_bytes;
+		r->m_dynamic = st.dynamic_bytes;
+		r->m_cluster_array = uswap_swap_static_metadata_bytes(st.max);
+		r->m_map = !uswap_legacy_stat((unsigned int)type, &ls) ? ls.map_bytes : 0;
+		r->measured = true;
+	}
+	return uswap_swapoff_type((unsigned int)type);
+}
+
+static void print_metadata_json(FILE *out, const struct inspect_result *r)
+{
+	fprintf(out, "  \"design\": \"%s\",\n  \"metadata\": {\"static_bytes\": %llu, "
+		"\"cluster_array_bytes\": %llu, \"swap_map_bytes\": %llu, "
+		"\"dynamic_bytes\": %llu, \"kernel_also_per_slot\": {\"swap_cgroup_bytes\": %llu, "
+		"\"zeromap_bytes\": %llu}},\n", r->design,
+		(unsigned long long)r->m_static, (unsigned long long)r->m_cluster_array,
+		(unsigned long long)r->m_map, (unsigned long long)r->m_dynamic,
+		(unsigned long long)(2 * r->max_slots),
+		(unsigned long long)((r->max_slots + 7) / 8));
+}
 
 /* A JSON string: quotes, backslashes and bytes outside printable ASCII escaped. */
 static void json_string(FILE *out, const char *s)
@@ -90,6 +137,8 @@ static void print_json(FILE *out, const struct inspect_result *r)
 		json_string(out, r->h.label);
 		fprintf(out, ",\n  \"uuid\": \"%s\",\n", uuid);
 	}
+	if (r->measured)
+		print_metadata_json(out, r);
 	if (r->valid)
 		fprintf(out, "  \"usable_pages\": %llu,\n  \"clusters\": %llu,\n"
 			"  \"static_metadata_bytes\": %llu\n}\n",
@@ -130,6 +179,19 @@ static void print_text(FILE *out, const struct inspect_result *r)
 			(unsigned long long)r->clusters, SWAPFILE_CLUSTER);
 		fprintf(out, "  static metadata:  %llu bytes\n",
 			(unsigned long long)r->static_bytes);
+		if (r->measured) {
+			fprintf(out, "  %s design, measured on swapon:\n", r->design);
+			fprintf(out, "    static:         %llu bytes (cluster array %llu, swap_map %llu)\n",
+				(unsigned long long)r->m_static,
+				(unsigned long long)r->m_cluster_array,
+				(unsigned long long)r->m_map);
+			fprintf(out, "    dynamic:        %llu bytes (swap tables, extend tables, "
+				"continuation pages)\n", (unsigned long long)r->m_dynamic);
+			fprintf(out, "    kernel also:    %llu bytes swap_cgroup + %llu bytes zeromap "
+				"(per slot, in both designs)\n",
+				(unsigned long long)(2 * r->max_slots),
+				(unsigned long long)((r->max_slots + 7) / 8));
+		}
 		fputs("  verdict:          valid swap area\n", out);
 	} else {
 		fprintf(out, "  verdict:          invalid: %s\n", r->err);
@@ -151,11 +213,13 @@ static void warn_permissions(const char *path)
 static void inspect_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: uswap inspect [--json] FILE\n"
+		"usage: uswap inspect [--json] [--design table|legacy] FILE\n"
 		"\n"
 		"Read the swap header of FILE (a regular file or block device), check it\n"
 		"as swapon does, and show its fields, the usable pages, the clusters and\n"
 		"the static cluster metadata a device of that size needs.\n"
+		"With --design, swap FILE on with that slot design and report the\n"
+		"metadata the device really allocated, then swap it off.\n"
 		"Exit status 0 if the area is valid, 1 if not (the reason on stderr).\n");
 }
 
@@ -172,10 +236,12 @@ int cmd_inspect(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "design", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct inspect_result r;
+	const char *design = NULL;
 	bool json = false;
 	int c;
 
@@ -184,6 +250,13 @@ int cmd_inspect(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'd':
+			if (strcmp(optarg, "table") && strcmp(optarg, "legacy")) {
+				fprintf(stderr, PROG ": --design must be table or legacy\n");
+				return 1;
+			}
+			design = optarg;
 			break;
 		case 'h':
 			inspect_usage(stdout);
@@ -199,6 +272,7 @@ int cmd_inspect(int argc, char **argv)
 	}
 	memset(&r, 0, sizeof(r));
 	r.path = argv[optind];
+	r.design = design;
 
 	warn_permissions(r.path);
 	r.parsed = !uswap_swap_header_read_file(r.path, &r.h, &r.file_pages,
@@ -209,6 +283,8 @@ int cmd_inspect(int argc, char **argv)
 	if (r.valid) {
 		r.clusters = (r.max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
 		r.static_bytes = uswap_swap_static_metadata_bytes(r.max_slots);
+		if (design && measure_design(&r))
+			r.valid = false;
 	}
 
 	if (json)
