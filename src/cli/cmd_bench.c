@@ -86,7 +86,8 @@ int cmd_bench(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bench_opts o = { .workload = "swapio", .design = "table", .threads = 1,
+	/* The main job by default: the BGSAVE shape on both designs. */
+	struct bench_opts o = { .workload = "bgsave", .design = "both", .threads = 1,
 				.runs = 5 };
 	size_t i;
 	int c;
