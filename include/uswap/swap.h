@@ -120,6 +120,9 @@ struct uswap_swap_stat {
 	uint64_t dynamic_bytes;		/* swap + extend tables now */
 	int prio;
 	unsigned int flags;		/* SWP_* */
+	uint64_t reads, writes;		/* I/O requests completed */
+	uint64_t read_errors, write_errors;
+	uint64_t ra_pages, ra_hits;	/* readahead folios added / later used */
 };
 USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
 

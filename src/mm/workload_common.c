@@ -260,6 +260,31 @@ int wl_teardown(struct wl_env *env, int ret)
 	int err;
 
 	uswap_mem_get_stats(env->mem, &st);
+	/* The mechanisms behind the figures: readahead, cache hits, and the
+	 * old design's bypass and its wait-and-retry loops. */
+	{
+		uint64_t ra = 0, hits = 0, byp = 0, bretry = 0, cretry = 0;
+
+		for (i = 0; i < env->nr_types; i++) {
+			struct uswap_swap_stat ss;
+			struct uswap_legacy_stat ls;
+
+			if (!uswap_swap_stat((unsigned int)env->types[i], &ss)) {
+				ra += ss.ra_pages;
+				hits += ss.ra_hits;
+			}
+			if (!uswap_legacy_stat((unsigned int)env->types[i], &ls)) {
+				byp += ls.bypass_swapins;
+				bretry += ls.bypass_retries;
+				cretry += ls.cache_retries;
+			}
+		}
+		wl_figure(env, "readahead_pages", (double)ra);
+		wl_figure(env, "readahead_wasted", (double)(ra > hits ? ra - hits : 0));
+		wl_figure(env, "swapin_cache_hits", (double)st.swapin_cache_hits);
+		wl_figure(env, "bypass_swapins", (double)byp);
+		wl_figure(env, "has_cache_retries", (double)(bretry + cretry));
+	}
 	res->swapins = st.swapins;
 	res->swapouts = st.swapouts;
 	res->major_faults = st.major_faults;

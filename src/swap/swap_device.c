@@ -295,6 +295,16 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 						 : DEF_SWAP_PRIO;
 	atomic_store(&si->inuse_pages, 0);
 	memset(si->global_next, 0, sizeof(si->global_next));
+	/* The struct is reused across swapons: counters start afresh. */
+	atomic_store(&si->ra_win, 0);
+	atomic_store(&si->ra_hits, 0);
+	atomic_store(&si->ra_last, 0);
+	atomic_store(&si->nr_reads, 0);
+	atomic_store(&si->nr_writes, 0);
+	atomic_store(&si->nr_read_errors, 0);
+	atomic_store(&si->nr_write_errors, 0);
+	atomic_store(&si->nr_ra_pages, 0);
+	atomic_store(&si->nr_ra_hits, 0);
 	ret = setup_swap_clusters_info(si, p, err, errlen);
 	if (ret) {
 		swap_free_clusters_info(si);
@@ -538,6 +548,12 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 			    st->nr_extend_tables * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int);
 	st->prio = si->prio;
 	st->flags = atomic_load(&si->flags);
+	st->reads = atomic_load(&si->nr_reads);
+	st->writes = atomic_load(&si->nr_writes);
+	st->read_errors = atomic_load(&si->nr_read_errors);
+	st->write_errors = atomic_load(&si->nr_write_errors);
+	st->ra_pages = atomic_load(&si->nr_ra_pages);
+	st->ra_hits = atomic_load(&si->nr_ra_hits);
 	if (si->design)
 		si->design->stat(si, st);
 	put_swap_device(si);
