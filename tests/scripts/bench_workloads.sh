@@ -23,7 +23,7 @@ run() {
 	shift
 	while [ "$1" != "--" ]; do keys+=("$1"); shift; done
 	shift
-	timeout 60 "$USWAP" bench --workload "$name" --swap zram:256M --memory 32M \
+	timeout 60 "$USWAP" bench --workload "$name" --design table --swap zram:256M --memory 32M \
 		--seed "$seed" --json "$@" >"$out" 2>"$err"
 	rc=$?
 	if ! python3 - "$name" "$rc" "$out" "${keys[@]}" <<'EOF'
@@ -79,7 +79,7 @@ run random ops_per_s major_faults_per_op -- --threads 2 -- --ops 20000 --max-ord
 
 # Two runs: medians with min/max.
 out=$tmp/runs.json
-if "$USWAP" bench --workload usemem --swap zram:256M --memory 16M --seed "$seed" \
+if "$USWAP" bench --workload usemem --design table --swap zram:256M --memory 16M --seed "$seed" \
 	--runs 2 --json >"$out" 2>"$tmp/runs.err" &&
    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["runs"] == 2 and "throughput_mb_per_s_min" in d and "throughput_mb_per_s_max" in d else 1)' "$out"; then
 	echo "ok: usemem --runs 2 reports min/max"
@@ -96,6 +96,31 @@ elif ! grep -q "zram" "$tmp/e1"; then
 fi
 if "$USWAP" bench --workload random --json -- --bogus 1 >/dev/null 2>"$tmp/e2"; then
 	echo "FAIL: an unknown workload option was accepted"; fails=$((fails + 1))
+fi
+
+# Both designs in one process: five runs of each, figures and ratios.
+if timeout 120 "$USWAP" bench --workload bgsave --design both --swap zram:256M --memory 16M \
+	--seed "$seed" --json >"$tmp/both.json" 2>"$tmp/both.err"; then
+	if ! python3 - "$tmp/both.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["design"] == "both" and d["runs"] >= 5, d
+for design in ("table", "legacy"):
+    f = d[design]
+    assert f["bad_pages"]["max"] == 0, (design, f["bad_pages"])
+    assert f["parent_ops_per_s"]["median"] > 0
+    assert f["swapins"]["min"] > 0
+assert d["legacy"]["bypass_swapins"]["median"] > 0
+assert d["table"]["bypass_swapins"]["max"] == 0
+r = d["ratio"]["parent_ops_per_s"]
+assert r > 0
+print("ok: bgsave both: parent_ops_per_s table/legacy %.3f" % r)
+EOF
+	then
+		fails=$((fails + 1))
+	fi
+else
+	echo "FAIL: bgsave --design both"; head -20 "$tmp/both.err"; fails=$((fails + 1))
 fi
 
 if [ "$fails" -ne 0 ]; then
