@@ -97,8 +97,13 @@ bool workingset_test_recent(struct uswap_workingset *ws, uint64_t shadow,
 	if (memcg != ws->memcg_id)
 		return false;
 	now = atomic_load_explicit(&ws->nonresident_age, memory_order_relaxed);
-	/* As the kernel: the unpacked eviction is back in pages (its bucket
-	 * bits zero) and the difference is taken within the field's mask. */
-	distance = (now - eviction) & WS_EVICTION_MASK_ANON;
-	return distance <= workingset_size;
+	/*
+	 * The difference is taken in buckets, within the field's width, then
+	 * scaled back to pages. The kernel masks the page difference with the
+	 * field's mask instead, which truncates distances longer than the
+	 * field holds when buckets are in use; both agree below that.
+	 */
+	distance = ((now >> ws->bucket_order) - (eviction >> ws->bucket_order)) &
+		   WS_EVICTION_MASK_ANON;
+	return (distance << ws->bucket_order) <= workingset_size;
 }
