@@ -123,6 +123,19 @@ else
 	echo "FAIL: bgsave --design both"; head -20 "$tmp/both.err"; fails=$((fails + 1))
 fi
 
+# --plot draws the side-by-side chart with gnuplot; --csv one row per figure.
+if command -v gnuplot >/dev/null 2>&1; then
+	if timeout 120 "$USWAP" bench --workload usemem --design both --swap zram:256M --memory 16M \
+		--seed "$seed" --csv --plot "$tmp/p.svg" >"$tmp/p.csv" 2>"$tmp/p.err" &&
+	   grep -q '<svg' "$tmp/p.svg" && grep -q '^usemem,throughput_mb_per_s,legacy,' "$tmp/p.csv"; then
+		echo "ok: --plot and --csv"
+	else
+		echo "FAIL: --plot/--csv"; head -5 "$tmp/p.err"; fails=$((fails + 1))
+	fi
+else
+	echo "note: gnuplot not installed, --plot not checked"
+fi
+
 if [ "$fails" -ne 0 ]; then
 	echo "$fails check(s) failed"
 	exit 1
