@@ -193,6 +193,35 @@ static void print_num(double v)
 		printf("%.6g", v);
 }
 
+/* The workload config the options ask for. Return: 0, or 2 (usage error). */
+static int mm_bench_config(const struct bench_opts *o, const struct mm_bench *b,
+			   struct uswap_workload_config *cfg)
+{
+	double multiple = b->multiple;
+	unsigned int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->write_pct = b->write_pct;
+	if (parse_extra(o, b, cfg, &multiple))
+		return 2;
+	cfg->budget_bytes = o->memory ? o->memory : b->memory;
+	cfg->data_bytes = o->size ? o->size : (uint64_t)((double)cfg->budget_bytes * multiple);
+	cfg->data_bytes &= ~(uint64_t)(USWAP_PAGE_SIZE - 1);
+	if (o->nr_swap) {
+		for (i = 0; i < o->nr_swap && i < USWAP_WL_MAX_SPECS; i++)
+			cfg->specs[i] = o->swap[i];
+		cfg->nr_specs = i;
+	} else {
+		cfg->specs[0] = "zram:1G";
+		cfg->nr_specs = 1;
+	}
+	/* cmd_bench's default --threads is 1: that means "the workload's". */
+	cfg->threads = o->threads > 1 ? o->threads : b->threads;
+	cfg->procs = o->procs ? o->procs : b->procs;
+	cfg->seconds = o->seconds > 0 ? o->seconds : b->seconds;
+	return 0;
+}
+
 /*
  * --design both: the driver runs table and legacy interleaved; one run of
  * a design is one workload run, its figures converted for the driver.
@@ -229,29 +258,9 @@ static int mm_measure(const struct bench_opts *o, const char *design, struct ben
 
 static int mm_bench_both(const struct bench_opts *o, const struct mm_bench *b)
 {
-	double multiple = b->multiple;
-	unsigned int i;
-
-	memset(&both_cfg, 0, sizeof(both_cfg));
 	both_bench = b;
-	both_cfg.write_pct = b->write_pct;
-	if (parse_extra(o, b, &both_cfg, &multiple))
+	if (mm_bench_config(o, b, &both_cfg))
 		return 2;
-	both_cfg.budget_bytes = o->memory ? o->memory : b->memory;
-	both_cfg.data_bytes = o->size ? o->size :
-			      (uint64_t)((double)both_cfg.budget_bytes * multiple);
-	both_cfg.data_bytes &= ~(uint64_t)(USWAP_PAGE_SIZE - 1);
-	if (o->nr_swap) {
-		for (i = 0; i < o->nr_swap && i < USWAP_WL_MAX_SPECS; i++)
-			both_cfg.specs[i] = o->swap[i];
-		both_cfg.nr_specs = i;
-	} else {
-		both_cfg.specs[0] = "zram:1G";
-		both_cfg.nr_specs = 1;
-	}
-	both_cfg.threads = o->threads > 1 ? o->threads : b->threads;
-	both_cfg.procs = o->procs ? o->procs : b->procs;
-	both_cfg.seconds = o->seconds > 0 ? o->seconds : b->seconds;
 	return bench_drive(o, mm_measure);
 }
 
@@ -260,36 +269,20 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 	static struct uswap_workload_result res[MM_MAX_RUNS];
 	struct uswap_workload_config cfg = { 0 };
 	struct mm_progress prog = { .name = b->name };
-	double multiple = b->multiple, v[MM_MAX_RUNS], med, mn, mx;
+	double v[MM_MAX_RUNS], med, mn, mx;
 	uint64_t bad = 0, leaked = 0, errors = 0;
 	unsigned int runs = runs_given() ? o->runs : 1, r, i, f;
 	int ret, failed = 0;
 
 	if (!strcmp(o->design, "both"))
 		return mm_bench_both(o, b);
-	cfg.design = o->design;
 	if (runs > MM_MAX_RUNS) {
 		fprintf(stderr, "uswap bench %s: at most %d runs\n", b->name, MM_MAX_RUNS);
 		return 2;
 	}
-	cfg.write_pct = b->write_pct;
-	if (parse_extra(o, b, &cfg, &multiple))
+	if (mm_bench_config(o, b, &cfg))
 		return 2;
-	cfg.budget_bytes = o->memory ? o->memory : b->memory;
-	cfg.data_bytes = o->size ? o->size : (uint64_t)((double)cfg.budget_bytes * multiple);
-	cfg.data_bytes &= ~(uint64_t)(USWAP_PAGE_SIZE - 1);
-	if (o->nr_swap) {
-		for (i = 0; i < o->nr_swap && i < USWAP_WL_MAX_SPECS; i++)
-			cfg.specs[i] = o->swap[i];
-		cfg.nr_specs = i;
-	} else {
-		cfg.specs[0] = "zram:1G";
-		cfg.nr_specs = 1;
-	}
-	/* cmd_bench's default --threads is 1: that means "the workload's". */
-	cfg.threads = o->threads > 1 ? o->threads : b->threads;
-	cfg.procs = o->procs ? o->procs : b->procs;
-	cfg.seconds = o->seconds > 0 ? o->seconds : b->seconds;
+	cfg.design = o->design;
 	if (!o->quiet && !o->json) {
 		cfg.progress = mm_progress_cb;
 		cfg.progress_arg = &prog;

@@ -21,39 +21,7 @@
 #include "legacy/legacy.h"
 #include "swap/swap_io.h"
 
-#define LEGACY_RA_ORDER_MAX	3	/* vm.page-cluster: windows up to 8 pages */
 #define LEGACY_JIFFY_US		1000	/* schedule_timeout_uninterruptible(1) at HZ=1000 */
-
-/*
- * The readahead window for a fault at @offset, computed as the kernel's
- * swapin_nr_pages(): hits + 2 pages, 1 without hits unless the fault is
- * next to the previous one, rounded up to a power of two, capped, and not
- * below half the last window.
- */
-static unsigned int legacy_swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
-{
-	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
-	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
-	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
-	unsigned int pages = hits + 2, max = 1U << LEGACY_RA_ORDER_MAX;
-
-	if (pages == 2) {
-		if (offset != prev + 1 && offset + 1 != prev)
-			pages = 1;
-	} else {
-		unsigned int p = 4;
-
-		while (p < pages)
-			p <<= 1;
-		pages = p;
-	}
-	if (pages > max)
-		pages = max;
-	if (pages < last / 2)
-		pages = last / 2;
-	atomic_store_explicit(&si->ra_win, pages, memory_order_relaxed);
-	return pages;
-}
 
 static void legacy_ra_hit(struct swap_info_struct *si, struct folio *folio)
 {
@@ -245,7 +213,7 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 	    swap_count(legacy_map_get(si, offset)) == 1)
 		return legacy_swapin_bypass(si, entry, pool, orders, out, info);
 
-	win = legacy_swapin_nr_pages(si, offset);
+	win = swapin_nr_pages(si, offset);
 	start = offset & ~((uint64_t)win - 1);
 	folio = legacy_read_swap_cache_async(si, offset, pool, true, &new, &shadow, &err);
 	if (!folio)

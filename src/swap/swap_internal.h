@@ -280,6 +280,9 @@ void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_inf
 			    struct folio *folio, swp_entry_t entry, uint64_t shadow);
 int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway);
 
+/* ---- swap_state.c ---- */
+unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset);
+
 /* ---- swap_alloc.c ---- */
 int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
 		     int only_type, swp_entry_t *out);

@@ -18,8 +18,9 @@
  * The readahead window for a fault at @offset (the kernel's swapin_nr_pages):
  * hits + 2 pages, 1 without hits unless the fault is next to the last one,
  * rounded up to a power of two, capped, and not below half the last window.
+ * Shared by both slot designs. Context: lockless (relaxed atomics).
  */
-static unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
+unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
 {
 	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
 	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
