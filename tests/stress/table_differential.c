@@ -1,13 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Differential test of the swap-table core against a plain reference model.
+ * Differential test of a slot design against a plain reference model.
  *
  * Random sequences of slot operations run on one in-memory device; a model
  * keeps, per slot, its exact count (uint64), the folio caching it, its
  * shadow and whether it is bad. After every step the slots the operation
- * touched are compared with uswap_swap_tb_peek (type, exact count, PFN,
- * shadow, raw entry); every SWEEP_EVERY steps and at the end every slot,
- * every live folio and uswap_swap_stat are compared.
+ * touched are compared with the device; every SWEEP_EVERY steps and at the
+ * end every slot, every live folio and uswap_swap_stat are compared.
+ *
+ * USWAP_TEST_DESIGN picks the design under test ("table", the default, or
+ * "legacy"); the operations and the model are the same, only the way a
+ * slot's state is read back differs:
+ *   table:  uswap_swap_tb_peek's raw entry (type, in-table count, PFN,
+ *           shadow) and exact count;
+ *   legacy: uswap_swap_tb_peek's swap_map byte (count % 63, SWAP_HAS_CACHE
+ *           0x40, COUNT_CONTINUED 0x80, bad 0x3f) and exact count, the
+ *           cached folio (swap_cache_get_folio) and the shadow
+ *           (swap_cache_get_shadow); continuation pages are counted
+ *           against uswap_legacy_stat. Documented differences:
+ *           swap_cache_replace_folio is -EOPNOTSUPP (checked, nothing
+ *           changes); no extend tables.
  *
  * The test holds every swap-cache folio locked (as mm would while it works
  * on it), so the library's opportunistic reclaim, which only trylocks,
@@ -29,6 +41,7 @@
 #include <unistd.h>
 
 #include <uswap/uswap.h>
+#include <uswap/legacy.h>
 #include "swap/swap_table.h"
 #include "testutil.h"
 
@@ -41,6 +54,15 @@
 #define BIG_COUNT	100000
 #define MAX_RANGE	1100	/* longer than two clusters */
 #define NO_FOLIO	(-1)
+/* The legacy swap_map byte (uswap/legacy.h), and its continuation pages. */
+#define MAP_BAD		0x3f
+#define MAP_COUNT_MASK	0x3f
+#define MAP_HAS_CACHE	0x40
+#define MAP_CONTINUED	0x80
+#define MAP_BASE	63	/* counts 0..62 in the byte */
+#define CONT_BASE	128	/* a 7-bit digit per continuation page */
+#define MAP_PAGE	4096	/* slots per map page: one chain of pages each */
+#define NR_MAP_PAGES	((DEV_PAGES + MAP_PAGE - 1) / MAP_PAGE)
 /* Single-threaded: TSan only slows it down (some 40x), so run fewer ops there. */
 #ifdef USWAP_TSAN
 #define DEFAULT_OPS	200000
@@ -73,6 +95,10 @@ static unsigned int nr_big;
 
 static struct uswap_frame_pool *pool;
 static unsigned int type;
+static const char *design = "table";
+static bool legacy;			/* design == "legacy" */
+/* legacy: continuation pages each map page's chain must have (never shrinks) */
+static unsigned int cont_levels[NR_MAP_PAGES];
 static uint64_t seed, rng, step;
 static const char *op_name = "setup";
 static char op_desc[160];
@@ -110,8 +136,9 @@ static void fail(uint64_t slot, const char *fmt, ...)
 	int err = -1;
 	va_list ap;
 
-	fprintf(stderr, "table_differential: FAILED with USWAP_TEST_SEED=%" PRIu64
-		" at step %" PRIu64 ", op %s (%s)\n  ", seed, step, op_name, op_desc);
+	fprintf(stderr, "table_differential: FAILED with USWAP_TEST_DESIGN=%s USWAP_TEST_SEED=%"
+		PRIu64 " at step %" PRIu64 ", op %s (%s)\n  ", design, seed, step, op_name,
+		op_desc);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -119,10 +146,19 @@ static void fail(uint64_t slot, const char *fmt, ...)
 	if (slot != UINT64_MAX && slot < NR_MSLOTS) {
 		describe_model(model, sizeof(model), slot);
 		err = uswap_swap_tb_peek(swp_entry(type, slot), &tb, &c);
-		fprintf(stderr, "  slot %" PRIu64 " (cluster %" PRIu64 "): model: %s\n"
-			"  actual: peek %d, entry %#018" PRIx64 " (%s) count %ld\n",
-			slot, slot / SWAPFILE_CLUSTER, model, err, tb,
-			err ? "-" : swp_tb_type_name(tb), c);
+		if (legacy)
+			fprintf(stderr, "  slot %" PRIu64 " (cluster %" PRIu64 "): model: %s\n"
+				"  actual: peek %d, map byte 0x%02" PRIx64 " (low count %" PRIu64
+				"%s%s%s) count %ld, shadow %#" PRIx64 "\n",
+				slot, slot / SWAPFILE_CLUSTER, model, err, tb, tb & MAP_COUNT_MASK,
+				tb == MAP_BAD ? ", bad" : "", tb & MAP_HAS_CACHE ? ", cache" : "",
+				tb & MAP_CONTINUED ? ", continued" : "", c,
+				swap_cache_get_shadow(swp_entry(type, slot)));
+		else
+			fprintf(stderr, "  slot %" PRIu64 " (cluster %" PRIu64 "): model: %s\n"
+				"  actual: peek %d, entry %#018" PRIx64 " (%s) count %ld\n",
+				slot, slot / SWAPFILE_CLUSTER, model, err, tb,
+				err ? "-" : swp_tb_type_name(tb), c);
 	}
 	exit(1);
 }
@@ -138,8 +174,9 @@ static void watchdog(int sig)
 		alarm(30);
 		return;
 	}
-	n = snprintf(buf, sizeof(buf), "table_differential: HUNG with USWAP_TEST_SEED=%" PRIu64
-		     " at step %" PRIu64 ", op %s (%s)\n", seed, step, op_name, op_desc);
+	n = snprintf(buf, sizeof(buf), "table_differential: HUNG with USWAP_TEST_DESIGN=%s"
+		     " USWAP_TEST_SEED=%" PRIu64 " at step %" PRIu64 ", op %s (%s)\n", design,
+		     seed, step, op_name, op_desc);
 	if (n > 0 && write(2, buf, (size_t)n) < 0)
 		_exit(1);
 	_exit(1);
@@ -201,18 +238,119 @@ static uint64_t model_tb(uint64_t o, long *count)
 	return shadow_to_swp_tb(s->shadow, field);
 }
 
-static void check_slot(uint64_t o)
+/* What the library reports for a stored shadow payload (0 for the placeholder). */
+static uint64_t shadow_seen(uint64_t payload)
+{
+	return (payload | SWP_TB_SHADOW_MARK) == SWP_TB_SHADOW_MARK ? 0 : (payload | 1);
+}
+
+static void check_slot_table(uint64_t o)
 {
 	uint64_t tb = 0, want;
 	long c = -2, wc;
 	int err;
 
-	if (o >= DEV_PAGES)
-		return;
 	err = uswap_swap_tb_peek(E(o), &tb, &c);
 	want = model_tb(o, &wc);
 	if (err || tb != want || c != wc)
 		fail(o, "slot differs: expected entry %#018" PRIx64 " count %ld", want, wc);
+}
+
+/* Continuation pages a count needs: the base-128 digits of count / 63. */
+static unsigned int cont_need(uint64_t count)
+{
+	unsigned int n = 0;
+
+	for (count /= MAP_BASE; count; count /= CONT_BASE)
+		n++;
+	return n;
+}
+
+/* The legacy map byte the model expects, and its exact count (-1: bad). */
+static uint64_t model_map(uint64_t o, long *count)
+{
+	const struct mslot *s = &slots[o];
+
+	if (s->bad) {
+		*count = -1;
+		return MAP_BAD;
+	}
+	if (!s->used) {
+		*count = 0;
+		return 0;
+	}
+	*count = (long)s->count;
+	return (s->count % MAP_BASE) | (s->folio != NO_FOLIO ? MAP_HAS_CACHE : 0) |
+	       (s->count >= MAP_BASE ? MAP_CONTINUED : 0);
+}
+
+/*
+ * Legacy: decode the map byte (count, cache pin, continuation, bad) and
+ * compare it and the exact count with the model; the cache must give back
+ * the model's folio, and an uncached slot its shadow.
+ */
+static void check_slot_legacy(uint64_t o)
+{
+	const struct mslot *s = &slots[o];
+	struct folio *want_f = s->used && s->folio != NO_FOLIO ? folios[s->folio].f : NULL, *f;
+	uint64_t tb = 0, want, sh, want_sh;
+	long c = -2, wc;
+	int err;
+
+	err = uswap_swap_tb_peek(E(o), &tb, &c);
+	want = model_map(o, &wc);
+	if (err || c != wc)
+		fail(o, "slot differs: expected count %ld (map byte 0x%02" PRIx64 ")", wc, want);
+	if (tb == MAP_BAD || want == MAP_BAD) {
+		if (tb != want)
+			fail(o, "slot differs: bad %d, expected bad %d", tb == MAP_BAD,
+			     want == MAP_BAD);
+	} else {
+		bool cached = tb & MAP_HAS_CACHE, cont = tb & MAP_CONTINUED;
+		uint64_t low = tb & MAP_COUNT_MASK;
+
+		if (tb > 0xff || low >= MAP_BASE || low != (uint64_t)c % MAP_BASE ||
+		    cont != ((uint64_t)c >= MAP_BASE) || cached != (want_f != NULL) || tb != want)
+			fail(o, "map byte differs: expected 0x%02" PRIx64 " (count %ld%s)", want, wc,
+			     want_f ? ", cache" : "");
+	}
+	f = o < DEV_PAGES ? swap_cache_get_folio(E(o)) : NULL;
+	if (f)
+		folio_put(f);
+	if (f != want_f)
+		fail(o, "swap_cache_get_folio gave %s, expected %s", f ? "a folio" : "none",
+		     want_f ? "the model's folio" : "none");
+	sh = swap_cache_get_shadow(E(o));
+	want_sh = s->used && !want_f ? shadow_seen(s->shadow) : 0;
+	if (sh != want_sh)
+		fail(o, "shadow %#" PRIx64 ", expected %#" PRIx64, sh, want_sh);
+}
+
+static void check_slot(uint64_t o)
+{
+	if (o >= DEV_PAGES)
+		return;
+	if (legacy)
+		check_slot_legacy(o);
+	else
+		check_slot_table(o);
+}
+
+/* A count went up: the legacy chain of its map page grows to hold it. */
+static void model_counted(uint64_t o)
+{
+	unsigned int need = cont_need(slots[o].count);
+
+	if (need > cont_levels[o / MAP_PAGE])
+		cont_levels[o / MAP_PAGE] = need;
+}
+
+/* A count at which the encoding changes (in-table maximum, map digits). */
+static bool count_boundary(uint64_t c)
+{
+	if (legacy)
+		return (c + 1) % MAP_BASE <= 2 || (c + 1) % (MAP_BASE * CONT_BASE) <= 2;
+	return c + 1 >= SWP_TB_COUNT_MAX && c <= SWP_TB_COUNT_MAX + 1;
 }
 
 static void check_range(uint64_t o, uint64_t n)
@@ -260,6 +398,26 @@ static void sweep(void)
 		check_folio(i);
 	if (uswap_swap_stat(type, &st))
 		fail(UINT64_MAX, "uswap_swap_stat failed");
+	if (legacy) {
+		struct uswap_legacy_stat ls;
+		uint64_t want_cont = 0;
+
+		/* Counts live in the map and its continuation pages, which
+		 * stay until swapoff: one chain per map page, as long as
+		 * the largest count it ever held needed. */
+		want_ext = 0;
+		for (c = 0; c < NR_MAP_PAGES; c++)
+			want_cont += cont_levels[c];
+		if (uswap_legacy_stat(type, &ls))
+			fail(UINT64_MAX, "uswap_legacy_stat failed");
+		if (ls.nr_cont_pages != want_cont || ls.map_bytes != DEV_PAGES ||
+		    ls.bypass_swapins || ls.bypass_retries)
+			fail(UINT64_MAX, "legacy stat: %" PRIu64 " continuation pages, map %"
+			     PRIu64 " bytes, %" PRIu64 " bypass swap-ins, %" PRIu64
+			     " bypass retries; model: %" PRIu64 " continuation pages",
+			     ls.nr_cont_pages, ls.map_bytes, ls.bypass_swapins,
+			     ls.bypass_retries, want_cont);
+	}
 	if (want_inuse != nr_inuse)
 		fail(UINT64_MAX, "model: inuse list %u vs %" PRIu64, nr_inuse, want_inuse);
 	if (st.inuse_pages != want_inuse || st.nr_tables != want_tables ||
@@ -321,12 +479,6 @@ static uint64_t pick_shadow(void)
 	if (chance(20))
 		return 0;
 	return (test_rand(&rng) & (~0ULL >> SWP_TB_COUNT_BITS)) | 1;
-}
-
-/* What the library reports for a stored shadow payload (0 for the placeholder). */
-static uint64_t shadow_seen(uint64_t payload)
-{
-	return (payload | SWP_TB_SHADOW_MARK) == SWP_TB_SHADOW_MARK ? 0 : (payload | 1);
 }
 
 static int32_t folio_track(struct folio *f, uint64_t off)
@@ -528,8 +680,10 @@ static void op_folio_dup_put(bool dup)
 	if (err)
 		stats.errs[dup ? OP_FOLIO_DUP : OP_FOLIO_PUT]++;
 	else
-		for (i = o; i < o + n; i++)
+		for (i = o; i < o + n; i++) {
 			slots[i].count += dup ? 1 : (uint64_t)-1;
+			model_counted(i);
+		}
 	check_range(o, n);
 }
 
@@ -628,10 +782,12 @@ static void op_dup_direct(void)
 		int want = model_dup_error(i);
 
 		expect_ret(swap_dup_entry_direct(E(i)), want, i);
-		if (want)
+		if (want) {
 			stats.errs[OP_DUP_DIRECT]++;
-		else
+		} else {
 			slots[i].count++;
+			model_counted(i);
+		}
 	}
 	check_range(o, n);
 }
@@ -718,6 +874,18 @@ static void op_replace(void)
 	if (!nw)
 		return;
 	folio_lock(nw);
+	if (legacy) {
+		/* Not supported (no migration in the old design): nothing changes. */
+		expect_ret(swap_cache_replace_folio(folios[idx].f, nw, E(off)), -EOPNOTSUPP, off);
+		stats.errs[OP_REPLACE]++;
+		if (folio_test_swapcache(nw) || folio_ref_count(nw) != 1)
+			fail(off, "refused replace changed the new folio");
+		folio_unlock(nw);
+		folio_put(nw);
+		check_range(off, nr);
+		check_folio(idx);
+		return;
+	}
 	expect_ret(swap_cache_replace_folio(folios[idx].f, nw, E(off)), 0, off);
 	nidx = folio_track(nw, off);
 	(void)nidx;
@@ -863,7 +1031,8 @@ static void op_big_dup(void)
 		if (err)
 			fail(o, "dup %" PRIu64 " of %" PRIu64 " returned %d", i, k, err);
 		slots[o].count++;
-		if (i == SWP_TB_COUNT_MAX + 1)
+		model_counted(o);
+		if (count_boundary(slots[o].count))
 			check_slot(o);
 	}
 	check_slot(o);
@@ -889,7 +1058,7 @@ static void op_big_put(void)
 		if (err)
 			fail(o, "put %" PRIu64 " of %" PRIu64 " returned %d", i, k, err);
 		model_put(o);
-		if (slots[o].count == SWP_TB_COUNT_MAX || slots[o].count == SWP_TB_COUNT_MAX - 1)
+		if (count_boundary(slots[o].count))
 			check_slot(o);
 	}
 	check_slot(o);
@@ -974,8 +1143,22 @@ int main(void)
 	rng = seed;
 	if (!getenv("USWAP_TEST_VERBOSE"))
 		setenv("USWAP_QUIET", "1", 0);
-	printf("table_differential: %" PRIu64 " ops, %d slots, %d count bits (in-table max %u)\n",
-	       nr_ops, DEV_PAGES, SWP_TB_COUNT_BITS, SWP_TB_COUNT_MAX);
+	if (getenv("USWAP_TEST_DESIGN") && *getenv("USWAP_TEST_DESIGN"))
+		design = getenv("USWAP_TEST_DESIGN");
+	if (strcmp(design, "table") && strcmp(design, "legacy")) {
+		fprintf(stderr, "table_differential: USWAP_TEST_DESIGN=%s: table or legacy\n",
+			design);
+		return 1;
+	}
+	legacy = !strcmp(design, "legacy");
+	if (legacy)
+		printf("table_differential: design legacy, %" PRIu64 " ops, %d slots, map byte"
+		       " max %d, continuation digits base %d\n", nr_ops, DEV_PAGES,
+		       MAP_BASE - 1, CONT_BASE);
+	else
+		printf("table_differential: design table, %" PRIu64 " ops, %d slots, %d count"
+		       " bits (in-table max %u)\n", nr_ops, DEV_PAGES, SWP_TB_COUNT_BITS,
+		       SWP_TB_COUNT_MAX);
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	signal(SIGALRM, watchdog);
@@ -983,7 +1166,7 @@ int main(void)
 
 	if (uswap_frame_pool_create(POOL_FRAMES, &pool))
 		fail(UINT64_MAX, "frame pool");
-	t = uswap_swapon_mem(DEV_PAGES, 0);
+	t = uswap_swapon_mem_design(DEV_PAGES, 0, design);
 	if (t < 0)
 		fail(UINT64_MAX, "swapon: %d", t);
 	type = (unsigned int)t;
@@ -1034,7 +1217,7 @@ int main(void)
 	alarm(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
-	printf("table_differential: passed in %.2f s; ops (errors):",
+	printf("table_differential: %s passed in %.2f s; ops (errors):", design,
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	for (i = 0; i < NR_OPS; i++)
 		printf("%s %s %" PRIu64 " (%" PRIu64 ")", i ? "," : "", op_names[i], stats.ops[i],
