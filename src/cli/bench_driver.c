@@ -193,10 +193,17 @@ int bench_drive(const struct bench_opts *o,
 					figure(r, n, r[0].m[j].key).median);
 		} else {
 			fprintf(out, ",\"ratio\":{");
-			for (j = 0; j < t[0].n; j++)
-				fprintf(out, "%s\"%s\":%.4f", j ? "," : "", t[0].m[j].key,
-					ratio(figure(t, nt, t[0].m[j].key).median,
-					      figure(l, nl, t[0].m[j].key).median));
+			for (j = 0; j < t[0].n; j++) {
+				double q = ratio(figure(t, nt, t[0].m[j].key).median,
+						 figure(l, nl, t[0].m[j].key).median);
+
+				/* JSON has no infinity: a figure that is 0 on the
+				 * old design and not on the new has no ratio. */
+				if (isfinite(q))
+					fprintf(out, "%s\"%s\":%.4f", j ? "," : "", t[0].m[j].key, q);
+				else
+					fprintf(out, "%s\"%s\":null", j ? "," : "", t[0].m[j].key);
+			}
 			fputc('}', out);
 		}
 		fprintf(out, "}\n");
