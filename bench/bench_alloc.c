@@ -137,6 +137,7 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 				ws[t].folios[i] = uswap_folio_alloc(ws[t].pool, order);
 				if (!ws[t].folios[i])
 					die("uswap_folio_alloc", -ENOMEM);
+				folio_mark_uptodate(ws[t].folios[i]);
 				folio_lock(ws[t].folios[i]);
 			}
 		}
@@ -193,6 +194,7 @@ static int swap_out_one(struct uswap_frame_pool *pool, unsigned int order, swp_e
 
 	if (!f)
 		die("uswap_folio_alloc", -ENOMEM);
+	folio_mark_uptodate(f);
 	folio_lock(f);
 	err = folio_alloc_swap(f);
 	if (!err) {
@@ -232,6 +234,7 @@ static double attempt_rate(struct uswap_frame_pool *pool, unsigned int order, un
 
 	if (!f)
 		die("uswap_folio_alloc", -ENOMEM);
+	folio_mark_uptodate(f);
 	folio_lock(f);
 	for (i = 0; i < tries; i++) {
 		err = folio_alloc_swap(f);

@@ -137,6 +137,7 @@ static swp_entry_t make_swapped_slot(struct core_ctx *c, long count)
 
 	if (!f)
 		die("uswap_folio_alloc", -ENOMEM);
+	folio_mark_uptodate(f);
 	folio_lock(f);
 	if ((err = folio_alloc_swap(f)))
 		die("folio_alloc_swap", err);
@@ -248,6 +249,7 @@ int main(int argc, char **argv)
 		c.folio = uswap_folio_alloc(c.pool, orders[i]);
 		if (!c.folio)
 			die("uswap_folio_alloc", -ENOMEM);
+		folio_mark_uptodate(c.folio);
 		folio_lock(c.folio);
 		st = measure(op_workflow, &c, reps, target_ns);
 		snprintf(name, sizeof(name), "workflow o%u cycles", orders[i]);
@@ -289,6 +291,7 @@ int main(int argc, char **argv)
 	c.folio = uswap_folio_alloc(c.pool, 0);
 	if (!c.folio)
 		die("uswap_folio_alloc", -ENOMEM);
+	folio_mark_uptodate(c.folio);
 	folio_lock(c.folio);
 	if ((err = folio_alloc_swap(c.folio)))
 		die("folio_alloc_swap", err);
