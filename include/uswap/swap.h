@@ -269,6 +269,13 @@ struct uswap_swapin_info {
 	 * USWAP_SWAPIN_RA_MAX that receives the readahead folios, each with
 	 * a reference the caller must drop (an mm puts them on its LRU first) */
 	struct folio **ra_folios;
+	/* in, optional: VMA readahead. The swap entries of the PTEs that follow
+	 * the faulting one (virtual address order, up to USWAP_SWAPIN_RA_MAX)
+	 * and the faulting page number: readahead then takes its window from
+	 * these, by address, instead of from neighbouring swap offsets. */
+	const swp_entry_t *ra_entries;
+	unsigned int nr_ra_entries;
+	uint64_t ra_addr;
 };
 
 /**

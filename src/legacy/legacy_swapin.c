@@ -197,8 +197,8 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		  unsigned long orders, struct folio **out, struct uswap_swapin_info *info)
 {
 	struct folio *batch[SWAP_READ_BATCH_MAX];
-	uint64_t offset = swp_offset(entry), start, shadow = 0;
-	unsigned int n = 0, win, i;
+	uint64_t offset = swp_offset(entry), shadow = 0, offs[USWAP_SWAPIN_RA_MAX];
+	unsigned int n = 0, nra, i;
 	struct folio *folio;
 	bool new;
 	int err;
@@ -213,8 +213,7 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 	    swap_count(legacy_map_get(si, offset)) == 1)
 		return legacy_swapin_bypass(si, entry, pool, orders, out, info);
 
-	win = swapin_nr_pages(si, offset);
-	start = offset & ~((uint64_t)win - 1);
+	nra = swapin_ra_offsets(si, entry, info, offs, USWAP_SWAPIN_RA_MAX);
 	folio = legacy_read_swap_cache_async(si, offset, pool, true, &new, &shadow, &err);
 	if (!folio)
 		return err;
@@ -225,13 +224,11 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		return 0;
 	}
 	batch[n++] = folio;
-	for (i = 0; i < win && n < USWAP_SWAPIN_RA_MAX + 1; i++) {
-		uint64_t o = start + i;
+	for (i = 0; i < nra; i++) {
+		uint64_t o = offs[i];
 		struct folio *ra;
 		int rerr;
 
-		if (o == offset || !o || o >= si->max)
-			continue;
 		ra = legacy_read_swap_cache_async(si, o, pool, false, &new, NULL, &rerr);
 		if (!ra) {
 			if (rerr == -ENOMEM)

@@ -127,10 +127,14 @@ static unsigned long swapin_orders(struct uswap_vma *vma, uint64_t pgno, swp_ent
 	return orders;
 }
 
+/* The largest readahead window (vm.page-cluster 3): 8 pages. */
+#define SWAP_VMA_RA_MAX 8
+
 static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
 {
 	struct folio *ra[USWAP_SWAPIN_RA_MAX];
-	struct uswap_swapin_info info = { .ra_folios = ra };
+	swp_entry_t next[USWAP_SWAPIN_RA_MAX];
+	struct uswap_swapin_info info = { .ra_folios = ra, .ra_entries = next, .ra_addr = pgno };
 	struct uswap_mem *mem = mm->mem;
 	swp_entry_t entry = pte_to_swp_entry(orig);
 	unsigned long orders = 1, nr, idx, j;
@@ -142,6 +146,15 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
+	/* VMA readahead: the swap entries of the next PTEs, in this vma and
+	 * PTL range, read lock-free (the swap layer rechecks each slot). */
+	for (j = pgno + 1; j < vma->end && j <= pgno + SWAP_VMA_RA_MAX &&
+	     j / PTES_PER_PTL == pgno / PTES_PER_PTL; j++) {
+		pte_t p = pte_get(vma, j);
+
+		if (pte_is_swap(p))
+			next[info.nr_ra_entries++] = pte_to_swp_entry(p);
+	}
 	for (;;) {
 		mem_swapin_prepare(mem);
 		err = uswap_swapin(entry, mem->pool, orders, &folio, &info);

@@ -45,6 +45,42 @@ unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
 	return pages;
 }
 
+/**
+ * swapin_ra_offsets() - the slots to read ahead with a fault at @entry:
+ * by virtual address when the caller gave the entries of the following
+ * PTEs (the kernel's VMA readahead), else the aligned block of swap offsets
+ * around it (cluster readahead). The window size comes from
+ * swapin_nr_pages() either way. Context: lockless. Return: how many
+ * offsets were written to @offs (at most @max), the faulting one excluded.
+ */
+unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
+			       const struct uswap_swapin_info *info, uint64_t *offs,
+			       unsigned int max)
+{
+	uint64_t offset = swp_offset(entry);
+	unsigned int win, i, n = 0;
+
+	if (info && info->ra_entries) {
+		win = swapin_nr_pages(si, info->ra_addr);
+		for (i = 0; i < info->nr_ra_entries && n + 1 < win && n < max; i++) {
+			swp_entry_t e = info->ra_entries[i];
+
+			if (swp_type(e) == swp_type(entry) && swp_offset(e) &&
+			    swp_offset(e) < si->max && swp_offset(e) != offset)
+				offs[n++] = swp_offset(e);
+		}
+		return n;
+	}
+	win = swapin_nr_pages(si, offset);
+	for (i = 0; i < win && n < max; i++) {
+		uint64_t o = (offset & ~((uint64_t)win - 1)) + i;
+
+		if (o != offset && o && o < si->max)
+			offs[n++] = o;
+	}
+	return n;
+}
+
 /*
  * Allocate a folio of @order for the aligned entry and add it to the cache.
  * Return: the locked folio (cache references taken), NULL with *errp:
@@ -126,20 +162,18 @@ again:
 			goto failed;
 		batch[n++] = folio;
 	} else {
-		unsigned int win = swapin_nr_pages(si, offset), i;
-		uint64_t start = offset & ~((uint64_t)win - 1);
+		uint64_t offs[USWAP_SWAPIN_RA_MAX];
+		unsigned int nra = swapin_ra_offsets(si, entry, info, offs, USWAP_SWAPIN_RA_MAX), i;
 
 		folio = swap_cache_alloc_folio(entry, pool, 0, &shadow, &err);
 		if (!folio)
 			goto failed;
 		batch[n++] = folio;
-		for (i = 0; i < win && n < USWAP_SWAPIN_RA_MAX + 1; i++) {
-			uint64_t o = start + i;
+		for (i = 0; i < nra; i++) {
+			uint64_t o = offs[i];
 			struct folio *ra;
 			int rerr;
 
-			if (o == offset || !o || o >= si->max)
-				continue;
 			ra = swap_cache_alloc_folio(swp_entry(swp_type(entry), o), pool, 0, NULL, &rerr);
 			if (!ra) {
 				if (rerr == -ENOMEM)
