@@ -242,22 +242,7 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		folio_set_flag(ra, PG_readahead);
 		batch[n++] = ra;
 	}
-	atomic_fetch_add(&si->nr_ra_pages, n - 1);
-	if (info) {
-		info->major = true;
-		info->shadow = shadow;
-		info->ra_pages = n - 1;
-	}
-	/* Our reference outlives the I/O: take it before the read can end. */
-	folio_get(folio);
-	swap_read_folios(si, batch, n);
-	for (i = 1; i < n; i++) {
-		if (info && info->ra_folios)
-			info->ra_folios[i - 1] = batch[i];
-		else
-			folio_put(batch[i]);
-	}
-	folio_put(folio);	/* the allocation reference */
+	swapin_read_batch(si, batch, n, shadow, info);
 	*out = folio;
 	return 0;
 }

@@ -22,18 +22,9 @@ static _Atomic long *lru_count(struct uswap_mem *mem, bool active)
  */
 void lru_add(struct uswap_mem *mem, struct folio *folio, bool active)
 {
-	folio_get(folio);
-	uswap_spin_lock(&mem->lru_lock);
 	USWAP_BUG_ON(folio_test_flag(folio, PG_lru));
-	if (active)
-		folio_set_flag(folio, PG_active);
-	else
-		folio_clear_flag(folio, PG_active);
-	cds_list_add(&folio->lru, lru_list(mem, active));
-	atomic_fetch_add_explicit(lru_count(mem, active), (long)folio_nr_pages(folio),
-				  memory_order_relaxed);
-	folio_set_flag(folio, PG_lru);
-	uswap_spin_unlock(&mem->lru_lock);
+	folio_get(folio);
+	lru_putback(mem, folio, active);
 }
 
 /**

@@ -85,6 +85,42 @@ void mem_swapin_prepare(struct uswap_mem *mem)
 }
 
 /**
+ * mem_swapin() - uswap_swapin() for this budget: reclaim and retry while
+ * no frame is free, put the readahead folios on the LRU, count the fault.
+ * @info: zero-initialized by the caller; its ra_folios must be an array of
+ * USWAP_SWAPIN_RA_MAX. Context: may sleep. Return: as uswap_swapin().
+ */
+int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
+	       struct uswap_swapin_info *info, struct folio **out)
+{
+	unsigned int tries = 0, j;
+	int err;
+
+	for (;;) {
+		mem_swapin_prepare(mem);
+		err = uswap_swapin(entry, mem->pool, orders, out, info);
+		if (err != -ENOMEM || ++tries > 16)
+			break;
+		if (!shrink_memory(mem, 64, true) && tries > 4)
+			break;
+	}
+	if (err)
+		return err;
+	for (j = 0; j < info->ra_pages; j++) {
+		lru_add(mem, info->ra_folios[j], false);
+		folio_put(info->ra_folios[j]);
+	}
+	if (info->major) {
+		mem_stat_inc(mem, major_faults);
+		mem_stat_add(mem, swapins, folio_nr_pages(*out) + info->ra_pages);
+	} else {
+		mem_stat_inc(mem, swapin_cache_hits);
+		mem_stat_inc(mem, minor_faults);
+	}
+	return 0;
+}
+
+/**
  * mem_alloc_folio() - a folio of @order from the budget, reclaiming
  * directly when none is free. Context: may sleep; no mm locks held except
  * mmap_lock for read. Return: the folio (refcount 1), or NULL when

@@ -142,7 +142,7 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	struct folio *folio;
 	uint64_t head_pg;
 	bool whole = false, activate = false, exclusive;
-	int err, tries = 0;
+	int err;
 
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
@@ -155,31 +155,13 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		if (pte_is_swap(p))
 			next[info.nr_ra_entries++] = pte_to_swp_entry(p);
 	}
-	for (;;) {
-		mem_swapin_prepare(mem);
-		err = uswap_swapin(entry, mem->pool, orders, &folio, &info);
-		if (err != -ENOMEM || ++tries > 16)
-			break;
-		if (!shrink_memory(mem, 64, true) && tries > 4)
-			break;
-	}
+	err = mem_swapin(mem, entry, orders, &info, &folio);
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;	/* the PTE changed, or a racing swap-in: look again */
 	if (err == -ENODEV && pte_get(vma, pgno) != orig)
 		return 0;	/* swapoff brought the page in meanwhile */
 	if (err)
 		return err;
-	for (j = 0; j < info.ra_pages; j++) {
-		lru_add(mem, ra[j], false);
-		folio_put(ra[j]);
-	}
-	if (info.major) {
-		mem_stat_inc(mem, major_faults);
-		mem_stat_add(mem, swapins, folio_nr_pages(folio) + info.ra_pages);
-	} else {
-		mem_stat_inc(mem, swapin_cache_hits);
-		mem_stat_inc(mem, minor_faults);
-	}
 	err = uswap_swapin_lock(folio, entry);
 	if (err) {
 		if (info.major)

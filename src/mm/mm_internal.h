@@ -126,6 +126,8 @@ struct folio *page_folio_pfn(uint64_t pfn);
 struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order);
 void mem_wake_kswapd(struct uswap_mem *mem);
 void mem_swapin_prepare(struct uswap_mem *mem);
+int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
+	       struct uswap_swapin_info *info, struct folio **out);
 
 /* ---- lru.c ---- */
 void lru_add(struct uswap_mem *mem, struct folio *folio, bool active);

@@ -99,15 +99,9 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	struct uswap_mem *mem = shm->mem;
 	swp_entry_t entry = pte_to_swp_entry(v);
 	struct folio *folio;
-	unsigned int j;
-	int err, tries = 0;
+	int err;
 
-	for (;;) {
-		mem_swapin_prepare(mem);
-		err = uswap_swapin(entry, mem->pool, 1, &folio, &info);
-		if (err != -ENOMEM || ++tries > 16 || (!shrink_memory(mem, 64, true) && tries > 4))
-			break;
-	}
+	err = mem_swapin(mem, entry, 1, &info, &folio);
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;
 	if (err == -ENODEV) {
@@ -119,15 +113,8 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	}
 	if (err)
 		return err;
-	for (j = 0; j < info.ra_pages; j++) {
-		lru_add(mem, ra[j], false);
-		folio_put(ra[j]);
-	}
-	if (info.major) {
-		mem_stat_inc(mem, major_faults);
-		mem_stat_add(mem, swapins, 1 + info.ra_pages);
+	if (info.major)
 		lru_add(mem, folio, false);
-	}
 	err = uswap_swapin_lock(folio, entry);
 	if (err) {
 		folio_put(folio);

@@ -282,6 +282,8 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 
 /* ---- swap_state.c ---- */
 unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset);
+void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsigned int n,
+		       uint64_t shadow, struct uswap_swapin_info *info);
 unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 			       const struct uswap_swapin_info *info, uint64_t *offs,
 			       unsigned int max);

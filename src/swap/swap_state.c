@@ -109,6 +109,37 @@ static struct folio *swap_cache_alloc_folio(swp_entry_t entry, struct uswap_fram
 }
 
 /**
+ * swapin_read_batch() - read a swap-in's folio (@batch[0]) and its
+ * readahead folios (the rest) in one submission, and report it in @info.
+ * Each folio arrives locked with its allocation reference; batch[0] leaves
+ * with the caller's reference instead, the readahead folios with none
+ * (they live in the cache) unless info->ra_folios takes them.
+ * Context: device pinned; shared by both slot designs.
+ */
+void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsigned int n,
+		       uint64_t shadow, struct uswap_swapin_info *info)
+{
+	unsigned int i;
+
+	atomic_fetch_add(&si->nr_ra_pages, n - 1);
+	if (info) {
+		info->major = true;
+		info->shadow = shadow;
+		info->ra_pages = n - 1;
+	}
+	/* Our reference outlives the I/O: take it before the read can end. */
+	folio_get(batch[0]);
+	swap_read_folios(si, batch, n);
+	for (i = 1; i < n; i++) {
+		if (info && info->ra_folios)
+			info->ra_folios[i - 1] = batch[i];
+		else
+			folio_put(batch[i]);
+	}
+	folio_put(batch[0]);	/* the allocation reference */
+}
+
+/**
  * uswap_swapin() - see uswap/swap.h.
  */
 USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, unsigned long orders,
@@ -183,24 +214,8 @@ again:
 			folio_set_flag(ra, PG_readahead);
 			batch[n++] = ra;
 		}
-		atomic_fetch_add(&si->nr_ra_pages, n - 1);
 	}
-	if (info) {
-		info->major = true;
-		info->shadow = shadow;
-		info->ra_pages = n - 1;
-	}
-	/* Our reference outlives the I/O: take it before the read can end. */
-	folio_get(folio);
-	swap_read_folios(si, batch, n);
-	for (order = 1; order < n; order++) {
-		/* Readahead folios live in the cache; the caller may want them. */
-		if (info && info->ra_folios)
-			info->ra_folios[order - 1] = batch[order];
-		else
-			folio_put(batch[order]);
-	}
-	folio_put(folio);			/* the allocation reference */
+	swapin_read_batch(si, batch, n, shadow, info);
 out:
 	put_swap_device(si);
 	*out = folio;
