@@ -43,4 +43,10 @@ so=$(find "$prefix" -name 'libuswap.so.0' | head -1)
 if nm -D --defined-only "$so" | awk '{print $3}' | grep -Ev '^(uswap_|folio_|swap_|swp_|__swap_|USWAP_)' ; then
 	echo "unexpected exported symbols above"; exit 1
 fi
+# The documented examples build against the installed package and run.
+src=$(cd "$(dirname "$0")/.." && pwd)
+for ex in "$src"/docs/examples/*.c; do
+	cc -std=gnu11 -Wall -Werror "$ex" -o "$prefix/ex" $(pkg-config --cflags --libs uswap)
+	LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" "$prefix/ex"
+done
 echo "install check ok"
