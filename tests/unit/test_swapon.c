@@ -302,6 +302,48 @@ static void test_discard(void **state)
 	unlink(path);
 }
 
+/* A rotational device allocates from one global cluster per order, in
+ * offset order, under its lock; frees and reuse work as on SSDs. */
+static void test_rotational(void **state)
+{
+	struct uswap_frame_pool *pool;
+	struct uswap_swap_stat st;
+	static struct folio *f[1200];
+	char path[256];
+	uint64_t prev = 0;
+	int type, i;
+
+	(void)state;
+	assert_int_equal(uswap_frame_pool_create(2048, &pool), 0);
+	path_of(path, "rot");
+	make_file(path, 2048, NULL, 0);
+	type = uswap_swapon(path, SWAP_FLAG_PREFER | 300 | USWAP_FLAG_ROTATIONAL);
+	assert_true(type >= 0);
+	assert_int_equal(uswap_swap_stat((unsigned int)type, &st), 0);
+	assert_int_equal(st.flags & (1U << 4), 0);	/* not SWP_SOLIDSTATE */
+	for (i = 0; i < 1200; i++) {
+		f[i] = new_folio(pool);
+		assert_int_equal(folio_alloc_swap(f[i]), 0);
+		assert_int_equal(swp_type(folio_swap_entry(f[i])), (unsigned int)type);
+		/* One global cluster at a time: offsets only go up. */
+		assert_true(swp_offset(folio_swap_entry(f[i])) > prev);
+		prev = swp_offset(folio_swap_entry(f[i]));
+	}
+	for (i = 0; i < 1200; i += 2)
+		drop_folio(f[i]);
+	for (i = 0; i < 1200; i += 2) {
+		f[i] = new_folio(pool);
+		assert_int_equal(folio_alloc_swap(f[i]), 0);
+	}
+	for (i = 0; i < 1200; i++)
+		drop_folio(f[i]);
+	assert_int_equal(uswap_swap_stat((unsigned int)type, &st), 0);
+	assert_int_equal(st.inuse_pages, 0);
+	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
+	uswap_frame_pool_destroy(pool);
+	unlink(path);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -323,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_priorities),
 		cmocka_unit_test(test_swapoff_busy),
 		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_rotational),
 	};
 
 	setenv("USWAP_QUIET", "1", 1);
