@@ -59,6 +59,15 @@ bool swap_device_tryget(struct swap_info_struct *si)
 	return true;
 }
 
+/** __get_swap_device() - one more pin; the caller already holds one. */
+void __get_swap_device(struct swap_info_struct *si)
+{
+	long old = atomic_fetch_add_explicit(&si->users, 1, memory_order_relaxed);
+
+	uswap_assert((old & ~SWAP_USERS_DEAD) > 0);
+	(void)old;
+}
+
 /** put_swap_device() - drop a pin taken by get_swap_device or tryget. */
 void put_swap_device(struct swap_info_struct *si)
 {

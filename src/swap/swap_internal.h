@@ -196,6 +196,7 @@ extern _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
 /* ---- swap_device.c ---- */
 struct swap_info_struct *get_swap_device(swp_entry_t entry);
 void put_swap_device(struct swap_info_struct *si);
+void __get_swap_device(struct swap_info_struct *si);
 /* swap_entry_pin() - pin entry's device; -ENODEV / -EINVAL (offset). */
 int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out);
 bool swap_device_tryget(struct swap_info_struct *si);

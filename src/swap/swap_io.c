@@ -214,6 +214,12 @@ int swap_writeout(struct folio *folio, bool sync)
 	folio_clear_dirty(folio);
 	folio_start_writeback(folio);
 	folio_unlock(folio);
+	/*
+	 * The batch's pin ends in the completion, which a synchronous backend
+	 * runs inside submit: keep one of our own until submit has returned,
+	 * or swapoff could free the backend under it.
+	 */
+	__get_swap_device(si);
 	swap_io_submitted(si->io, 1);
 	err = swap_backend_submit(si->bdev, req, 1);
 	if (err) {
@@ -221,6 +227,7 @@ int swap_writeout(struct folio *folio, bool sync)
 		req->result = err;
 		swap_write_end_io(req);
 	}
+	put_swap_device(si);
 	if (sync) {
 		folio_wait_writeback(folio);
 		return folio_test_flag(folio, PG_error) ? -EIO : 0;
