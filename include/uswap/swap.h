@@ -312,6 +312,16 @@ USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry);
  */
 USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
 
+/**
+ * uswap_swap_stable_writes() - @entry's device needs stable pages
+ * (SWP_STABLE_WRITES): it reads a page's data while the page is under
+ * writeback (a compressing device does), so the data must not change
+ * until writeback ends. A fault that finds a folio under writeback on
+ * such a device maps it read-only, whatever its swap PTE says.
+ * Context: any; lockless, the answer may be stale when the device goes.
+ */
+USWAP_API bool uswap_swap_stable_writes(swp_entry_t entry);
+
 /** uswap_vm_swap_full() - more than half of all swap space is in use. */
 USWAP_API bool uswap_vm_swap_full(void);
 

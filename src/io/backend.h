@@ -120,6 +120,10 @@ struct swap_backend {
 	const struct swap_backend_ops *ops;	/* set at create, constant */
 	uint64_t nr_slots;			/* constant after create */
 	bool synchronous;			/* SWP_SYNCHRONOUS_IO; constant */
+	bool stable_writes;			/* reads a page under writeback outside
+						 * the caller's call (compression): the
+						 * page must not change meanwhile; the
+						 * block layer's stable writes; constant */
 	char desc[256];				/* swap_backend_describe(); constant */
 	struct {
 		_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;

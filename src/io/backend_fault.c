@@ -179,6 +179,7 @@ int swap_backend_fault_create(struct swap_backend *inner,
 	if (!fb)
 		return -ENOMEM;
 	swap_backend_init(&fb->be, &fault_ops, inner->nr_slots, inner->synchronous);
+	fb->be.stable_writes = inner->stable_writes;
 	fb->inner = inner;
 	uswap_mutex_init(&fb->lock);
 	snprintf(fb->be.desc, sizeof(fb->be.desc), "fault(%.240s)",

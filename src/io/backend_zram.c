@@ -422,6 +422,7 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 		return -ENOMEM;
 	}
 	swap_backend_init(&z->be, &zram_ops, nr_slots, true);
+	z->be.stable_writes = true;	/* it compresses the page (zram does) */
 	z->algo = algo;
 	for (k = 0; k < ZRAM_NR_LOCKS; k++)
 		uswap_mutex_init(&z->locks[k]);

@@ -84,7 +84,7 @@ static int do_anonymous_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_
 			break;
 	if (j == nr) {
 		for (j = 0; j < nr; j++)
-			pte_set(vma, base + j, pfn_pte(folio->pfn + j, true) | PTE_YOUNG | PTE_DIRTY);
+			pte_set(vma, base + j, pfn_pte_excl(folio->pfn + j) | PTE_YOUNG | PTE_DIRTY);
 		folio_add_anon_rmap(folio, vma, nr);
 		atomic_fetch_add(&mm->rss, (long)nr);
 	}
@@ -129,6 +129,17 @@ static unsigned long swapin_orders(struct uswap_vma *vma, uint64_t pgno, swp_ent
 
 /* The largest readahead window (vm.page-cluster 3): 8 pages. */
 #define SWAP_VMA_RA_MAX 8
+
+/*
+ * Whether a folio we hold locked, with no mapping left and out of the swap
+ * cache, is provably ours alone: the only references are ours and the
+ * LRU's (the kernel's folio_ref_count() == 1 test in do_swap_page()).
+ */
+static bool folio_refs_only_ours(struct folio *folio)
+{
+	return !folio_in_swap(folio) &&
+	       folio_ref_count(folio) == 1 + (folio_test_flag(folio, PG_lru) ? 1 : 0);
+}
 
 static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
 {
@@ -219,42 +230,88 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 						swp_offset(folio->swap) + j).val;
 		}
 	}
+	/*
+	 * Exclusive (the kernel's do_swap_page()): the swap PTEs say the pages
+	 * were exclusive when they went out; a folio that never entered the
+	 * swap cache (read around it, count 1) is ours alone. But a device
+	 * that reads the page during writeback must not see it change: a
+	 * folio under writeback there is mapped read-only, and a write goes
+	 * through do_wp_page(), which copies it.
+	 */
 	if (whole) {
 		exclusive = true;
-		for (j = 0; j < nr; j++) {
-			pte_t p = pte_get(vma, head_pg + j);
-
-			exclusive &= pte_swp_exclusive(p);
-		}
 		for (j = 0; j < nr; j++)
-			pte_set(vma, head_pg + j, pfn_pte(folio->pfn + j, exclusive) | PTE_YOUNG);
+			exclusive &= pte_swp_exclusive(pte_get(vma, head_pg + j));
+	} else {
+		exclusive = pte_swp_exclusive(orig);
+	}
+	if (!folio_test_swapcache(folio))
+		exclusive = true;
+	else if (exclusive && folio_test_writeback(folio) && uswap_swap_stable_writes(entry))
+		exclusive = false;
+	/* This mapping's swap references go; then the cache copy, if nobody
+	 * else needs it and keeping it buys nothing. Synchronous devices:
+	 * a second copy in memory costs more than writing again. Others keep
+	 * it while swap is not short, saving a write if it stays clean. */
+	folio_put_swap(folio, whole ? -1 : (long)idx);
+	if (uswap_swap_synchronous(entry) || exclusive || uswap_vm_swap_full())
+		if (folio_free_swap(folio) == 1)
+			mem_stat_inc(mem, swap_frees_after_map);
+	/* Not exclusive by its PTE, but nobody else holds a reference: ours. */
+	if (!exclusive && folio_refs_only_ours(folio))
+		exclusive = true;
+	if (whole) {
+		for (j = 0; j < nr; j++)
+			pte_set(vma, head_pg + j, (exclusive ? pfn_pte_excl(folio->pfn + j) :
+						   pfn_pte(folio->pfn + j, false)) | PTE_YOUNG);
 		folio_add_anon_rmap(folio, vma, nr);
-		folio_put_swap(folio, -1);
 		atomic_fetch_add(&mm->rss, (long)nr);
 		atomic_fetch_sub(&mm->swapents, (long)nr);
 	} else {
-		exclusive = pte_swp_exclusive(orig) && nr == 1;
-		pte_set(vma, pgno, pfn_pte(folio->pfn + idx, exclusive) | PTE_YOUNG);
+		pte_set(vma, pgno, (exclusive ? pfn_pte_excl(folio->pfn + idx) :
+				    pfn_pte(folio->pfn + idx, false)) | PTE_YOUNG);
 		folio_add_anon_rmap(folio, vma, 1);
-		folio_put_swap(folio, (long)idx);
 		atomic_fetch_add(&mm->rss, 1);
 		atomic_fetch_sub(&mm->swapents, 1);
 	}
 	uswap_spin_unlock(ptl);
-	/*
-	 * Synchronous devices: a second copy in memory costs more than writing
-	 * again, so drop the cache once no other reference needs it. Others
-	 * keep it while swap is not short, saving a write if it stays clean.
-	 */
-	if (uswap_swap_synchronous(entry) || exclusive || uswap_vm_swap_full())
-		if (folio_free_swap(folio) == 1)
-			mem_stat_inc(mem, swap_frees_after_map);
 	folio_unlock(folio);
 	folio_put(folio);
 	return 0;
 }
 
-/* Write fault on a present, write-protected page: reuse or copy. */
+/*
+ * wp_can_reuse_anon_folio(): may a write fault on a page not marked
+ * exclusive keep it? Only an order-0 folio that nothing else references:
+ * its one mapping is ours, and the swap cache lets go of it (which it
+ * refuses while the folio is under writeback or still swapped).
+ * Context: PTL held (our mapping cannot go); the folio is only trylocked.
+ */
+static bool wp_can_reuse_anon_folio(struct folio *folio)
+{
+	long lru = folio_test_flag(folio, PG_lru) ? 1 : 0;
+	bool ok;
+
+	if (folio_order(folio) || atomic_load(&folio->mapcount) != 1)
+		return false;
+	/* Cheap test first: more references than mapping, LRU and cache. */
+	if (folio_ref_count(folio) > 1 + lru + (folio_in_swap(folio) ? 1 : 0))
+		return false;
+	if (!folio_trylock(folio))
+		return false;
+	if (folio_in_swap(folio))
+		folio_free_swap(folio);
+	ok = !folio_in_swap(folio) &&
+	     folio_ref_count(folio) == 1 + (folio_test_flag(folio, PG_lru) ? 1 : 0);
+	folio_unlock(folio);
+	return ok;
+}
+
+/*
+ * Write fault on a present, write-protected page (the kernel's
+ * do_wp_page()): an exclusive page, or one wp_can_reuse_anon_folio()
+ * proves unshared, is made writable in place; any other is copied.
+ */
 static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
 {
 	struct uswap_mem *mem = mm->mem;
@@ -269,19 +326,11 @@ static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno,
 	}
 	old = page_folio_pfn(pte_pfn(orig));
 	sub = pte_pfn(orig) - old->pfn;
-	if (folio_order(old) == 0 && atomic_load(&old->mapcount) == 1) {
-		/* Only we map it: if the swap cache lets go, it is ours. */
-		if (folio_test_swapcache(old) && folio_trylock(old)) {
-			folio_free_swap(old);
-			folio_unlock(old);
-		}
-		if (!folio_test_swapcache(old) &&
-		    folio_ref_count(old) == 1 + (folio_test_flag(old, PG_lru) ? 1 : 0)) {
-			pte_set(vma, pgno, orig | PTE_WRITE | PTE_YOUNG | PTE_DIRTY);
-			uswap_spin_unlock(ptl);
-			mem_stat_inc(mem, cow_reuses);
-			return 0;
-		}
+	if (pte_excl(orig) || wp_can_reuse_anon_folio(old)) {
+		pte_set(vma, pgno, orig | PTE_EXCL | PTE_WRITE | PTE_YOUNG | PTE_DIRTY);
+		uswap_spin_unlock(ptl);
+		mem_stat_inc(mem, cow_reuses);
+		return 0;
 	}
 	folio_get(old);
 	uswap_spin_unlock(ptl);
@@ -300,7 +349,7 @@ static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno,
 	lru_add(mem, new, false);
 	uswap_spin_lock(ptl);
 	if (pte_get(vma, pgno) == orig) {
-		pte_set(vma, pgno, pfn_pte(new->pfn, true) | PTE_YOUNG | PTE_DIRTY);
+		pte_set(vma, pgno, pfn_pte_excl(new->pfn) | PTE_YOUNG | PTE_DIRTY);
 		folio_add_anon_rmap(new, vma, 1);
 		folio_remove_rmap(mem, old, 1);
 		mem_stat_inc(mem, cow_copies);
@@ -400,8 +449,8 @@ void zap_pte_range(struct uswap_vma *vma, uint64_t start, uint64_t end)
 
 /**
  * copy_vma_ptes() - fork's copy of @src's page table into @dst: swap
- * entries gain a reference (neither copy is exclusive any more), present
- * pages are shared write-protected.
+ * entries gain a reference, present pages are shared write-protected;
+ * neither side's page or entry is exclusive any more.
  * Context: mmap_lock of the parent held for write. Return: 0, or the
  * error of swap_dup_entry_direct (the copy stops; the child is torn down).
  */
@@ -423,7 +472,7 @@ int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src)
 			if (pte_present(p)) {
 				struct folio *f = page_folio_pfn(pte_pfn(p));
 
-				p &= ~PTE_WRITE;
+				p &= ~(PTE_WRITE | PTE_EXCL);
 				pte_set(src, pg, p);
 				pte_set(dst, pg, p);
 				folio_add_anon_rmap(f, dst, 1);

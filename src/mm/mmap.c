@@ -214,6 +214,8 @@ static int with_page(struct uswap_mm *mm, uint64_t pgno, bool write,
 		if (pte_present(p) && (!write || pte_write(p))) {
 			struct folio *f = pfn_folio(pte_pfn(p));
 
+			/* Only a page of ours alone is ever written. */
+			uswap_assert(!pte_write(p) || pte_excl(p));
 			p |= PTE_YOUNG | (write ? PTE_DIRTY : 0);
 			atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_relaxed);
 			fn((char *)f->pool->mem + ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT),

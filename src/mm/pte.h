@@ -4,12 +4,20 @@
  * 4 KiB page.
  *
  *   none     0
- *   present  | pfn (52) | .. | dirty | young | write | 1 |
+ *   present  | pfn (52) | .. | excl | dirty | young | write | 1 |
  *   swap     | offset (56) | excl | type (5) | 1 | 0 |
  *
  * A large folio is mapped by a run of present entries with consecutive
- * frame numbers. "exclusive" on a swap entry says that no other mapping
- * shared the page when it was swapped out (a write fault may reuse it).
+ * frame numbers.
+ *
+ * "excl" on a present entry is the kernel's PageAnonExclusive of the page
+ * it maps: the page belongs to this process alone. An exclusive page has
+ * exactly one mapping, so the flag can live in that mapping. It is set
+ * when a fault gives the process a page of its own (a new zeroed page, a
+ * copy, a page proven unshared), cleared on both sides by fork, and
+ * moved into the swap entry by try_to_unmap. Only an exclusive page may
+ * be mapped writable. "excl" on a swap entry says the page was exclusive
+ * when it went out, so that swap-in may map it writable at once.
  */
 #ifndef USWAP_MM_PTE_H
 #define USWAP_MM_PTE_H
@@ -25,6 +33,7 @@ typedef uint64_t pte_t;
 #define PTE_WRITE	0x2ULL
 #define PTE_YOUNG	0x4ULL
 #define PTE_DIRTY	0x8ULL
+#define PTE_EXCL	0x10ULL		/* PageAnonExclusive of the mapped page */
 #define PTE_PFN_SHIFT	12
 
 #define PTE_SWAP	0x2ULL		/* with PTE_PRESENT clear */
@@ -62,6 +71,18 @@ static inline uint64_t pte_pfn(pte_t p)
 static inline bool pte_write(pte_t p)
 {
 	return p & PTE_WRITE;
+}
+
+/* A present PTE mapping a page exclusively: writable, or reusable by a
+ * write fault without a copy. */
+static inline pte_t pfn_pte_excl(uint64_t pfn)
+{
+	return pfn_pte(pfn, true) | PTE_EXCL;
+}
+
+static inline bool pte_excl(pte_t p)
+{
+	return (p & (PTE_PRESENT | PTE_EXCL)) == (PTE_PRESENT | PTE_EXCL);
 }
 
 static inline pte_t swp_entry_to_pte(swp_entry_t e, bool exclusive)

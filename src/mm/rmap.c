@@ -194,7 +194,6 @@ int folio_referenced(struct folio *folio)
 struct unmap_state {
 	struct uswap_mem *mem;
 	int err;
-	bool exclusive;		/* decided before the walk lowers mapcount */
 };
 
 static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
@@ -214,13 +213,9 @@ static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
 	if (old & PTE_DIRTY)
 		folio_mark_dirty(folio);
 	e = swp_entry(swp_type(folio->swap), swp_offset(folio->swap) + i);
-	/*
-	 * Exclusive only if this PTE could be written: a write-protected one
-	 * may share the page with a fork relative, whose swap PTE or mapping
-	 * must not see our later writes.
-	 */
-	atomic_store_explicit(vma_pte(vma, pgno),
-			      swp_entry_to_pte(e, st->exclusive && pte_write(old)),
+	/* The page's exclusive flag moves into the swap entry (the kernel's
+	 * try_to_unmap_one() with folio_try_share_anon_rmap_pte()). */
+	atomic_store_explicit(vma_pte(vma, pgno), swp_entry_to_pte(e, pte_excl(old)),
 			      memory_order_release);
 	atomic_fetch_sub(&vma->mm->rss, 1);
 	atomic_fetch_add(&vma->mm->swapents, 1);
@@ -237,10 +232,8 @@ static bool unmap_one(struct folio *folio, struct uswap_vma *vma, uint64_t pgno,
  */
 bool try_to_unmap(struct uswap_mem *mem, struct folio *folio)
 {
-	struct unmap_state st = { mem, 0, false };
+	struct unmap_state st = { mem, 0 };
 
-	/* Only a page mapped once may be written in place after swap-in. */
-	st.exclusive = folio_order(folio) == 0 && atomic_load(&folio->mapcount) == 1;
 	rmap_walk(folio, unmap_one, &st);
 	return atomic_load(&folio->mapcount) == 0;
 }

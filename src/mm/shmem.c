@@ -124,6 +124,13 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 		}
 		return 0;
 	}
+	/*
+	 * The object's accesses write the page with no mapping to protect:
+	 * it must not change while the device may still read it (as the
+	 * kernel's shmem_swapin_folio() waits). Reclaim cannot start another
+	 * write while we hold the lock.
+	 */
+	folio_wait_writeback(folio);
 	pthread_mutex_lock(&shm->lock);
 	if (shm->slots[idx] == v) {
 		folio->mapping = (void *)((uintptr_t)shm | MAPPING_SHMEM);

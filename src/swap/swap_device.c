@@ -345,6 +345,8 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 			fl |= SWP_SOLIDSTATE;
 		if (p->flags & USWAP_FLAG_SYNCHRONOUS)
 			fl |= SWP_SYNCHRONOUS_IO;
+		if (p->bdev && p->bdev->stable_writes)
+			fl |= SWP_STABLE_WRITES;
 		if ((p->flags & SWAP_FLAG_DISCARD) && p->discard) {
 			fl |= SWP_DISCARDABLE | SWP_AREA_DISCARD | SWP_PAGE_DISCARD;
 			if (p->flags & SWAP_FLAG_DISCARD_ONCE)

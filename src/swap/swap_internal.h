@@ -90,6 +90,7 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 #define SWP_BLKDEV		(1U << 6)
 #define SWP_AREA_DISCARD	(1U << 9)
 #define SWP_PAGE_DISCARD	(1U << 10)
+#define SWP_STABLE_WRITES	(1U << 11)	/* the backend's stable_writes */
 #define SWP_SYNCHRONOUS_IO	(1U << 12)
 
 /* si->users: a pin count, with this bit set once swapoff has started. */

@@ -258,15 +258,27 @@ USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry)
 	return 0;
 }
 
-/** uswap_swap_synchronous() - see uswap/swap.h. */
-USWAP_API bool uswap_swap_synchronous(swp_entry_t entry)
+/* Whether @entry's device has all the SWP_* bits of @mask (pinned read). */
+static bool swap_entry_has_flags(swp_entry_t entry, unsigned int mask)
 {
 	struct swap_info_struct *si;
-	bool sync;
+	bool ret;
 
 	if (swap_entry_pin(entry, &si))
 		return false;
-	sync = atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO;
+	ret = (atomic_load(&si->flags) & mask) == mask;
 	put_swap_device(si);
-	return sync;
+	return ret;
+}
+
+/** uswap_swap_synchronous() - see uswap/swap.h. */
+USWAP_API bool uswap_swap_synchronous(swp_entry_t entry)
+{
+	return swap_entry_has_flags(entry, SWP_SYNCHRONOUS_IO);
+}
+
+/** uswap_swap_stable_writes() - see uswap/swap.h. */
+USWAP_API bool uswap_swap_stable_writes(swp_entry_t entry)
+{
+	return swap_entry_has_flags(entry, SWP_STABLE_WRITES);
 }

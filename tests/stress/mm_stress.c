@@ -13,8 +13,7 @@
  * any device and every frame is free; every device swaps off.
  *
  * USWAP_TEST_OPS (per thread, default 200000), USWAP_TEST_SEED,
- * USWAP_TEST_THREADS (2..4, default 3), USWAP_TEST_CHILD_WRITES=0 to keep
- * children from writing (no copy-on-write of shared swapped pages).
+ * USWAP_TEST_THREADS (2..4, default 3).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -64,7 +63,6 @@ struct worker {
 static struct uswap_mem *mem;
 static atomic_int failed;
 static atomic_bool workers_done;
-static bool child_writes = true;	/* USWAP_TEST_CHILD_WRITES=0: children only read */
 
 static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
@@ -180,7 +178,7 @@ static void child_run(struct snapshot *s)
 		if (!r->addr)
 			continue;
 		pg = test_rand_below(&seed, r->npages);
-		if (child_writes && test_rand_below(&seed, 4) == 0) {
+		if (test_rand_below(&seed, 4) == 0) {
 			/* A version the parent never writes: far above its range. */
 			uint64_t v = CHILD_VER + test_rand_below(&seed, 1000);
 
@@ -442,8 +440,6 @@ int main(void)
 	struct timespec t0, t1;
 	int ret, b, k;
 
-	if (getenv("USWAP_TEST_CHILD_WRITES"))
-		child_writes = atoi(getenv("USWAP_TEST_CHILD_WRITES")) != 0;
 	if (nthreads < 2)
 		nthreads = 2;
 	if (nthreads > MAX_THREADS)
