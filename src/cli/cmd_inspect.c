@@ -27,7 +27,7 @@ struct inspect_result {
 	uint64_t usable_pages;		/* valid only */
 	uint64_t max_slots;		/* valid only */
 	uint64_t clusters;		/* valid only */
-	uint64_t static_bytes;		/* valid only */
+	uint64_t static_bytes;		/* valid only; the reported design's */
 	/* --design: measured on a real swapon of the file with that design */
 	const char *design;
 	bool measured;
@@ -285,6 +285,9 @@ int cmd_inspect(int argc, char **argv)
 		r.static_bytes = uswap_swap_static_metadata_bytes(r.max_slots);
 		if (design && measure_design(&r))
 			r.valid = false;
+		/* The headline figure is the chosen design's, not the table's. */
+		if (r.measured)
+			r.static_bytes = r.m_static;
 	}
 
 	if (json)

@@ -150,9 +150,6 @@ int swapon_path_design(const char *path, int flags, const struct swap_design_ops
 		snprintf(err, errlen, "%s: not a regular file or block device", path);
 		return -EINVAL;
 	}
-	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IRWXG | S_IRWXO)))
-		uswap_warn("%s: insecure permissions %04o, 0600 suggested: it will hold "
-			   "process memory", path, st.st_mode & 07777);
 	real = realpath(path, NULL);
 	if (!real)
 		return -ENOMEM;
