@@ -21,7 +21,7 @@
  * At the end every mm and object is gone, no slot is in use, every frame
  * is free and both devices swap off.
  *
- * USWAP_TEST_OPS (total steps per variant, default 300000),
+ * USWAP_TEST_OPS (steps in all, half in each variant; default 400000),
  * USWAP_TEST_SEED, USWAP_TEST_DESIGN ("table" or "legacy"),
  * USWAP_TEST_THREADS.
  */
@@ -629,7 +629,7 @@ int main(void)
 		return 1;
 	}
 	seed = test_seed("mm_differential");
-	ops = test_ops(300000);
+	ops = test_ops(400000) / 2;
 	if (nthreads < 2)
 		nthreads = 2;
 	if (nthreads > MAX_THREADS)
