@@ -249,10 +249,12 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		exclusive = true;
 	else if (exclusive && folio_test_writeback(folio) && uswap_swap_stable_writes(entry))
 		exclusive = false;
-	/* This mapping's swap references go; then the cache copy, if nobody
-	 * else needs it and keeping it buys nothing. Synchronous devices:
-	 * a second copy in memory costs more than writing again. Others keep
-	 * it while swap is not short, saving a write if it stays clean. */
+	/* This mapping's swap references go; then the cache copy, if no
+	 * other reference needs it (folio_free_swap checks) and keeping it
+	 * buys nothing: on a synchronous device a second copy in memory costs
+	 * more than writing again; an exclusive page will be written through
+	 * its writable mapping anyway; swap is short. Otherwise the copy
+	 * stays, saving a write if the page stays clean. */
 	folio_put_swap(folio, whole ? -1 : (long)idx);
 	if (uswap_swap_synchronous(entry) || exclusive || uswap_vm_swap_full())
 		if (folio_free_swap(folio) == 1)
