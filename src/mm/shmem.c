@@ -3,7 +3,8 @@
  * shmem-like objects: file-like memory indexed by page, whose pages are
  * swapped like anonymous ones except that a swapped page holds one swap
  * reference for the object (folio_dup_swap once when it leaves the object
- * for the swap cache; seeds: no special shmem count any more).
+ * for the swap cache; no special shmem count since swap table phase II,
+ * see docs/KERNEL-MAP.md).
  *
  * A slot holds 0 (never written: reads as zeros), a folio pointer, or a
  * swap PTE (bit 1 set, which no aligned pointer has).

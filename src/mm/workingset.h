@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Workingset shadows (the kernel's mm/workingset.c, anon side, seed 003).
+ * Workingset shadows (the kernel's mm/workingset.c, anon side, after commit 48dd39b85542
+ * "mm/workingset: leave highest bits empty for anon shadow").
  *
  * When a folio is evicted, its slots keep a shadow: the eviction "time"
  * (a counter of evictions and activations), its memcg id, its node and

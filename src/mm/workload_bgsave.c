@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bgsave (the Redis-with-persistence test of seed 010): a parent address
+ * bgsave (the Redis-with-persistence test of the swap table
+ * phase II series, docs/KERNEL-MAP.md): a parent address
  * space holding a dataset larger than the budget serves a "redis" loop
  * from one thread: pick a key (a page) uniformly, read it, or with
  * write_pct % rewrite it. Then it forks (uswap_mm_fork) and a child,

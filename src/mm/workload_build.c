@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * build (the kernel-build test of seed 010, in shape): a "make" address
+ * build (the kernel-build test of the swap table phase II
+ * series, in shape): a "make" address
  * space holds a shared working set (3/4 of the data: headers, the
  * toolchain's pages) written once. cfg->threads workers ("make -jN") each
  * run jobs one after another: fork make (uswap_mm_fork), and in the child

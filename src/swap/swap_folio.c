@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The folio-based slot workflow (seed 011): allocation pinned by the swap
+ * The folio-based slot workflow ("mm, swap: cleanup swap entry management
+ * workflow", docs/KERNEL-MAP.md): allocation pinned by the swap
  * cache, references taken and dropped under the folio lock, and the
  * hibernation slots that live without a folio.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Swap-in through the swap cache (seed 010: no bypass). A fault looks the
+ * Swap-in through the swap cache (swap table phase II: no bypass). A fault looks the
  * entry up in the cache; on a miss it allocates a folio and adds it to the
  * cache, which is the synchronization point: the loser of a race finds the
  * winner's folio and waits on its lock, and exactly one read is issued per

@@ -13,9 +13,10 @@
  * count lives in the cluster's extend table. Count 0 is legal only for a
  * PFN entry (the slot is pinned by the swap cache alone) and for NULL.
  * The shadow value keeps its low marker bit 1 and leaves COUNT clear; the
- * workingset code packs its fields below SWP_TB_COUNT_SHIFT (seed 003).
+ * workingset code packs its fields below SWP_TB_COUNT_SHIFT (commit 48dd39b85542, see
+ * mm/workingset.h).
  *
- * No code outside this header opens-codes these masks.
+ * No code outside this header open-codes these masks.
  */
 #ifndef USWAP_SWAP_TABLE_H
 #define USWAP_SWAP_TABLE_H

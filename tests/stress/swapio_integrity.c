@@ -2,7 +2,8 @@
 /*
  * swapio_integrity: pages written to swap come back byte for byte, through
  * every backend, at every folio order, with racing readers and with
- * injected I/O errors; and swap-in readahead behaves as section 5.5 says.
+ * injected I/O errors; and swap-in readahead behaves as swapin_nr_pages()
+ * (mm/swap_state.c) sizes it.
  *
  *  (a) integrity: zram:64M (lz4, zstd) and a 64 MiB swap file made here
  *      (io_uring and the pread fallback), orders 0..9. Each folio gets

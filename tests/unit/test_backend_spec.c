@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Device specs: the parser accepts what DESIGN.md lists and rejects the
+ * Device specs: the parser accepts what uswap(1) lists and rejects the
  * rest with a message that names the problem; open_spec opens the backend.
  */
 #include <errno.h>

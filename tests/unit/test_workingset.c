@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Workingset shadows (mm/workingset.c, KERNEL-FACTS section 6): packing at
+ * Workingset shadows (mm/workingset.c: pack_shadow, workingset_test_recent): packing at
  * the build's swap count width, use as a swap table shadow entry, the
  * bucket order, and the refault distance test.
  *
@@ -83,7 +83,7 @@ static void check_roundtrip(uint16_t memcg, uint16_t node, uint64_t eviction, bo
 	assert_int_equal(n, node & ((1U << WS_NODES_SHIFT) - 1));
 	assert_int_equal(w, ws);
 	assert_int_equal(ev, want);
-	/* The packed fields sit where section 6 puts them, LSB first. */
+	/* The packed fields sit where workingset.h draws them, LSB first. */
 	assert_int_equal((s >> 1) & 1, ws);
 	assert_int_equal((s >> 2) & ((1U << WS_NODES_SHIFT) - 1), n);
 	assert_int_equal((s >> (2 + WS_NODES_SHIFT)) & 0xffff, memcg);
@@ -153,7 +153,7 @@ static void test_bucket_order(void **state)
 		if (t)
 			assert_int_equal(workingset_bucket_order(t), ref_bucket_order(t));
 	}
-	/* The seed's example at the default width: 2^40 pages with 36 bits. */
+	/* The example of commit 48dd39b85542 at the default width: 2^40 pages with 36 bits. */
 	if (SWP_TB_COUNT_BITS == 4)
 		assert_int_equal(workingset_bucket_order(1ULL << 40), 4);
 }
