@@ -26,7 +26,8 @@
  * wrote there (or zeros for a page never written); a mismatch counts one
  * bad page. A correct swap subsystem gives bad_pages == 0. With the
  * environment variable USWAP_WL_DEBUG set, the first ten mismatches are
- * printed to stderr (address space, address, wanted and found id/version).
+ * reported (address space, address, wanted and found id/version) through
+ * the output function of uswap_set_output(), by default on stderr.
  */
 #ifndef USWAP_WORKLOAD_H
 #define USWAP_WORKLOAD_H
