@@ -55,7 +55,13 @@ static inline uint64_t swp_offset(swp_entry_t e)
 	return e.val & SWP_OFFSET_MASK;
 }
 
-/** uswap_version() - the library's version string, "MAJOR.MINOR.PATCH". */
+/**
+ * uswap_version() - the library's version string, "MAJOR.MINOR.PATCH".
+ * Compare it with USWAP_VERSION_STRING to tell the library a program runs
+ * with from the headers it was built with.
+ * Context: any.
+ * Return: a static string.
+ */
 USWAP_API const char *uswap_version(void);
 
 /**
