@@ -248,8 +248,15 @@ def capitalize(s):
 
 
 def first_sentence(s):
+    """The NAME line's summary: the first sentence, cut before its first
+    ": ", "; " or " (" when it is too long for a whatis line."""
     m = re.search(r"(?<!e\.g)(?<!i\.e)\.(\s|$)", s)
-    return s[:m.start()] if m else s.rstrip(".")
+    s = s[:m.start()] if m else s.rstrip(".")
+    if len(s) > 70:
+        cuts = [i for i in (s.find(": "), s.find("; "), s.find(" (")) if i >= 15]
+        if cuts:
+            s = s[:min(cuts)]
+    return s
 
 
 def prototype_lines(decl):
