@@ -43,6 +43,17 @@ so=$(find "$prefix" -name 'libuswap.so.0' | head -1)
 if nm -D --defined-only "$so" | awk '{print $3}' | grep -Ev '^(uswap_|folio_|swap_|swp_|__swap_|USWAP_)' ; then
 	echo "unexpected exported symbols above"; exit 1
 fi
+# The manual: uswap(1), uswap(7), and a page for each exported function
+# (unless the build made none: -DUSWAP_BUILD_MAN=OFF).
+test -f "$prefix/share/man/man1/uswap.1"
+test -f "$prefix/share/man/man7/uswap.7"
+if [ -d "$build/man/man3" ]; then
+	for s in $(nm -D --defined-only "$so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }'); do
+		if [ ! -f "$prefix/share/man/man3/$s.3" ]; then
+			echo "no installed man page for $s"; exit 1
+		fi
+	done
+fi
 # The documented examples build against the installed package and run.
 src=$(cd "$(dirname "$0")/.." && pwd)
 for ex in "$src"/docs/examples/*.c; do

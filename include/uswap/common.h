@@ -55,8 +55,36 @@ static inline uint64_t swp_offset(swp_entry_t e)
 	return e.val & SWP_OFFSET_MASK;
 }
 
-/** uswap_version() - the library's version string, "MAJOR.MINOR.PATCH". */
+/**
+ * uswap_version() - the library's version string, "MAJOR.MINOR.PATCH".
+ * Compare it with USWAP_VERSION_STRING to tell the library a program runs
+ * with from the headers it was built with.
+ * Context: any.
+ * Return: a static string.
+ */
 USWAP_API const char *uswap_version(void);
+
+/**
+ * uswap_set_output() - send the library's messages to @fn instead of stderr.
+ * @fn: called with each message, or NULL to restore the default.
+ * @arg: passed to @fn as it is.
+ *
+ * The library reports misuse it detects (a bad swap entry, the reason a
+ * swapon failed) as debug messages, at USWAP_DEBUG >= 1 only, and a broken
+ * invariant before it aborts. With an output function set, each message
+ * is one call of @fn: @msg is one line of text without a trailing newline
+ * or a "uswap: " prefix, valid during the call only; @fn may be called
+ * from any thread, concurrently, and must not call back into the library.
+ * Without one (the default), debug messages go to stderr as
+ * "uswap: MESSAGE" at USWAP_DEBUG >= 1 and nowhere at level 0, and the
+ * report before an abort goes to stderr at every level. The environment
+ * variable USWAP_QUIET, when set, drops the debug messages either way.
+ *
+ * Context: any thread; a message being delivered while @fn is replaced
+ * may still reach the previous function.
+ * Return: nothing.
+ */
+USWAP_API void uswap_set_output(void (*fn)(const char *msg, void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ extern "C" {
 /**
  * uswap_swapon_spec_design() - uswap_swapon_spec() with a slot design:
  * @design "table" (the swap table, as uswap_swapon_spec()) or "legacy".
+ * Context: may sleep; takes the global swap lock.
  * Return: the device type (>= 0); -EINVAL (unknown design or bad spec,
  * with the reason in @err), and the errors of uswap_swapon_spec().
  */
@@ -31,6 +32,7 @@ USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *
 /**
  * uswap_swapon_mem_design() - uswap_swapon_mem() with a slot design
  * ("table" or "legacy"): an in-memory device without a backend (no I/O).
+ * Context: may sleep; takes the global swap lock.
  * Return: as uswap_swapon_mem(); -EINVAL for an unknown design.
  */
 USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design);
@@ -46,7 +48,8 @@ struct uswap_legacy_stat {
 };
 
 /**
- * uswap_legacy_stat() - the legacy figures of device @type.
+ * uswap_legacy_stat() - the legacy figures of device @type, copied into *@st.
+ * Context: any; lockless, the figures are not one atomic snapshot.
  * Return: 0; -ENODEV (no such device); -EINVAL (@type out of range, or the
  * device does not use the legacy design).
  */

@@ -48,64 +48,160 @@ struct uswap_mem_stats {
 /**
  * uswap_mem_create() - a memory budget: a frame pool plus LRU, watermarks,
  * a workingset clock and (unless disabled) a background reclaim thread.
- * Registers as a swap owner so that swapoff can bring its pages back.
- * Return: 0, -EINVAL, -ENOMEM.
+ * @cfg: the budget's size and reclaim settings (zeros take the defaults).
+ * @out: receives the budget.
+ *
+ * The budget registers as a swap owner (uswap_swap_set_owner()) so that
+ * uswap_swapoff_type() can bring its pages back into memory.
+ *
+ * Context: may sleep; starts a thread unless @cfg->no_kswapd.
+ * Return: 0 and *@out; -EINVAL (@cfg NULL, budget under 1 MiB, max_order
+ * above USWAP_MAX_ORDER), -ENOMEM.
  */
 USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_mem **out);
-/** uswap_mem_destroy() - every mm and shmem object must be gone. */
+
+/**
+ * uswap_mem_destroy() - stop the budget's reclaim thread and free it.
+ * @mem: the budget, or NULL (nothing is done).
+ *
+ * Every address space and shmem object of the budget must have been
+ * destroyed first; the pages its LRU still holds are freed.
+ *
+ * Context: may sleep; no other thread may use @mem.
+ */
 USWAP_API void uswap_mem_destroy(struct uswap_mem *mem);
+
+/**
+ * uswap_mem_get_stats() - the budget's counters, copied into *@st.
+ * Context: any; lockless, the figures are not one atomic snapshot.
+ */
 USWAP_API void uswap_mem_get_stats(struct uswap_mem *mem, struct uswap_mem_stats *st);
-/** uswap_mem_reclaim() - reclaim up to @nr pages now. Return: pages freed. */
+
+/**
+ * uswap_mem_reclaim() - reclaim up to @nr pages now.
+ * Reclaim as an allocation under pressure would: age the LRU, write
+ * pages out to swap and free them.
+ * Context: may sleep; one reclaimer at a time per budget.
+ * Return: the number of pages freed (0 when nothing could be).
+ */
 USWAP_API long uswap_mem_reclaim(struct uswap_mem *mem, unsigned long nr);
 
-/** uswap_mm_create() - an empty address space. Return: 0, -ENOMEM. */
+/**
+ * uswap_mm_create() - an empty address space charged to budget @mem.
+ * Context: may sleep.
+ * Return: 0 and *@out, -ENOMEM.
+ */
 USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out);
-/** uswap_mm_destroy() - exit: unmap everything (swap entries put), free. */
+
+/**
+ * uswap_mm_destroy() - exit: unmap everything (swap entries put), free.
+ * Context: may sleep; no other thread may use @mm.
+ */
 USWAP_API void uswap_mm_destroy(struct uswap_mm *mm);
+
 /**
  * uswap_mm_fork() - a child address space: page tables copied, swap
- * entries duplicated (swap_dup_entry_direct), present pages shared
- * copy-on-write. Context: may sleep; blocks faults of @parent meanwhile.
- * Return: 0, -ENOMEM.
+ * entries duplicated (swap_dup_entry_direct()), present pages shared
+ * copy-on-write.
+ * Context: may sleep; blocks faults of @parent meanwhile.
+ * Return: 0 and *@child, -ENOMEM.
  */
 USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **child);
 
 /**
  * uswap_mm_mmap() - map @len bytes of anonymous memory (zero-filled on
- * first touch). Return: 0 and *addr (2 MiB aligned), -EINVAL, -ENOMEM.
+ * first touch).
+ * Context: may sleep; takes @mm's mmap lock for writing.
+ * Return: 0 and *@addr (2 MiB aligned), -EINVAL (@len 0 or too large),
+ * -ENOMEM.
  */
 USWAP_API int uswap_mm_mmap(struct uswap_mm *mm, uint64_t len, uint64_t *addr);
-/** uswap_mm_munmap() - unmap a whole mapping made by uswap_mm_mmap(). */
+
+/**
+ * uswap_mm_munmap() - unmap a whole mapping made by uswap_mm_mmap().
+ * Its pages are freed and its swap entries put.
+ * Context: may sleep; takes @mm's mmap lock for writing.
+ * Return: 0, -EINVAL (no mapping starts at @addr).
+ */
 USWAP_API int uswap_mm_munmap(struct uswap_mm *mm, uint64_t addr);
-/** uswap_mm_madvise_dontneed() - drop the pages of [addr, addr+len). */
+
+/**
+ * uswap_mm_madvise_dontneed() - drop the pages of [@addr, @addr + @len).
+ * As madvise(MADV_DONTNEED): present pages are unmapped and swap entries
+ * put; the range reads back as zeros.
+ * Context: may sleep; takes @mm's mmap lock for writing.
+ * Return: 0, -EINVAL (@len 0, or the range is not inside one mapping).
+ */
 USWAP_API int uswap_mm_madvise_dontneed(struct uswap_mm *mm, uint64_t addr, uint64_t len);
 
 /**
- * uswap_mm_read() / uswap_mm_write() - copy to or from [addr, addr+len)
- * as a program's loads and stores would: faulting pages in (from swap
- * if needed), breaking copy-on-write on writes, marking pages accessed.
- * Context: may sleep (reclaim, I/O). Return: 0; -EFAULT (unmapped),
- * -ENOMEM (out of memory and swap), -EIO (the page's data was lost to a
- * device read error: SIGBUS in a real process).
+ * uswap_mm_read() - copy [@addr, @addr + @len) of @mm into @buf.
+ * As a program's loads would: faulting pages in (from swap if needed)
+ * and marking them accessed.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT (unmapped), -ENOMEM (out of memory and swap), -EIO
+ * (the page's data was lost to a device read error: SIGBUS in a real
+ * process).
  */
 USWAP_API int uswap_mm_read(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len);
+
+/**
+ * uswap_mm_write() - copy @buf into [@addr, @addr + @len) of @mm.
+ * As a program's stores would: faulting pages in (from swap if needed),
+ * breaking copy-on-write, marking pages accessed and dirty.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT (unmapped), -ENOMEM (out of memory and swap), -EIO
+ * (the page's data was lost to a device read error).
+ */
 USWAP_API int uswap_mm_write(struct uswap_mm *mm, uint64_t addr, const void *buf, size_t len);
-/** uswap_mm_touch() - fault one page in for read or write. */
+
+/**
+ * uswap_mm_touch() - fault the page at @addr in, for read or (@write) write.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT, -ENOMEM, -EIO as uswap_mm_read().
+ */
 USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write);
 
 struct uswap_mm_stats {
 	uint64_t rss_pages;		/* present PTEs */
 	uint64_t swap_pages;		/* swap PTEs */
 };
+
+/**
+ * uswap_mm_get_stats() - @mm's page counts, copied into *@st.
+ * Context: any; lockless.
+ */
 USWAP_API void uswap_mm_get_stats(struct uswap_mm *mm, struct uswap_mm_stats *st);
 
 /**
  * uswap_shmem_create() - a file-like object of @len bytes whose pages are
- * swapped with one reference per folio. Return: 0, -ENOMEM, -EINVAL.
+ * swapped with one reference per folio.
+ * Its pages read as zeros until written; they are charged to @mem.
+ * Context: may sleep.
+ * Return: 0 and *@out, -EINVAL (@len 0), -ENOMEM.
  */
 USWAP_API int uswap_shmem_create(struct uswap_mem *mem, uint64_t len, struct uswap_shmem **out);
+
+/**
+ * uswap_shmem_destroy() - free a shmem object: its folios and swap entries.
+ * Context: may sleep; no access to @shm may run; excludes reclaim meanwhile.
+ */
 USWAP_API void uswap_shmem_destroy(struct uswap_shmem *shm);
+
+/**
+ * uswap_shmem_read() - copy [@off, @off + @len) of @shm into @buf.
+ * Pages are brought in from swap as needed.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT (past the end of the object), -ENOMEM, -EIO.
+ */
 USWAP_API int uswap_shmem_read(struct uswap_shmem *shm, uint64_t off, void *buf, size_t len);
+
+/**
+ * uswap_shmem_write() - copy @buf into [@off, @off + @len) of @shm.
+ * Pages are brought in from swap as needed and marked dirty.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT (past the end of the object), -ENOMEM, -EIO.
+ */
 USWAP_API int uswap_shmem_write(struct uswap_shmem *shm, uint64_t off, const void *buf, size_t len);
 
 #ifdef __cplusplus

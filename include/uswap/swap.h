@@ -55,32 +55,73 @@ extern "C" {
  * @flags: SWAP_FLAG_* / USWAP_FLAG_*; SWAP_FLAG_PREFER sets the priority.
  * Context: may sleep; takes the global swap lock.
  * Return: the device type (>= 0), -EINVAL (fewer than 2 slots, unknown
- * flags), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM.
+ * flags), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM (no memory for
+ * the device's metadata).
  */
 USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
 
 /**
  * uswap_swapon() - swap on a regular file or block device carrying a
  * Linux swap header (util-linux mkswap or uswap mkswap).
+ * @path: the file or device.
  * @flags: SWAP_FLAG_* (priority, discard) and USWAP_FLAG_*.
- * Context: may sleep. Return: the device type (>= 0); -ENOENT, -EACCES
- * (opening), -EINVAL (no or bad header: the reason is printed at
- * USWAP_DEBUG >= 1; uswap_swapon_ex() returns it), -EBUSY (already swapped
- * on), -EPERM (all types in use), -ENOMEM.
+ *
+ * The header is checked as the kernel checks it, bad pages are marked in
+ * the swap table, and the device takes allocations once it is fully set
+ * up. SWAP_FLAG_PREFER with a priority in SWAP_FLAG_PRIO_MASK orders the
+ * devices (higher is used first, equal priorities take turns);
+ * SWAP_FLAG_DISCARD has freed clusters hole-punched or discarded before
+ * they are reused.
+ *
+ * Context: may sleep; takes the global swap lock.
+ * Return: the device type (>= 0); -ENOENT (@path does not exist), -EACCES
+ * (@path may not be opened for reading and writing),
+ * -EINVAL (no swap signature, an old or unknown header version, an empty
+ * area, a bad page out of range or listed twice, a file shorter than its
+ * header says, unknown flags: the reason is reported as a debug message,
+ * see uswap_set_output(); uswap_swapon_ex() returns it), -EBUSY (already
+ * swapped on), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM (no
+ * memory for the device's metadata).
  */
 USWAP_API int uswap_swapon(const char *path, int flags);
-/** uswap_swapon_ex() - uswap_swapon() that puts the reason of a failure in @err. */
+
+/**
+ * uswap_swapon_ex() - uswap_swapon() that puts the reason of a failure in @err.
+ * @err: receives a NUL-terminated reason when the call fails (may be NULL).
+ * @errlen: the size of @err.
+ *
+ * Nothing is reported through the output function: the reason is the
+ * caller's to print.
+ *
+ * Context: may sleep; takes the global swap lock.
+ * Return: as uswap_swapon(): the device type (>= 0); -ENOENT (@path does
+ * not exist), -EACCES (@path may not be opened), -EINVAL (no or bad
+ * header, unknown flags: the reason is in @err), -EBUSY (already swapped
+ * on), -EPERM (all types in use), -ENOMEM (no memory for the metadata).
+ */
 USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen);
 
 /**
  * uswap_swapon_spec() - swap on a device spec: "zram:SIZE[:lz4|zstd]"
  * (compressed memory, synchronous; a header is written to its slot 0) or
- * "file:PATH". Return: as uswap_swapon(); -EINVAL for a bad spec, with
- * the reason in @err.
+ * "file:PATH" (as uswap_swapon()).
+ * @err: receives the reason of a failure (may be NULL).
+ * @errlen: the size of @err.
+ *
+ * Context: may sleep; takes the global swap lock.
+ * Return: as uswap_swapon(); -EINVAL (a bad spec, with the reason in
+ * @err).
  */
 USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen);
 
-/** uswap_swapoff() - swap off the device swapped on from @path. */
+/**
+ * uswap_swapoff() - swap off the device swapped on from @path.
+ * The device is found by the real path of @path, then taken off as
+ * uswap_swapoff_type() does.
+ * Context: may sleep.
+ * Return: 0; -ENOENT (@path does not resolve), -EINVAL (@path NULL, or no
+ * device was swapped on from it), or an error of uswap_swapoff_type().
+ */
 USWAP_API int uswap_swapoff(const char *path);
 
 /**
@@ -104,10 +145,14 @@ USWAP_API int uswap_swapoff_type(unsigned int type);
 USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,
 				   bool add);
 
-/** uswap_swap_type_active() - device @type is swapped on (no message if not). */
+/**
+ * uswap_swap_type_active() - whether device @type is swapped on.
+ * Unlike the calls that take an entry, reports nothing when it is not.
+ * Context: any; lockless.
+ * Return: true if @type is swapped on and not being swapped off.
+ */
 USWAP_API bool uswap_swap_type_active(unsigned int type);
 
-/** uswap_swap_stat() - a device's figures. Return: 0, -ENODEV, -EINVAL. */
 struct uswap_swap_stat {
 	uint64_t max;			/* slots including header and bad slots */
 	uint64_t pages;			/* usable slots */
@@ -124,6 +169,12 @@ struct uswap_swap_stat {
 	uint64_t read_errors, write_errors;
 	uint64_t ra_pages, ra_hits;	/* readahead folios added / later used */
 };
+
+/**
+ * uswap_swap_stat() - device @type's figures, copied into *@st.
+ * Context: any; lockless, the figures are not one atomic snapshot.
+ * Return: 0, -EINVAL (@type out of range), -ENODEV (not swapped on).
+ */
 USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
 
 /* ---- the folio workflow (seed 011) ---- */
@@ -167,6 +218,7 @@ USWAP_API int folio_free_swap(struct folio *folio);
  * folio_maybe_swapped() - whether any slot of a swap-cache folio has a
  * count. Lockless: may say true when racing with a put.
  * Context: folio locked (pins the slots).
+ * Return: true if some slot may have a count; false if none has.
  */
 USWAP_API bool folio_maybe_swapped(struct folio *folio);
 
@@ -194,7 +246,12 @@ USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr);
  */
 USWAP_API long swp_swapcount(swp_entry_t entry);
 
-/** swap_entry_swapped() - true when the slot's count is above 0. Lockless. */
+/**
+ * swap_entry_swapped() - whether @entry's slot has a count above 0.
+ * Context: any; lockless (RCU).
+ * Return: true if the count is above 0; false if it is 0, or the entry
+ * is bad or its device not swapped on.
+ */
 USWAP_API bool swap_entry_swapped(swp_entry_t entry);
 
 /**
@@ -207,6 +264,7 @@ USWAP_API swp_entry_t swap_alloc_hibernation_slot(unsigned int type);
 /**
  * swap_free_hibernation_slot() - drop a hibernation slot's reference and
  * free it (reclaiming a cache folio readahead may have added).
+ * Context: may take device and cluster locks and a folio lock.
  * Return: 0, -EINVAL, -ENODEV, -ENOENT.
  */
 USWAP_API int swap_free_hibernation_slot(swp_entry_t entry);
@@ -214,13 +272,20 @@ USWAP_API int swap_free_hibernation_slot(swp_entry_t entry);
 /* ---- the swap cache ---- */
 
 /**
- * swap_cache_get_folio() - the folio cached for @entry with a reference
- * taken, or NULL. Lockless (RCU). The caller locks it and rechecks
- * folio_matches_swap_entry(): it may have left the cache meanwhile.
+ * swap_cache_get_folio() - the folio cached for @entry, with a reference.
+ * The caller locks it and rechecks folio_matches_swap_entry(): it may
+ * have left the cache meanwhile.
+ * Context: any; lockless (RCU).
+ * Return: the folio with a reference taken, or NULL if none is cached
+ * (or the entry is bad).
  */
 USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry);
 
-/** folio_matches_swap_entry() - still cached and covering @entry. */
+/**
+ * folio_matches_swap_entry() - whether @folio is still cached and covers @entry.
+ * Context: folio locked (otherwise the answer may be stale at once).
+ * Return: true if it does.
+ */
 USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t entry);
 
 /**
@@ -246,14 +311,17 @@ USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow);
  * swap_cache_replace_folio() - let @new stand in the cache for @old over
  * new's range (migration, split). Both locked; @new not cached, same
  * size or smaller and inside old's range at its swap entry @entry.
+ * Context: both folios locked; takes the cluster lock.
  * Return: 0, -EINVAL.
  */
 USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *nfolio,
 				       swp_entry_t entry);
 
 /**
- * swap_cache_get_shadow() - the shadow stored for @entry, 0 if the slot is
- * not a shadow. Lockless.
+ * swap_cache_get_shadow() - the workingset shadow stored for @entry.
+ * Context: any; lockless.
+ * Return: the shadow, or 0 if the slot holds none (free, cached, or a
+ * bad entry).
  */
 USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry);
 
@@ -302,13 +370,17 @@ USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool,
  * it left the cache meanwhile, look again); -EIO (unlocked: the read
  * failed; the folio left the cache, the slot keeps its count).
  * The caller still drops its reference with folio_put().
+ * Context: may sleep (takes the folio lock).
  */
 USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry);
 
 /**
- * uswap_swap_synchronous() - @entry's device is synchronous
- * (SWP_SYNCHRONOUS_IO): after mapping a swapped-in folio and putting its
- * count, drop it from the cache (folio_free_swap) at once.
+ * uswap_swap_synchronous() - whether @entry's device is synchronous
+ * (SWP_SYNCHRONOUS_IO).
+ * On such a device, after mapping a swapped-in folio and putting its
+ * count, drop it from the cache (folio_free_swap()) at once.
+ * Context: any; lockless.
+ * Return: true if it is; false if not, or the entry is bad.
  */
 USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
 
@@ -319,17 +391,26 @@ USWAP_API bool uswap_swap_synchronous(swp_entry_t entry);
  * until writeback ends. A fault that finds a folio under writeback on
  * such a device maps it read-only, whatever its swap PTE says.
  * Context: any; lockless, the answer may be stale when the device goes.
+ * Return: true if it does; false if not, or the entry is bad.
  */
 USWAP_API bool uswap_swap_stable_writes(swp_entry_t entry);
 
-/** uswap_vm_swap_full() - more than half of all swap space is in use. */
+/**
+ * uswap_vm_swap_full() - whether more than half of all swap space is in use.
+ * Reclaim then frees the slots of folios it finds in the cache.
+ * Context: any; lockless.
+ * Return: true if so.
+ */
 USWAP_API bool uswap_vm_swap_full(void);
 
 /**
  * uswap_swap_writeout() - write a locked swap-cache folio to its slots,
  * unlocking it; with @sync, wait. A failed write leaves the folio dirty
  * in the cache with its data (nothing is lost).
- * Return: 0, -EIO (sync write failed), -EINVAL, -EOPNOTSUPP, -ENOMEM.
+ * Context: folio locked and in the swap cache, not under writeback;
+ * returns with it unlocked; with @sync, sleeps until the write completes.
+ * Return: 0 (submitted; with @sync, written), -EIO (sync write failed),
+ * -EINVAL (folio state), -EOPNOTSUPP (device without a backend), -ENOMEM.
  */
 USWAP_API int uswap_swap_writeout(struct folio *folio, bool sync);
 
@@ -347,7 +428,9 @@ USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow);
 /**
  * uswap_swap_tb_peek() - the raw table entry of a slot (0 for a free
  * cluster), and in *count the exact count (-1 if none). For tools, tests
- * and the demo. Lockless. Return: 0, -EINVAL, -ENODEV.
+ * and the demo.
+ * Context: takes the slot's cluster lock.
+ * Return: 0, -EINVAL, -ENODEV.
  */
 USWAP_API int uswap_swap_tb_peek(swp_entry_t entry, uint64_t *tb, long *count);
 

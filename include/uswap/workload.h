@@ -26,7 +26,8 @@
  * wrote there (or zeros for a page never written); a mismatch counts one
  * bad page. A correct swap subsystem gives bad_pages == 0. With the
  * environment variable USWAP_WL_DEBUG set, the first ten mismatches are
- * printed to stderr (address space, address, wanted and found id/version).
+ * reported (address space, address, wanted and found id/version) through
+ * the output function of uswap_set_output(), by default on stderr.
  */
 #ifndef USWAP_WORKLOAD_H
 #define USWAP_WORKLOAD_H
@@ -86,8 +87,9 @@ struct uswap_workload_result {
 };
 
 /**
- * uswap_workload_usemem() / _bgsave() / _build() / _random() - run one
- * workload with @cfg and fill @res.
+ * uswap_workload_usemem() - run the usemem workload with @cfg and fill @res.
+ * @cfg->procs processes each fill their own region, then read it back
+ * (vm-scalability usemem).
  * Context: may sleep; creates threads; swaps devices on and off.
  * Return: 0 (check res->bad_pages: the run completed, and every page was
  * checked); -EINVAL (bad config, bad spec: reason in res->err); -ENOMEM;
@@ -97,22 +99,57 @@ struct uswap_workload_result {
  */
 USWAP_API int uswap_workload_usemem(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res);
+
+/**
+ * uswap_workload_bgsave() - run the bgsave workload with @cfg and fill @res.
+ * A "redis" parent serving random page reads and writes forks a child
+ * that reads the whole data set once (Redis BGSAVE); @cfg->nofork leaves
+ * the child out.
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: as uswap_workload_usemem(): 0 (check res->bad_pages), -EINVAL
+ * (reason in res->err), -ENOMEM, -EBUSY (leaked slots), -EIO (accesses
+ * failed), or a swapon error.
+ */
 USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res);
+
+/**
+ * uswap_workload_build() - run the build workload with @cfg and fill @res.
+ * A "make" parent whose workers fork short-lived children that touch
+ * inherited and private pages, then exit (a kernel build).
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: as uswap_workload_usemem(): 0 (check res->bad_pages), -EINVAL
+ * (reason in res->err), -ENOMEM, -EBUSY (leaked slots), -EIO (accesses
+ * failed), or a swapon error.
+ */
 USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 				   struct uswap_workload_result *res);
+
+/**
+ * uswap_workload_random() - run the random workload with @cfg and fill @res.
+ * Uniform random reads and writes over a working set larger than the
+ * budget.
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: as uswap_workload_usemem(): 0 (check res->bad_pages), -EINVAL
+ * (reason in res->err), -ENOMEM, -EBUSY (leaked slots), -EIO (accesses
+ * failed), or a swapon error.
+ */
 USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res);
 
 /**
  * uswap_workload_run() - run the workload called @name.
- * Return: as the workload; -ENOENT for an unknown name.
+ * @name: "usemem", "bgsave", "build" or "random".
+ * Context: as the workload.
+ * Return: as the workload; -ENOENT (@name is not a workload).
  */
 USWAP_API int uswap_workload_run(const char *name, const struct uswap_workload_config *cfg,
 				 struct uswap_workload_result *res);
 
 /**
  * uswap_workload_figure() - the figure called @name in @res, or @dflt.
+ * Context: any.
+ * Return: the figure's value, or @dflt if @res has none called @name.
  */
 USWAP_API double uswap_workload_figure(const struct uswap_workload_result *res,
 				       const char *name, double dflt);

@@ -25,9 +25,17 @@ static void usage(FILE *out)
 	fprintf(out, "  version                   print the version\n");
 }
 
+/* The library's messages, as the command's own: on stderr, prefixed. */
+static void cli_output(const char *msg, void *arg)
+{
+	fprintf(stderr, "uswap: %s\n", msg);
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
+
+	uswap_set_output(cli_output, NULL);
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);

@@ -11,6 +11,7 @@
 
 #include <uswap/legacy.h>
 #include "mm/workload_internal.h"
+#include "util/debug.h"
 
 double wl_now(void)
 {
@@ -154,7 +155,7 @@ int wl_read_page(struct wl_env *env, struct uswap_mm *mm, uint64_t addr, uint64_
 	}
 	if (!wl_page_ok(buf, id, ver)) {
 		if (atomic_fetch_add(&env->bad_pages, 1) < 10 && getenv("USWAP_WL_DEBUG"))
-			fprintf(stderr, "bad page: mm %p addr %#llx want id %llu ver %llu, has id %llu ver %llu hash %s\n",
+			uswap_err_printf("bad page: mm %p addr %#llx want id %llu ver %llu, has id %llu ver %llu hash %s",
 				(void *)mm, (unsigned long long)addr, (unsigned long long)id,
 				(unsigned long long)ver, (unsigned long long)buf[0],
 				(unsigned long long)buf[1],

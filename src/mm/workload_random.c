@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "mm/workload_internal.h"
+#include "util/debug.h"
 
 struct random_shared {
 	struct wl_env *env;
@@ -129,7 +130,7 @@ USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
 		th[i].idx = i;
 		if (pthread_create(&th[i].tid, NULL, random_fn, &th[i])) {
 			/* Both barriers count n + 1 parties. */
-			fprintf(stderr, "random: cannot create thread %u\n", i);
+			uswap_err_printf("random: cannot create thread %u", i);
 			abort();
 		}
 		created++;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mm/workload_internal.h"
+#include "util/debug.h"
 
 struct usemem_proc {
 	struct wl_env *env;
@@ -97,7 +98,7 @@ USWAP_API int uswap_workload_usemem(const struct uswap_workload_config *cfg,
 		procs[i].finished = &finished;
 		if (pthread_create(&tids[i], NULL, usemem_fn, &procs[i])) {
 			/* The barrier counts n threads: all or nothing. */
-			fprintf(stderr, "usemem: cannot create thread %u\n", i);
+			uswap_err_printf("usemem: cannot create thread %u", i);
 			abort();
 		}
 	}

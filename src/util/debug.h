@@ -18,7 +18,13 @@
 #endif
 
 void uswap_die(const char *file, int line, const char *what) __attribute__((noreturn));
+/*
+ * Library messages go through the caller's output function
+ * (uswap_set_output()), or by default to stderr: debug messages only at
+ * level >= 1 and without USWAP_QUIET; err messages always.
+ */
 void uswap_dbg_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void uswap_err_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #if USWAP_DEBUG >= 2
 #define uswap_assert(cond) \
