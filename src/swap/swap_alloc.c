@@ -100,11 +100,22 @@ void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int 
 	}
 }
 
-/** swap_alloc_device_added() - a device became writable. Context: swap_lock. */
+/*
+ * Accounting across swapoff. A device counts pages - inuse in
+ * nr_swap_pages while it is writable, and every slot freed at any time
+ * adds one back (swap_range_free). So swapoff subtracts all of pages: the
+ * inuse slots that unuse frees afterwards bring the device's share to 0.
+ * A failed swapoff adds pages back, and the share is pages - inuse again.
+ */
+
+/**
+ * swap_alloc_device_added() - a device becomes writable: at swapon, or
+ * again after a failed swapoff. Context: swap_lock held.
+ */
 void swap_alloc_device_added(struct swap_info_struct *si)
 {
 	atomic_fetch_add(&total_swap_pages, si->pages);
-	atomic_fetch_add(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+	atomic_fetch_add(&nr_swap_pages, si->pages);
 	pthread_mutex_lock(&swap_avail_lock);
 	atomic_fetch_or(&si->flags, SWP_WRITEOK);
 	if (atomic_load(&si->inuse_pages) < (long)si->pages)
@@ -112,7 +123,10 @@ void swap_alloc_device_added(struct swap_info_struct *si)
 	pthread_mutex_unlock(&swap_avail_lock);
 }
 
-/** swap_alloc_device_removed() - stop allocation on @si. Context: swap_lock. */
+/**
+ * swap_alloc_device_removed() - stop allocation on @si (swapoff).
+ * Context: swap_lock held.
+ */
 void swap_alloc_device_removed(struct swap_info_struct *si)
 {
 	pthread_mutex_lock(&swap_avail_lock);
@@ -120,7 +134,7 @@ void swap_alloc_device_removed(struct swap_info_struct *si)
 	__swap_avail_del(si);
 	pthread_mutex_unlock(&swap_avail_lock);
 	atomic_fetch_sub(&total_swap_pages, si->pages);
-	atomic_fetch_sub(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+	atomic_fetch_sub(&nr_swap_pages, si->pages);
 }
 
 /* A cluster may serve this order: on a usable list, with a table, and
