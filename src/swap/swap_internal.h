@@ -4,13 +4,18 @@
  * clusters (swap_cluster_info), and the functions the layer's files share.
  *
  * Lock order (outermost first):
- *   folio lock
- *     -> swap_lock (global mutex: swap_info[], device list, totals)
+ *   swap_owners_lock (read side held by swapoff across the owners' unuse)
+ *     -> folio lock
+ *     -> swap_lock (global mutex: swap_info[], SWP_USED, SWP_WRITEOK, totals)
  *     -> si->global_cluster_lock (rotational devices)
  *     -> ci->lock (cluster fields, table entries, extend table)
  *     -> si->lock (cluster lists)
  *     -> swap_avail_lock (list of devices with free slots)
+ * swap_claim_lock (files swapped on) is a leaf, taken under nothing else.
  * isolate_lock_cluster() holds si->lock and only trylocks ci->lock.
+ * swap_lock is held only for short publish/unpublish steps: swapon sets a
+ * device up before taking it, and swapoff runs the owners' unuse (which
+ * takes mmap and folio locks and does swap-in I/O) without it.
  * Other pins: a locked swap-cache folio pins its slots, hence its cluster
  * and table; get_swap_device() holds off swapoff; RCU protects lockless
  * table reads.
@@ -96,6 +101,7 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 #define SWAP_USERS_DEAD		(1L << 40)
 
 struct swap_backend;	/* io/backend.h */
+
 struct swap_info_struct;
 struct uswap_swapin_info;
 
@@ -182,6 +188,8 @@ struct swap_info_struct {
 	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	char *path;			/* swapped-on file, or NULL */
+	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
+	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
 	/* swap-in readahead (swap_state.c): relaxed atomics */
 	_Atomic unsigned int ra_win;	/* last window, in pages */
 	_Atomic unsigned int ra_hits;	/* readahead folios hit since last fault */
@@ -218,10 +226,15 @@ struct swap_device_params {
 	/* called after the clusters exist, before publication */
 	int (*design_setup)(struct swap_info_struct *si);
 	const char *path;		/* for swapoff by path, or NULL */
+	bool claimed;			/* claim_dev/claim_ino claimed by the caller;
+					 * released by swapoff from then on */
+	uint64_t claim_dev, claim_ino;
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 };
 int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
+int swap_inode_claim(uint64_t dev, uint64_t ino);
+void swap_inode_release(uint64_t dev, uint64_t ino);
 /* swapon.c */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
 		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
