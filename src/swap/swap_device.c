@@ -346,6 +346,9 @@ static int alloc_swap_info(struct swap_info_struct **out, char *err, size_t errl
 		uswap_spin_init(&si->lock);
 		uswap_mutex_init(&si->global_cluster_lock);
 		CDS_INIT_LIST_HEAD(&si->avail_list);
+		pthread_mutex_init(&si->work.lock, NULL);
+		pthread_cond_init(&si->work.cond, NULL);
+		pthread_cond_init(&si->work.idle, NULL);
 		si->type = type;
 		atomic_store_explicit(&swap_info[type], si, memory_order_release);
 	}
@@ -387,8 +390,8 @@ static unsigned int swap_flags_from(const struct swap_device_params *p)
 
 /**
  * swap_device_create() - swap on a device described by @p. A type is
- * reserved under swap_lock; clusters, bad slots, the design's state and
- * the area discard are set up without it (nothing can reach
+ * reserved under swap_lock; clusters, bad slots, the design's state, the
+ * worker and the area discard are set up without it (nothing can reach
  * the device: users is DEAD and it is not WRITEOK); then the device is
  * published and allowed to allocate under swap_lock (seed 001).
  * On success the device owns @p->bdev, @p->io and the claim of
@@ -396,7 +399,7 @@ static unsigned int swap_flags_from(const struct swap_device_params *p)
  * the caller's.
  * Context: may sleep; takes swap_lock twice, briefly.
  * Return: the type, or -EINVAL (with a message in @err), -EPERM (no free
- * type), -ENOMEM, the design setup's error.
+ * type), -ENOMEM, -EAGAIN (no worker thread), the design setup's error.
  */
 int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen)
 {
@@ -449,6 +452,13 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 			       strerror(-ret));
 			goto fail_design;
 		}
+	}
+	ret = swap_work_start(si);
+	if (ret) {
+		seterr(err, errlen, "starting the device worker: %s", strerror(-ret));
+		if (si->design)
+			si->design->teardown(si);
+		goto fail_design;
 	}
 	si->discard = p->discard;
 	si->slots_freed = p->slots_freed;
@@ -640,10 +650,11 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 		swap_do_scheduled_discard(si);
 		put_swap_device(si);
 	}
-	/* No new pins; wait for the pinned ones to leave. */
+	/* No new pins; wait for the pinned ones (the worker's too) to leave. */
 	atomic_fetch_or(&si->users, SWAP_USERS_DEAD);
 	while (atomic_load(&si->users) != SWAP_USERS_DEAD)
 		nanosleep(&ts, NULL);
+	swap_work_stop(si);
 	uswap_synchronize_rcu();
 	if (si->design)
 		si->design->teardown(si);

@@ -11,6 +11,7 @@
  *     -> ci->lock (cluster fields, table entries, extend table)
  *     -> si->lock (cluster lists)
  *     -> swap_avail_lock (list of devices with free slots)
+ *     -> si->work.lock (leaf: the device worker's queue)
  * swap_claim_lock (files swapped on) is a leaf, taken under nothing else.
  * isolate_lock_cluster() holds si->lock and only trylocks ci->lock.
  * swap_lock is held only for short publish/unpublish steps: swapon sets a
@@ -102,6 +103,24 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 
 struct swap_backend;	/* io/backend.h */
 
+/* Deferred work of one device (the kernel's discard_work, reclaim_work). */
+#define SWAP_WORK_DISCARD	(1U << 0)
+#define SWAP_WORK_RECLAIM	(1U << 1)
+
+/*
+ * One worker thread per swapped-on device. Invariant (lock held):
+ * pending != 0 or busy  =>  the worker has been or will be woken.
+ */
+struct swap_work {
+	pthread_mutex_t lock;		/* leaf */
+	pthread_cond_t cond;		/* worker waits for pending or stop */
+	pthread_cond_t idle;		/* swap_flush_work() waits for !pending && !busy */
+	pthread_t thread;
+	unsigned int pending;		/* SWAP_WORK_* queued */
+	bool busy;			/* the worker is running a batch */
+	bool stop;			/* swapoff: exit once idle */
+	bool running;			/* the thread exists (swap_lock-free: swapon/off own it) */
+};
 struct swap_info_struct;
 struct uswap_swapin_info;
 
@@ -190,6 +209,7 @@ struct swap_info_struct {
 	char *path;			/* swapped-on file, or NULL */
 	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
 	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
+	struct swap_work work;		/* discard and reclaim worker */
 	/* swap-in readahead (swap_state.c): relaxed atomics */
 	_Atomic unsigned int ra_win;	/* last window, in pages */
 	_Atomic unsigned int ra_hits;	/* readahead folios hit since last fault */
@@ -305,8 +325,13 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 /* ---- swap_alloc.c ---- */
 int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
 		     int only_type, swp_entry_t *out);
-int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
-void swap_do_scheduled_discard(struct swap_info_struct *si);
+void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
+bool swap_do_scheduled_discard(struct swap_info_struct *si);
+void swap_cluster_schedule_discard(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void swap_schedule_work(struct swap_info_struct *si, unsigned int work);
+void swap_flush_work(struct swap_info_struct *si);
+int swap_work_start(struct swap_info_struct *si);
+void swap_work_stop(struct swap_info_struct *si);
 void swap_alloc_device_added(struct swap_info_struct *si);
 void swap_alloc_device_removed(struct swap_info_struct *si);
 
