@@ -79,8 +79,8 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
  * -EINVAL (no swap signature, an old or unknown header version, an empty
  * area, a bad page out of range or listed twice, a file shorter than its
  * header says, unknown flags: the reason is reported as a debug message,
- * see uswap_set_output(); uswap_swapon_ex() returns it), -EBUSY (already
- * swapped on), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM (no
+ * see uswap_set_output(); uswap_swapon_ex() returns it), -EBUSY (the file
+ * is swapped on, or being swapped on, under this or another name), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM (no
  * memory for the device's metadata).
  */
 USWAP_API int uswap_swapon(const char *path, int flags);
@@ -96,8 +96,8 @@ USWAP_API int uswap_swapon(const char *path, int flags);
  * Context: may sleep; takes the global swap lock.
  * Return: as uswap_swapon(): the device type (>= 0); -ENOENT (@path does
  * not exist), -EACCES (@path may not be opened), -EINVAL (no or bad
- * header, unknown flags: the reason is in @err), -EBUSY (already swapped
- * on), -EPERM (all types in use), -ENOMEM (no memory for the metadata).
+ * header, unknown flags: the reason is in @err), -EBUSY (the file is
+ * swapped on, or being swapped on, under this or another name), -EPERM (all types in use), -ENOMEM (no memory for the metadata).
  */
 USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen);
 
@@ -128,7 +128,8 @@ USWAP_API int uswap_swapoff(const char *path);
  * uswap_swapoff_type() - swap off device @type.
  * Stops allocation, waits for every thread pinning the device to leave,
  * asks the registered owner (uswap_swap_set_owner) to give back its
- * entries, and frees the device when no slot is in use.
+ * entries, and frees the device when no slot is in use. Swapons and
+ * swapoffs of other devices may run meanwhile.
  * Context: may sleep. Return: 0, -EINVAL (no such device), -EBUSY (slots
  * still in use: the device is left working), or the owner's error.
  */
@@ -138,8 +139,11 @@ USWAP_API int uswap_swapoff_type(unsigned int type);
  * uswap_swap_set_owner() - register (@add) or remove an owner of swap
  * entries: at swapoff, each owner's @unuse(type, arg) must bring every page
  * it has on that device back to memory and drop its references (the
- * kernel's try_to_unuse for the mm layer). Context: takes the swap lock;
- * unuse runs with it held and must not swapon or swapoff.
+ * kernel's try_to_unuse for the mm layer). Context: takes the owners'
+ * lock for writing: a removal waits for the swapoffs running @unuse, and
+ * @unuse is not called once it returns. @unuse runs without the swap lock
+ * (it may lock folios, swap in, swap other devices on or off) but must not
+ * add or remove owners.
  * Return: 0, -EINVAL, -ENOSPC (16 owners already).
  */
 USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,

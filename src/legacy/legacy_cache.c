@@ -253,7 +253,9 @@ uint64_t legacy_cache_shadow(struct swap_info_struct *si, swp_entry_t entry)
  * legacy_try_reclaim() - __try_to_reclaim_swap(): drop the cached folio
  * at @offset if every slot of it is held by SWAP_HAS_CACHE alone and
  * (@anyway, or it is unmapped, or swap is full).
- * Context: no cluster lock held; trylocks the folio. Return: pages freed.
+ * Context: no cluster lock held; trylocks the folio.
+ * Return: as the kernel's: the folio's page count if it was freed, minus
+ * that count if a folio is cached there but stays, 0 if none is cached.
  */
 int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway)
 {
@@ -262,10 +264,12 @@ int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway
 	struct folio *folio = legacy_cache_get(si, entry);
 	unsigned long nr, i;
 	uint64_t first;
-	int ret = 0;
+	int ret;
 
 	if (!folio)
 		return 0;
+	nr = folio_nr_pages(folio);
+	ret = -(int)nr;
 	if (!folio_trylock(folio))
 		goto out_put;
 	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
@@ -273,7 +277,6 @@ int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway
 	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
 	    !vm_swap_full())
 		goto out_unlock;
-	nr = folio_nr_pages(folio);
 	first = swp_offset(folio->swap);
 	ci = swap_cluster_lock(si, first);
 	for (i = 0; i < nr; i++)
@@ -286,7 +289,7 @@ int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway
 	if (USWAP_DEBUG_WALKS)
 		legacy_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	if (ret) {
+	if (ret > 0) {
 		folio_ref_sub(folio, (long)nr);
 		folio_mark_dirty(folio);
 	}

@@ -274,7 +274,8 @@ USWAP_API long uswap_mem_reclaim(struct uswap_mem *mem, unsigned long nr)
  * Swapoff's unuse for this budget: bring every page of device @type back
  * into memory, in every address space and shmem object. Fails with
  * -ENOMEM, before touching anything, when the pages cannot fit.
- * Context: called by uswap_swapoff_type() with the swap lock held.
+ * Context: called by uswap_swapoff_type() without the swap lock (under the
+ * owners' lock for reading).
  */
 static int mem_unuse(unsigned int type, void *arg)
 {

@@ -133,23 +133,30 @@ void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 	move_cluster(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE);
 }
 
-/*
- * free_cluster() - a cluster has just become empty. With page discard it
- * waits on the discard list (its table kept, all NULL) until discarded.
- * An isolated cluster (flag NONE) belongs to the allocator holding it,
- * which relocates it itself.
- */
-void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+/* An emptied cluster is discarded before reuse while the device is in use. */
+static void free_or_discard_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
 	unsigned int fl = atomic_load_explicit(&si->flags, memory_order_relaxed);
 
-	if (ci->flags == CLUSTER_FLAG_NONE)
-		return;
 	if ((fl & SWP_PAGE_DISCARD) && (fl & SWP_WRITEOK) && si->discard) {
-		move_cluster(si, ci, &si->discard_clusters, CLUSTER_FLAG_DISCARD);
+		swap_cluster_schedule_discard(si, ci);
 		return;
 	}
 	__free_cluster(si, ci);
+}
+
+/*
+ * free_cluster() - a cluster has just become empty. With page discard it
+ * waits on the discard list (its table kept, all NULL) for the device's
+ * worker. An isolated cluster (flag NONE) belongs to the allocator
+ * holding it, which relocates it itself; one being discarded (flag
+ * DISCARD) is already on its way.
+ */
+void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	if (ci->flags == CLUSTER_FLAG_NONE || ci->flags == CLUSTER_FLAG_DISCARD)
+		return;
+	free_or_discard_cluster(si, ci);
 }
 
 /**
@@ -177,9 +184,9 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 	if (ci->flags == CLUSTER_FLAG_DISCARD)
 		return;
 	if (!ci->count) {
-		/* Emptied while isolated, or never filled: ours to free now. */
+		/* Emptied while isolated: ours to free, or to discard first. */
 		if (ci->flags != CLUSTER_FLAG_FREE)
-			__free_cluster(si, ci);
+			free_or_discard_cluster(si, ci);
 	} else if (ci->count < SWAPFILE_CLUSTER) {
 		if (ci->flags != CLUSTER_FLAG_FRAG)
 			move_cluster(si, ci, &si->frag_clusters[ci->order], CLUSTER_FLAG_FRAG);

@@ -14,8 +14,16 @@
  *   (6) order > 0 stops here;  (7) order 0 takes from any order's
  *   frag then nonfull clusters.
  * Orders >= 9 (a whole cluster) only get empty clusters.
+ *
+ * Each device has a worker thread (struct swap_work) for what the kernel
+ * defers to workqueues: discarding emptied clusters (discard_work) and,
+ * when a device fills up while swap is more than half used, freeing the
+ * cache-only slots of full clusters (reclaim_work). An order-0
+ * allocation that finds nothing runs pending discards itself.
  */
+#include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include "swap/swap_internal.h"
 
@@ -78,6 +86,9 @@ void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
 		if (atomic_load(&si->inuse_pages) == (long)si->pages)
 			__swap_avail_del(si);
 		pthread_mutex_unlock(&swap_avail_lock);
+		/* Full, and swap is short overall: free what only the cache holds. */
+		if (vm_swap_full())
+			swap_schedule_work(si, SWAP_WORK_RECLAIM);
 	}
 }
 
@@ -100,11 +111,22 @@ void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int 
 	}
 }
 
-/** swap_alloc_device_added() - a device became writable. Context: swap_lock. */
+/*
+ * Accounting across swapoff. A device counts pages - inuse in
+ * nr_swap_pages while it is writable, and every slot freed at any time
+ * adds one back (swap_range_free). So swapoff subtracts all of pages: the
+ * inuse slots that unuse frees afterwards bring the device's share to 0.
+ * A failed swapoff adds pages back, and the share is pages - inuse again.
+ */
+
+/**
+ * swap_alloc_device_added() - a device becomes writable: at swapon, or
+ * again after a failed swapoff. Context: swap_lock held.
+ */
 void swap_alloc_device_added(struct swap_info_struct *si)
 {
 	atomic_fetch_add(&total_swap_pages, si->pages);
-	atomic_fetch_add(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+	atomic_fetch_add(&nr_swap_pages, si->pages);
 	pthread_mutex_lock(&swap_avail_lock);
 	atomic_fetch_or(&si->flags, SWP_WRITEOK);
 	if (atomic_load(&si->inuse_pages) < (long)si->pages)
@@ -112,7 +134,10 @@ void swap_alloc_device_added(struct swap_info_struct *si)
 	pthread_mutex_unlock(&swap_avail_lock);
 }
 
-/** swap_alloc_device_removed() - stop allocation on @si. Context: swap_lock. */
+/**
+ * swap_alloc_device_removed() - stop allocation on @si (swapoff).
+ * Context: swap_lock held.
+ */
 void swap_alloc_device_removed(struct swap_info_struct *si)
 {
 	pthread_mutex_lock(&swap_avail_lock);
@@ -120,7 +145,7 @@ void swap_alloc_device_removed(struct swap_info_struct *si)
 	__swap_avail_del(si);
 	pthread_mutex_unlock(&swap_avail_lock);
 	atomic_fetch_sub(&total_swap_pages, si->pages);
-	atomic_fetch_sub(&nr_swap_pages, si->pages - atomic_load(&si->inuse_pages));
+	atomic_fetch_sub(&nr_swap_pages, si->pages);
 }
 
 /* A cluster may serve this order: on a usable list, with a table, and
@@ -187,14 +212,23 @@ static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swa
 	return true;
 }
 
-/* Reclaim the cache-only slots of [off, off+nr). Context: no ci->lock. */
+/*
+ * Reclaim the cache-only slots of [off, off+nr), a folio at a time; stop
+ * at the first folio that stays (the caller rechecks the range anyway).
+ * Context: no ci->lock.
+ */
 static void cluster_reclaim_range(struct swap_info_struct *si, uint64_t base, unsigned int off,
 				  unsigned int nr)
 {
-	unsigned int i;
+	unsigned int i = 0;
 
-	for (i = 0; i < nr; i++)
-		__try_to_reclaim_swap(si, base + off + i, true);
+	while (i < nr) {
+		int n = __try_to_reclaim_swap(si, base + off + i, true);
+
+		if (n < 0)
+			return;
+		i += n > 0 ? (unsigned int)n : 1;
+	}
 }
 
 /*
@@ -310,8 +344,13 @@ static uint64_t cluster_alloc_swap_entry(struct swap_info_struct *si, unsigned i
 		goto done;
 	if (vm_swap_full())
 		swap_reclaim_full_clusters(si, false);
+	/*
+	 * One frag cluster is enough: order 0 cannot fail in it, and a larger
+	 * order failing is not critical. Taking the head and relocating it to
+	 * the tail keeps the list rotating.
+	 */
 	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, false)))
+	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, true)))
 		goto done;
 	if (order)
 		goto done;
@@ -397,8 +436,6 @@ static uint64_t swap_alloc_slow(unsigned int order, struct folio *folio, int onl
 
 		if (!swap_device_tryget(si))
 			continue;
-		if (!cds_list_empty(&si->discard_clusters))
-			swap_do_scheduled_discard(si);
 		found = cluster_alloc_swap_entry(si, order, folio);
 		if (found) {
 			*sip = si;
@@ -433,18 +470,20 @@ again:
 	if (!found)
 		found = swap_alloc_slow(order, folio, only_type, &si);
 	if (!found && !order && !retried++) {
-		/* Clusters waiting for discard are free space too. */
+		/*
+		 * Clusters waiting for the discard worker are free space too:
+		 * rather than fail, discard them here (the kernel's
+		 * swap_sync_discard()). Larger orders fail and get split.
+		 */
 		struct swap_info_struct *devs[MAX_SWAPFILES];
 		unsigned int n = swap_avail_snapshot(devs, only_type), i;
 		bool any = false;
 
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n && !any; i++) {
 			if (!swap_device_tryget(devs[i]))
 				continue;
-			if (!cds_list_empty(&devs[i]->discard_clusters)) {
-				swap_do_scheduled_discard(devs[i]);
-				any = true;
-			}
+			if (atomic_load(&devs[i]->flags) & SWP_PAGE_DISCARD)
+				any = swap_do_scheduled_discard(devs[i]);
 			put_swap_device(devs[i]);
 		}
 		if (any)
@@ -457,63 +496,152 @@ again:
 	return 0;
 }
 
+/* Is the slot held by the swap cache alone? Context: ci->lock held. */
+static bool swap_slot_cache_only(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				 unsigned int off)
+{
+	uint64_t tb;
+
+	if (si->design)
+		return si->design->cache_only(si, ci, off);
+	tb = __swap_table_get(ci, off);
+	return swp_tb_is_folio(tb) && !__swp_tb_get_count(tb);
+}
+
+/*
+ * Free the cache-only slots of the locked cluster @ci, a folio at a time,
+ * dropping the lock around each attempt. Context: ci->lock held, and held
+ * again on return.
+ */
+static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	uint64_t base = cluster_offset(si, ci);
+	unsigned int off = 0;
+	int n;
+
+	while (off < SWAPFILE_CLUSTER) {
+		if (swap_slot_cache_only(si, ci, off)) {
+			swap_cluster_unlock(ci);
+			n = __try_to_reclaim_swap(si, base + off, true);
+			uswap_spin_lock(&ci->lock);
+			/* Freed or not, that folio's slots are done with. */
+			if (n) {
+				off += (unsigned int)abs(n);
+				continue;
+			}
+		}
+		off++;
+	}
+}
+
 /**
  * swap_reclaim_full_clusters() - free the cache-only slots of full
- * clusters: one cluster, or with @force as many as usage suggests.
- * Context: device pinned; no locks held. Return: slots freed.
+ * clusters: one cluster (the allocator, when swap is more than half
+ * used), or with @force as many clusters as the device has in use
+ * (the reclaim worker).
+ *
+ * The allocator isolates the cluster, as the kernel does. The worker
+ * neither isolates nor locks the clusters it scans: it picks the full
+ * clusters under si->lock, reads their tables under RCU and leaves the
+ * rechecks to __try_to_reclaim_swap(), which takes ci->lock only after it
+ * holds the folio. A cluster the worker held (off-list, or locked while
+ * it walked 512 slots) would make allocators, which only trylock, skip
+ * slots that other threads free in it meanwhile: an allocation could then
+ * fail with free space on the device.
+ *
+ * Context: device pinned; no locks held; trylocks folios.
  */
-int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
+void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 {
-	long to_scan = force ? atomic_load(&si->inuse_pages) / SWAPFILE_CLUSTER : 1;
 	struct swap_cluster_info *ci;
-	int freed = 0;
+	unsigned long *idx, n = 0, i;
+	long to_scan;
 
-	while ((ci = isolate_lock_cluster(si, &si->full_clusters))) {
-		uint64_t base = cluster_offset(si, ci);
-		unsigned int off = 0;
-
-		to_scan--;
-		while (off < SWAPFILE_CLUSTER) {
-			uint64_t tb = __swap_table_get(ci, off);
-			int n;
-
-			if (si->design ? si->design->cache_only(si, ci, off) :
-			    swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
-				swap_cluster_unlock(ci);
-				n = __try_to_reclaim_swap(si, base + off, true);
-				uswap_spin_lock(&ci->lock);
-				if (n > 0) {
-					freed += n;
-					off += (unsigned int)n;
-					continue;
-				}
-			}
-			off++;
-		}
+	if (!force) {
+		ci = isolate_lock_cluster(si, &si->full_clusters);
+		if (!ci)
+			return;
+		cluster_reclaim_cache_only(si, ci);
+		/* Isolated, it is ours to place; emptied, it may be discarded. */
 		relocate_cluster(si, ci);
 		swap_cluster_unlock(ci);
-		if (to_scan <= 0)
-			break;
+		return;
 	}
-	return freed;
+	to_scan = atomic_load(&si->inuse_pages) / SWAPFILE_CLUSTER;
+	if (to_scan <= 0)
+		return;
+	idx = malloc((size_t)to_scan * sizeof(*idx));
+	if (!idx)
+		return;
+	uswap_spin_lock(&si->lock);
+	cds_list_for_each_entry(ci, &si->full_clusters, list) {
+		if (n == (unsigned long)to_scan)
+			break;
+		idx[n++] = cluster_index(si, ci);
+	}
+	/*
+	 * Rotate the picked ones to the tail, so that the next run starts
+	 * with others. Their flag stays FULL, so ci->lock holders still know
+	 * their list: si->lock alone is enough to reorder it.
+	 */
+	for (i = 0; i < n; i++) {
+		cds_list_del(&si->cluster_info[idx[i]].list);
+		cds_list_add_tail(&si->cluster_info[idx[i]].list, &si->full_clusters);
+	}
+	uswap_spin_unlock(&si->lock);
+	for (i = 0; i < n; i++) {
+		uint64_t base = (uint64_t)idx[i] * SWAPFILE_CLUSTER;
+		unsigned int off = 0;
+
+		ci = &si->cluster_info[idx[i]];
+		while (off < SWAPFILE_CLUSTER) {
+			uint64_t tb = swap_table_get(ci, off);
+			struct folio *folio;
+			int ret = 0;
+
+			/* A design keeps its own counts: let it decide. */
+			if (!swp_tb_is_folio(tb) || (!si->design && __swp_tb_get_count(tb))) {
+				off++;
+				continue;
+			}
+			/*
+			 * A locked folio is being worked on and would fail the
+			 * trylock anyway: leave it without taking a reference
+			 * (folio structs outlive their cache entries, so a stale
+			 * PFN is safe to look at).
+			 */
+			folio = pfn_folio(swp_tb_to_pfn(tb));
+			if (folio && !folio_test_locked(folio))
+				ret = __try_to_reclaim_swap(si, base + off, true);
+			off += ret ? (unsigned int)abs(ret) : 1;
+		}
+	}
+	free(idx);
 }
 
 /**
  * swap_do_scheduled_discard() - discard the clusters waiting on the
- * discard list, then free them. Context: device pinned; no locks held.
+ * discard list, then free them.
+ * Context: device pinned; no locks held; may sleep (backend discard).
+ * Return: true if at least one cluster was discarded and freed.
  */
-void swap_do_scheduled_discard(struct swap_info_struct *si)
+bool swap_do_scheduled_discard(struct swap_info_struct *si)
 {
 	struct swap_cluster_info *ci;
+	bool any = false;
 
 	for (;;) {
 		uswap_spin_lock(&si->lock);
 		if (cds_list_empty(&si->discard_clusters)) {
 			uswap_spin_unlock(&si->lock);
-			return;
+			return any;
 		}
 		ci = cds_list_first_entry(&si->discard_clusters, struct swap_cluster_info, list);
-		/* Off the list but still flagged DISCARD: allocators skip it. */
+		/*
+		 * Off the list but still flagged DISCARD: allocators skip it
+		 * and frees leave it alone (free_cluster, relocate_cluster).
+		 * Writing the flag needs ci->lock too, which we do not hold.
+		 */
 		cds_list_del_init(&ci->list);
 		uswap_spin_unlock(&si->lock);
 
@@ -524,7 +652,121 @@ void swap_do_scheduled_discard(struct swap_info_struct *si)
 		ci->flags = CLUSTER_FLAG_NONE;
 		__free_cluster(si, ci);
 		swap_cluster_unlock(ci);
+		any = true;
 	}
+}
+
+/**
+ * swap_cluster_schedule_discard() - an emptied cluster waits on the
+ * discard list (its table kept, all NULL) for the device's worker.
+ * Context: ci->lock held, the cluster off-list or on a list it may leave.
+ */
+void swap_cluster_schedule_discard(struct swap_info_struct *si, struct swap_cluster_info *ci)
+{
+	uswap_assert_held(&ci->lock);
+	move_cluster(si, ci, &si->discard_clusters, CLUSTER_FLAG_DISCARD);
+	swap_schedule_work(si, SWAP_WORK_DISCARD);
+}
+
+/**
+ * swap_schedule_work() - queue @work (SWAP_WORK_*) for @si's worker.
+ * Work queued twice before the worker runs is done once.
+ * Context: any, even under ci->lock (takes the leaf si->work.lock).
+ */
+void swap_schedule_work(struct swap_info_struct *si, unsigned int work)
+{
+	pthread_mutex_lock(&si->work.lock);
+	if (si->work.running && !si->work.stop) {
+		si->work.pending |= work;
+		pthread_cond_signal(&si->work.cond);
+	}
+	pthread_mutex_unlock(&si->work.lock);
+}
+
+/**
+ * swap_flush_work() - wait until the work queued so far has run.
+ * Context: may sleep; no swap locks held.
+ */
+void swap_flush_work(struct swap_info_struct *si)
+{
+	pthread_mutex_lock(&si->work.lock);
+	while (si->work.pending || si->work.busy)
+		pthread_cond_wait(&si->work.idle, &si->work.lock);
+	pthread_mutex_unlock(&si->work.lock);
+}
+
+static void *swap_work_fn(void *arg)
+{
+	struct swap_info_struct *si = arg;
+	unsigned int work;
+
+	pthread_mutex_lock(&si->work.lock);
+	for (;;) {
+		while (!si->work.pending && !si->work.stop)
+			pthread_cond_wait(&si->work.cond, &si->work.lock);
+		if (!si->work.pending)
+			break;	/* stop, and nothing queued */
+		work = si->work.pending;
+		si->work.pending = 0;
+		si->work.busy = true;
+		pthread_mutex_unlock(&si->work.lock);
+		/* Swapoff past its unuse: it discards and reclaims itself. */
+		if (swap_device_tryget(si)) {
+			if (work & SWAP_WORK_DISCARD)
+				swap_do_scheduled_discard(si);
+			if (work & SWAP_WORK_RECLAIM)
+				swap_reclaim_full_clusters(si, true);
+			put_swap_device(si);
+		}
+		pthread_mutex_lock(&si->work.lock);
+		si->work.busy = false;
+		if (!si->work.pending)
+			pthread_cond_broadcast(&si->work.idle);
+	}
+	pthread_mutex_unlock(&si->work.lock);
+	return NULL;
+}
+
+/**
+ * swap_work_start() - start @si's worker. The lock and conditions are
+ * set up once per swap_info_struct and reused across swapons.
+ * Context: swapon, before the device is published; may sleep.
+ * Return: 0, -EAGAIN (no thread).
+ */
+int swap_work_start(struct swap_info_struct *si)
+{
+	si->work.pending = 0;
+	si->work.busy = false;
+	si->work.stop = false;
+	if (pthread_create(&si->work.thread, NULL, swap_work_fn, si))
+		return -EAGAIN;
+	pthread_mutex_lock(&si->work.lock);
+	si->work.running = true;
+	pthread_mutex_unlock(&si->work.lock);
+	return 0;
+}
+
+/**
+ * swap_work_stop() - let the worker finish what is queued, then join it.
+ * Context: swapoff (or a failed swapon) after the device stopped taking
+ * pins, so queued work finds no device and is dropped; may sleep.
+ */
+void swap_work_stop(struct swap_info_struct *si)
+{
+	pthread_mutex_lock(&si->work.lock);
+	if (!si->work.running) {
+		pthread_mutex_unlock(&si->work.lock);
+		return;
+	}
+	si->work.stop = true;
+	pthread_cond_signal(&si->work.cond);
+	pthread_mutex_unlock(&si->work.lock);
+	pthread_join(si->work.thread, NULL);
+	pthread_mutex_lock(&si->work.lock);
+	si->work.running = false;
+	si->work.pending = 0;
+	pthread_cond_broadcast(&si->work.idle);
+	pthread_mutex_unlock(&si->work.lock);
 }
 
 /** uswap_vm_swap_full() - see uswap/swap.h. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Swap devices: the table of swapped-on devices, pinning against swapoff,
- * swapon (clusters and tables first, bad slots marked in the table, then
- * publish and allow allocation: seed 001) and swapoff.
+ * swapon (a type reserved under swap_lock; clusters, bad slots, the
+ * design's state and the area discard set up without it; then publish
+ * and allow allocation under swap_lock: seed 001) and swapoff.
  *
  * swap_info[] entries are allocated once and never freed, only reused, so
  * that a lockless reader holding a stale pointer (a thread's cluster hint)
@@ -21,14 +22,41 @@
 #include "swap/swap_io.h"
 
 _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
-/* swap_lock: swap_info[] slots, SWP_USED, swapon/swapoff, owners. */
+/*
+ * swap_lock: swap_info[] slots, SWP_USED, SWP_WRITEOK (with the totals and
+ * the avail list, swap_alloc_device_added/removed). Held only to reserve a
+ * type, to publish or unpublish a device and to free its type: never
+ * across setup, I/O or the owners' unuse. A device between reservation
+ * and publication, or past unpublication, is SWP_USED and not WRITEOK:
+ * no other swapon takes its type and no other swapoff starts on it.
+ */
 static pthread_mutex_t swap_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct swap_owner {
 	int (*unuse)(unsigned int type, void *arg);
 	void *arg;
 };
-static struct swap_owner swap_owners[16];	/* swap_lock */
+/*
+ * The owners' table. swapoff holds it for reading across the unuse calls
+ * (several swapoffs may run them at once); registering or removing an
+ * owner takes it for writing, so an owner is never called after it left.
+ * Outermost of the swap locks: unuse takes mmap, folio and swap locks.
+ */
+static pthread_rwlock_t swap_owners_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct swap_owner swap_owners[16];	/* swap_owners_lock */
+
+/*
+ * Files swapped on, by identity (the kernel's S_SWAPFILE on the inode), so
+ * that two names for one file collide. A claim is taken before the file is
+ * opened and held until swapoff frees the type, or dropped on every
+ * failing swapon path. swap_claim_lock is a leaf.
+ */
+struct swap_claim {
+	uint64_t dev, ino;
+};
+static pthread_mutex_t swap_claim_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct swap_claim swap_claims[MAX_SWAPFILES];	/* swap_claim_lock */
+static unsigned int nr_swap_claims;			/* swap_claim_lock */
 
 #define DEF_SWAP_PRIO (-1)
 
@@ -43,6 +71,46 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
+}
+
+/**
+ * swap_inode_claim() - claim the file (@dev, @ino) for a swapon.
+ * Context: takes swap_claim_lock.
+ * Return: 0, or -EBUSY (claimed: swapped on, or a swapon of it is under
+ * way), -EPERM (as many claims as swap types).
+ */
+int swap_inode_claim(uint64_t dev, uint64_t ino)
+{
+	unsigned int i;
+	int ret = 0;
+
+	pthread_mutex_lock(&swap_claim_lock);
+	for (i = 0; i < nr_swap_claims; i++)
+		if (swap_claims[i].dev == dev && swap_claims[i].ino == ino)
+			ret = -EBUSY;
+	if (!ret && nr_swap_claims == MAX_SWAPFILES)
+		ret = -EPERM;
+	if (!ret)
+		swap_claims[nr_swap_claims++] = (struct swap_claim){ dev, ino };
+	pthread_mutex_unlock(&swap_claim_lock);
+	return ret;
+}
+
+/** swap_inode_release() - drop a claim. Context: takes swap_claim_lock. */
+void swap_inode_release(uint64_t dev, uint64_t ino)
+{
+	unsigned int i;
+	bool found = false;
+
+	pthread_mutex_lock(&swap_claim_lock);
+	for (i = 0; i < nr_swap_claims && !found; i++) {
+		if (swap_claims[i].dev == dev && swap_claims[i].ino == ino) {
+			swap_claims[i] = swap_claims[--nr_swap_claims];
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&swap_claim_lock);
+	USWAP_BUG_ON(!found);
 }
 
 /** swap_device_tryget() - pin @si unless swapoff is tearing it down. Lockless. */
@@ -248,32 +316,15 @@ static void swap_free_clusters_info(struct swap_info_struct *si)
 	atomic_store(&si->nr_extend_tables, 0);
 }
 
-/**
- * swap_device_create() - swap on a device described by @p: clusters and
- * bad slots first, then publish the device and allow allocation.
- * Context: may sleep; takes swap_lock.
- * Return: the type, or -EINVAL (with a message in @err), -EPERM (no free
- * type), -ENOMEM.
+/*
+ * Reserve a free type for a swapon: SWP_USED, not yet WRITEOK, users DEAD
+ * (nobody pins it). Context: takes swap_lock.
  */
-int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen)
+static int alloc_swap_info(struct swap_info_struct **out, char *err, size_t errlen)
 {
-	struct swap_info_struct *si;
+	struct swap_info_struct *si = NULL;
 	unsigned int type;
-	int ret;
 
-	if (p->flags & ~USWAP_SWAPON_FLAGS_MASK) {
-		seterr(err, errlen, "unknown swapon flags %#x", p->flags & ~USWAP_SWAPON_FLAGS_MASK);
-		return -EINVAL;
-	}
-	if (p->nr_pages < 2) {
-		seterr(err, errlen, "empty swap area: %" PRIu64 " pages", p->nr_pages);
-		return -EINVAL;
-	}
-	if (p->nr_pages > UINT32_MAX) {
-		seterr(err, errlen, "swap area of %" PRIu64 " pages is larger than %u pages",
-		       p->nr_pages, UINT32_MAX);
-		return -EINVAL;
-	}
 	pthread_mutex_lock(&swap_lock);
 	for (type = 0; type < MAX_SWAPFILES; type++) {
 		si = atomic_load(&swap_info[type]);
@@ -295,10 +346,85 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 		uswap_spin_init(&si->lock);
 		uswap_mutex_init(&si->global_cluster_lock);
 		CDS_INIT_LIST_HEAD(&si->avail_list);
+		pthread_mutex_init(&si->work.lock, NULL);
+		pthread_cond_init(&si->work.cond, NULL);
+		pthread_cond_init(&si->work.idle, NULL);
+		si->type = type;
 		atomic_store_explicit(&swap_info[type], si, memory_order_release);
 	}
-	/* The slot is dead (users == DEAD): nobody pins it while we set up. */
-	si->type = type;
+	atomic_store(&si->flags, SWP_USED);
+	pthread_mutex_unlock(&swap_lock);
+	*out = si;
+	return 0;
+}
+
+/* Give a reserved (or swapped-off) type back. Context: takes swap_lock. */
+static void free_swap_info(struct swap_info_struct *si)
+{
+	pthread_mutex_lock(&swap_lock);
+	if (si->claimed)
+		swap_inode_release(si->claim_dev, si->claim_ino);
+	si->claimed = false;
+	/* Last: the type may be reused. */
+	atomic_store(&si->flags, 0);
+	pthread_mutex_unlock(&swap_lock);
+}
+
+static unsigned int swap_flags_from(const struct swap_device_params *p)
+{
+	unsigned int fl = SWP_USED;
+
+	if (!(p->flags & USWAP_FLAG_ROTATIONAL))
+		fl |= SWP_SOLIDSTATE;
+	if (p->flags & USWAP_FLAG_SYNCHRONOUS)
+		fl |= SWP_SYNCHRONOUS_IO;
+	if (p->bdev && p->bdev->stable_writes)
+		fl |= SWP_STABLE_WRITES;
+	if ((p->flags & SWAP_FLAG_DISCARD) && p->discard) {
+		fl |= SWP_DISCARDABLE | SWP_AREA_DISCARD | SWP_PAGE_DISCARD;
+		if (p->flags & SWAP_FLAG_DISCARD_ONCE)
+			fl &= ~SWP_PAGE_DISCARD;
+		else if (p->flags & SWAP_FLAG_DISCARD_PAGES)
+			fl &= ~SWP_AREA_DISCARD;
+	}
+	return fl;
+}
+
+/**
+ * swap_device_create() - swap on a device described by @p. A type is
+ * reserved under swap_lock; clusters, bad slots, the design's state, the
+ * worker and the area discard are set up without it (nothing can reach
+ * the device: users is DEAD and it is not WRITEOK); then the device is
+ * published and allowed to allocate under swap_lock (seed 001).
+ * On success the device owns @p->bdev, @p->io and the claim of
+ * @p->claim_dev/@p->claim_ino (released at swapoff); on failure they stay
+ * the caller's.
+ * Context: may sleep; takes swap_lock twice, briefly.
+ * Return: the type, or -EINVAL (with a message in @err), -EPERM (no free
+ * type), -ENOMEM, -EAGAIN (no worker thread), the design setup's error.
+ */
+int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen)
+{
+	struct swap_info_struct *si;
+	int ret;
+
+	if (p->flags & ~USWAP_SWAPON_FLAGS_MASK) {
+		seterr(err, errlen, "unknown swapon flags %#x", p->flags & ~USWAP_SWAPON_FLAGS_MASK);
+		return -EINVAL;
+	}
+	if (p->nr_pages < 2) {
+		seterr(err, errlen, "empty swap area: %" PRIu64 " pages", p->nr_pages);
+		return -EINVAL;
+	}
+	if (p->nr_pages > UINT32_MAX) {
+		seterr(err, errlen, "swap area of %" PRIu64 " pages is larger than %u pages",
+		       p->nr_pages, UINT32_MAX);
+		return -EINVAL;
+	}
+	ret = alloc_swap_info(&si, err, errlen);
+	if (ret)
+		return ret;
+	/* Reserved and dead: only this thread touches the fields below. */
 	si->max = (unsigned int)p->nr_pages;
 	si->prio = (p->flags & SWAP_FLAG_PREFER) ? (short)(p->flags & SWAP_FLAG_PRIO_MASK)
 						 : DEF_SWAP_PRIO;
@@ -315,11 +441,8 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	atomic_store(&si->nr_ra_pages, 0);
 	atomic_store(&si->nr_ra_hits, 0);
 	ret = setup_swap_clusters_info(si, p, err, errlen);
-	if (ret) {
-		swap_free_clusters_info(si);
-		pthread_mutex_unlock(&swap_lock);
-		return ret;
-	}
+	if (ret)
+		goto fail_clusters;
 	si->bdev = p->bdev;
 	si->io = p->io;
 	si->design = p->design;
@@ -329,41 +452,44 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 		if (ret) {
 			seterr(err, errlen, "setting up the %s design: %s", p->design->name,
 			       strerror(-ret));
-			swap_free_clusters_info(si);
-			si->design = NULL;
-			pthread_mutex_unlock(&swap_lock);
-			return ret;
+			goto fail_design;
 		}
+	}
+	ret = swap_work_start(si);
+	if (ret) {
+		seterr(err, errlen, "starting the device worker: %s", strerror(-ret));
+		if (si->design)
+			si->design->teardown(si);
+		goto fail_design;
 	}
 	si->discard = p->discard;
 	si->slots_freed = p->slots_freed;
 	si->path = p->path ? strdup(p->path) : NULL;
-	{
-		unsigned int fl = SWP_USED;
-
-		if (!(p->flags & USWAP_FLAG_ROTATIONAL))
-			fl |= SWP_SOLIDSTATE;
-		if (p->flags & USWAP_FLAG_SYNCHRONOUS)
-			fl |= SWP_SYNCHRONOUS_IO;
-		if (p->bdev && p->bdev->stable_writes)
-			fl |= SWP_STABLE_WRITES;
-		if ((p->flags & SWAP_FLAG_DISCARD) && p->discard) {
-			fl |= SWP_DISCARDABLE | SWP_AREA_DISCARD | SWP_PAGE_DISCARD;
-			if (p->flags & SWAP_FLAG_DISCARD_ONCE)
-				fl &= ~SWP_PAGE_DISCARD;
-			else if (p->flags & SWAP_FLAG_DISCARD_PAGES)
-				fl &= ~SWP_AREA_DISCARD;
-		}
-		atomic_store(&si->flags, fl);
-	}
+	atomic_store(&si->flags, swap_flags_from(p));
+	/* The whole area at once, before any slot is handed out. */
 	if (atomic_load(&si->flags) & SWP_AREA_DISCARD)
 		si->discard(si, 1, si->max - 1);
 	atomic_fetch_add(&si->generation, 1);
+
+	pthread_mutex_lock(&swap_lock);
+	si->claimed = p->claimed;
+	si->claim_dev = p->claim_dev;
+	si->claim_ino = p->claim_ino;
 	/* Publish: pins work from here on, then allocation. */
 	atomic_store_explicit(&si->users, 0, memory_order_release);
 	swap_alloc_device_added(si);
 	pthread_mutex_unlock(&swap_lock);
-	return (int)type;
+	return (int)si->type;
+
+fail_design:
+	si->design = NULL;
+	si->design_priv = NULL;
+	si->bdev = NULL;	/* still the caller's */
+	si->io = NULL;
+fail_clusters:
+	swap_free_clusters_info(si);
+	free_swap_info(si);
+	return ret;
 }
 
 /** uswap_swapon_mem() - see uswap/swap.h. */
@@ -382,7 +508,9 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags)
 }
 
 /** uswap_swap_set_owner() - register an owner asked to give entries back at
- * swapoff (the mm layer's unuse). Context: takes swap_lock.
+ * swapoff (the mm layer's unuse), or remove one; removal waits for the
+ * swapoffs calling it. Context: takes swap_owners_lock for writing; must
+ * not be called from an unuse callback.
  * Return: 0, -ENOSPC (too many owners), -EINVAL. */
 USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), void *arg,
 				   bool add)
@@ -392,7 +520,7 @@ USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), v
 
 	if (!unuse)
 		return -EINVAL;
-	pthread_mutex_lock(&swap_lock);
+	pthread_rwlock_wrlock(&swap_owners_lock);
 	for (i = 0; i < ARRAY_SIZE(swap_owners); i++) {
 		if (add && !swap_owners[i].unuse) {
 			swap_owners[i].unuse = unuse;
@@ -407,7 +535,7 @@ USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), v
 			break;
 		}
 	}
-	pthread_mutex_unlock(&swap_lock);
+	pthread_rwlock_unlock(&swap_owners_lock);
 	return ret;
 }
 
@@ -465,13 +593,26 @@ static void swapoff_check_clusters(struct swap_info_struct *si)
 	}
 }
 
+/* Ask every owner to give @type's entries back. Context: no swap locks. */
+static int swap_unuse_owners(unsigned int type)
+{
+	unsigned int i;
+	int err = 0;
+
+	pthread_rwlock_rdlock(&swap_owners_lock);
+	for (i = 0; i < ARRAY_SIZE(swap_owners) && !err; i++)
+		if (swap_owners[i].unuse)
+			err = swap_owners[i].unuse(type, swap_owners[i].arg);
+	pthread_rwlock_unlock(&swap_owners_lock);
+	return err;
+}
+
 /** uswap_swapoff_type() - see uswap/swap.h. */
 USWAP_API int uswap_swapoff_type(unsigned int type)
 {
 	struct swap_info_struct *si;
 	struct timespec ts = { 0, 100000 };
-	unsigned int i;
-	int err = 0;
+	int err;
 
 	if (type >= MAX_SWAPFILES)
 		return -EINVAL;
@@ -481,12 +622,18 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 		pthread_mutex_unlock(&swap_lock);
 		return -EINVAL;
 	}
+	/* Unpublish: no new allocation, and no other swapoff of this type. */
 	swap_alloc_device_removed(si);
+	pthread_mutex_unlock(&swap_lock);
+
+	/*
+	 * The kernel's try_to_unuse: the device is only off the avail list and
+	 * not WRITEOK; pins, lookups and frees go on while the owners swap
+	 * their pages in, without swap_lock (they take folio locks, which rank
+	 * above it, and do I/O). Other swapons and swapoffs run meanwhile.
+	 */
 	wait_for_allocation(si);
-	/* Owners bring their pages back (they use the device meanwhile). */
-	for (i = 0; i < ARRAY_SIZE(swap_owners) && !err; i++)
-		if (swap_owners[i].unuse)
-			err = swap_owners[i].unuse(type, swap_owners[i].arg);
+	err = swap_unuse_owners(type);
 	if (!err && atomic_load(&si->inuse_pages) && swap_device_tryget(si)) {
 		/* Cache-only slots (count 0, a folio in the cache) are ours
 		 * to drop: readahead, or folios whose owners are gone. */
@@ -496,6 +643,7 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	if (!err && atomic_load(&si->inuse_pages))
 		err = -EBUSY;
 	if (err) {
+		pthread_mutex_lock(&swap_lock);
 		swap_alloc_device_added(si);
 		pthread_mutex_unlock(&swap_lock);
 		return err;
@@ -504,10 +652,11 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 		swap_do_scheduled_discard(si);
 		put_swap_device(si);
 	}
-	/* No new pins; wait for the pinned ones to leave. */
+	/* No new pins; wait for the pinned ones (the worker's too) to leave. */
 	atomic_fetch_or(&si->users, SWAP_USERS_DEAD);
 	while (atomic_load(&si->users) != SWAP_USERS_DEAD)
 		nanosleep(&ts, NULL);
+	swap_work_stop(si);
 	uswap_synchronize_rcu();
 	if (si->design)
 		si->design->teardown(si);
@@ -520,9 +669,7 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	si->bdev = NULL;
 	free(si->path);
 	si->path = NULL;
-	/* Last: the type may be reused. */
-	atomic_store(&si->flags, 0);
-	pthread_mutex_unlock(&swap_lock);
+	free_swap_info(si);
 	return 0;
 }
 

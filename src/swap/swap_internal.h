@@ -4,13 +4,19 @@
  * clusters (swap_cluster_info), and the functions the layer's files share.
  *
  * Lock order (outermost first):
- *   folio lock
- *     -> swap_lock (global mutex: swap_info[], device list, totals)
+ *   swap_owners_lock (read side held by swapoff across the owners' unuse)
+ *     -> folio lock
+ *     -> swap_lock (global mutex: swap_info[], SWP_USED, SWP_WRITEOK, totals)
  *     -> si->global_cluster_lock (rotational devices)
  *     -> ci->lock (cluster fields, table entries, extend table)
  *     -> si->lock (cluster lists)
  *     -> swap_avail_lock (list of devices with free slots)
+ *     -> si->work.lock (leaf: the device worker's queue)
+ * swap_claim_lock (files swapped on) is a leaf, taken under nothing else.
  * isolate_lock_cluster() holds si->lock and only trylocks ci->lock.
+ * swap_lock is held only for short publish/unpublish steps: swapon sets a
+ * device up before taking it, and swapoff runs the owners' unuse (which
+ * takes mmap and folio locks and does swap-in I/O) without it.
  * Other pins: a locked swap-cache folio pins its slots, hence its cluster
  * and table; get_swap_device() holds off swapoff; RCU protects lockless
  * table reads.
@@ -97,6 +103,25 @@ static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci
 #define SWAP_USERS_DEAD		(1L << 40)
 
 struct swap_backend;	/* io/backend.h */
+
+/* Deferred work of one device (the kernel's discard_work, reclaim_work). */
+#define SWAP_WORK_DISCARD	(1U << 0)
+#define SWAP_WORK_RECLAIM	(1U << 1)
+
+/*
+ * One worker thread per swapped-on device. Invariant (lock held):
+ * pending != 0 or busy  =>  the worker has been or will be woken.
+ */
+struct swap_work {
+	pthread_mutex_t lock;		/* leaf */
+	pthread_cond_t cond;		/* worker waits for pending or stop */
+	pthread_cond_t idle;		/* swap_flush_work() waits for !pending && !busy */
+	pthread_t thread;
+	unsigned int pending;		/* SWAP_WORK_* queued */
+	bool busy;			/* the worker is running a batch */
+	bool stop;			/* swapoff: exit once idle */
+	bool running;			/* the thread exists (swap_lock-free: swapon/off own it) */
+};
 struct swap_info_struct;
 struct uswap_swapin_info;
 
@@ -183,6 +208,9 @@ struct swap_info_struct {
 	/* Called on each freed cluster when PAGE_DISCARD (outside ci->lock). */
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	char *path;			/* swapped-on file, or NULL */
+	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
+	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
+	struct swap_work work;		/* discard and reclaim worker */
 	/* swap-in readahead (swap_state.c): relaxed atomics */
 	_Atomic unsigned int ra_win;	/* last window, in pages */
 	_Atomic unsigned int ra_hits;	/* readahead folios hit since last fault */
@@ -219,10 +247,15 @@ struct swap_device_params {
 	/* called after the clusters exist, before publication */
 	int (*design_setup)(struct swap_info_struct *si);
 	const char *path;		/* for swapoff by path, or NULL */
+	bool claimed;			/* claim_dev/claim_ino claimed by the caller;
+					 * released by swapoff from then on */
+	uint64_t claim_dev, claim_ino;
 	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 };
 int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
+int swap_inode_claim(uint64_t dev, uint64_t ino);
+void swap_inode_release(uint64_t dev, uint64_t ino);
 /* swapon.c */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
 		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
@@ -293,8 +326,13 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 /* ---- swap_alloc.c ---- */
 int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
 		     int only_type, swp_entry_t *out);
-int swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
-void swap_do_scheduled_discard(struct swap_info_struct *si);
+void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
+bool swap_do_scheduled_discard(struct swap_info_struct *si);
+void swap_cluster_schedule_discard(struct swap_info_struct *si, struct swap_cluster_info *ci);
+void swap_schedule_work(struct swap_info_struct *si, unsigned int work);
+void swap_flush_work(struct swap_info_struct *si);
+int swap_work_start(struct swap_info_struct *si);
+void swap_work_stop(struct swap_info_struct *si);
 void swap_alloc_device_added(struct swap_info_struct *si);
 void swap_alloc_device_removed(struct swap_info_struct *si);
 

@@ -35,11 +35,18 @@ static void swap_free_slots_notify(struct swap_info_struct *si, uint64_t offset,
 		swap_backend_slot_free_notify(si->bdev, offset + i);
 }
 
+/* The file a swapon claims (see swap_inode_claim()). */
+struct swapon_claim {
+	uint64_t dev, ino;
+};
+
 /*
  * Swap on the area held by @be: read and check its header, then create the
- * device. On success the device owns @be. Context: may sleep.
+ * device. On success the device owns @be and @claim (if any). Context: may
+ * sleep.
  */
-static int swapon_backend(struct swap_backend *be, const char *path, int flags,
+static int swapon_backend(struct swap_backend *be, const char *path,
+			  const struct swapon_claim *claim, int flags,
 			  const struct swap_design_ops *design,
 			  int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
@@ -77,6 +84,11 @@ static int swapon_backend(struct swap_backend *be, const char *path, int flags,
 	p.slots_freed = swap_free_slots_notify;
 	p.design = design;
 	p.design_setup = design_setup;
+	if (claim) {
+		p.claimed = true;
+		p.claim_dev = claim->dev;
+		p.claim_ino = claim->ino;
+	}
 	ret = swap_io_ctx_create(be, &p.io);
 	if (ret) {
 		snprintf(err, errlen, "starting the I/O completion thread: %s", strerror(-ret));
@@ -108,32 +120,20 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 {
 	if (!be)
 		return -EINVAL;
-	return swapon_backend(be, NULL, flags, NULL, NULL, err, errlen);
-}
-
-static bool swap_path_in_use(const char *path)
-{
-	unsigned int type;
-	bool busy = false;
-
-	for (type = 0; type < MAX_SWAPFILES && !busy; type++) {
-		struct swap_info_struct *si = atomic_load(&swap_info[type]);
-
-		if (si && swap_device_tryget(si)) {
-			busy = si->path && !strcmp(si->path, path);
-			put_swap_device(si);
-		}
-	}
-	return busy;
+	return swapon_backend(be, NULL, NULL, flags, NULL, NULL, err, errlen);
 }
 
 /**
  * swapon_path_design() - swap on a file or block device with a given slot
- * design (NULL: the swap table). Context: may sleep. Return: type or -errno.
+ * design (NULL: the swap table). The file is claimed by identity first, so
+ * that of concurrent swapons of one file (by any of its names) one wins.
+ * Context: may sleep. Return: type or -errno (-EBUSY: already swapped on,
+ * or being swapped on).
  */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
 		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
+	struct swapon_claim claim;
 	struct swap_backend *be;
 	char *real;
 	struct stat st;
@@ -150,23 +150,32 @@ int swapon_path_design(const char *path, int flags, const struct swap_design_ops
 		snprintf(err, errlen, "%s: not a regular file or block device", path);
 		return -EINVAL;
 	}
+	/* A block device is one device whatever node names it. */
+	if (S_ISBLK(st.st_mode))
+		claim = (struct swapon_claim){ (uint64_t)st.st_rdev, UINT64_MAX };
+	else
+		claim = (struct swapon_claim){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
 	real = realpath(path, NULL);
 	if (!real)
 		return -ENOMEM;
-	if (swap_path_in_use(real)) {
-		snprintf(err, errlen, "%s: already swapped on", path);
+	ret = swap_inode_claim(claim.dev, claim.ino);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path,
+			 ret == -EBUSY ? "already swapped on" : strerror(-ret));
 		free(real);
-		return -EBUSY;
+		return ret;
 	}
 	ret = swap_backend_file_open(real, 0, &be);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-		free(real);
-		return ret;
+		goto out_release;
 	}
-	ret = swapon_backend(be, real, flags, design, design_setup, err, errlen);
+	ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
+out_release:
+	if (ret < 0)
+		swap_inode_release(claim.dev, claim.ino);
 	free(real);
 	return ret;
 }
@@ -235,7 +244,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 			return ret;
 		}
 	}
-	ret = swapon_backend(be, NULL, flags, design, design_setup, err, errlen);
+	ret = swapon_backend(be, NULL, NULL, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
 	return ret;
