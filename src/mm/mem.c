@@ -38,13 +38,14 @@ static void *kswapd_fn(void *arg)
 		pthread_mutex_unlock(&mem->kswapd_lock);
 		/*
 		 * Reclaim in batches until free frames reach the high mark. A
-		 * pass that frees nothing may only have aged referenced pages:
-		 * give up after a few of those in a row.
+		 * pass that frees nothing may only have aged referenced pages
+		 * or found writes in flight: give up after as many of those
+		 * in a row as the kernel's kswapd (MAX_RECLAIM_RETRIES).
 		 */
 		{
 			unsigned int idle = 0;
 
-			while (mem_below(mem, mem->wmark_high) && idle < 4) {
+			while (mem_below(mem, mem->wmark_high) && idle < 16) {
 				unsigned long want = mem->wmark_high -
 						     uswap_frame_pool_free_frames(mem->pool);
 

@@ -388,22 +388,27 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Reclaim until a pass frees nothing. Return: pages freed. */
+/*
+ * Reclaim until nothing more can be freed. Return: pages freed.
+ * Asynchronous devices finish writes in the background: a pass may free
+ * nothing while writes are in flight, for as long as a loaded machine
+ * takes. So a few idle passes end it only once the LRU is empty; with
+ * folios left, it waits up to ~2 s for them to become reclaimable.
+ */
 static uint64_t reclaim_all(void)
 {
+	struct uswap_mem_stats st;
 	uint64_t total = 0;
-	long n;
-	int i;
-
 	int idle = 0;
+	long n;
 
-	/* Asynchronous devices finish writes in the background: a pass may
-	 * free nothing while writes are in flight. */
-	for (i = 0; i < 200 && idle < 3; i++) {
+	for (;;) {
 		n = uswap_mem_reclaim(E.mem, E.frames);
 		assert_true(n >= 0);
 		if (!n) {
-			idle++;
+			uswap_mem_get_stats(E.mem, &st);
+			if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 1000))
+				break;
 			sleep_ms(2);
 			continue;
 		}
