@@ -199,7 +199,7 @@ int swap_backend_zram_stats(struct swap_backend *be,
 			    struct swap_zram_stats *out);
 const char *swap_zram_algo_name(enum swap_zram_algo algo);
 
-/* ---- fault injection wrapper (backend_fault.c, USWAP_DEBUG >= 1) ---- */
+/* ---- fault injection wrapper (backend_fault.c) ---- */
 
 enum {
 	SWAP_FAULT_READ		= 1U << SWAP_IO_READ,

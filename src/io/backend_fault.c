@@ -2,8 +2,9 @@
 /*
  * Fault injection wrapper: a backend that forwards to another and fails
  * chosen requests instead, for the tests that check that a failing device
- * loses nothing silently. Built at USWAP_DEBUG >= 1; at 0 the entry points
- * are stubs returning -EOPNOTSUPP.
+ * loses nothing silently. Built at every debug level: it costs nothing
+ * until a caller wraps a backend in it, and the tests that need it run in
+ * release builds too.
  *
  * Rules (any number may be armed at once; the first that matches wins):
  *   - nth: the N-th request (1-based) whose op is in the mask, counted
@@ -23,8 +24,6 @@
 #include "io/backend.h"
 #include "util/debug.h"
 #include "util/lock.h"
-
-#if USWAP_DEBUG >= 1
 
 struct fault_rule_off {
 	uint64_t offset;
@@ -166,7 +165,7 @@ static struct fault_backend *fault_of(struct swap_backend *be)
  *
  * Context: any thread; allocates.
  * Return: 0; -EINVAL for a NULL argument; -ENOMEM (then @inner is still
- * the caller's); -EOPNOTSUPP in USWAP_DEBUG=0 builds.
+ * the caller's).
  */
 int swap_backend_fault_create(struct swap_backend *inner,
 			      struct swap_backend **out)
@@ -204,7 +203,7 @@ static bool fault_args_ok(unsigned int ops, int err)
  *
  * Context: any thread.
  * Return: 0; -EINVAL for a non-wrapper, empty @ops, @nth 0 or @err >= 0;
- * -EOPNOTSUPP in USWAP_DEBUG=0 builds.
+ *.
  */
 int swap_backend_fault_fail_nth(struct swap_backend *be, unsigned int ops,
 				uint64_t nth, int err)
@@ -231,8 +230,7 @@ int swap_backend_fault_fail_nth(struct swap_backend *be, unsigned int ops,
  *
  * Context: any thread.
  * Return: 0; -EINVAL for a bad argument; -ENOSPC when
- * SWAP_FAULT_MAX_OFFSETS rules are armed; -EOPNOTSUPP in USWAP_DEBUG=0
- * builds.
+ * SWAP_FAULT_MAX_OFFSETS rules are armed.
  */
 int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
 				   uint64_t offset, int err)
@@ -290,33 +288,3 @@ uint64_t swap_backend_fault_injected(struct swap_backend *be)
 	return fb ? atomic_load_explicit(&fb->injected, memory_order_relaxed) : 0;
 }
 
-#else /* USWAP_DEBUG == 0: no fault injection in release builds */
-
-int swap_backend_fault_create(struct swap_backend *inner,
-			      struct swap_backend **out)
-{
-	return -EOPNOTSUPP;
-}
-
-int swap_backend_fault_fail_nth(struct swap_backend *be, unsigned int ops,
-				uint64_t nth, int err)
-{
-	return -EOPNOTSUPP;
-}
-
-int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
-				   uint64_t offset, int err)
-{
-	return -EOPNOTSUPP;
-}
-
-void swap_backend_fault_clear(struct swap_backend *be)
-{
-}
-
-uint64_t swap_backend_fault_injected(struct swap_backend *be)
-{
-	return 0;
-}
-
-#endif

@@ -1162,7 +1162,7 @@ static int dev_fault(uint64_t pages, bool file, struct swap_backend **fault)
 	if (ret) {
 		swap_backend_destroy(inner);
 		free(page);
-		fail_msg("fault injection wrapper: %d (compiled out at USWAP_DEBUG=0)", ret);
+		fail_msg("fault injection wrapper: %d", ret);
 	}
 	assert_int_equal(uswap_swap_header_build(page, (uint32_t)(pages - 1), NULL, 0, NULL,
 						 "mmtest-fault"), 0);
