@@ -174,6 +174,14 @@ USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t e
 	       swp_offset(folio->swap) == (swp_offset(entry) & ~(uint64_t)(nr - 1));
 }
 
+/*
+ * Tests that include this file may run code in a lookup between turning
+ * the PFN into a folio and taking the reference.
+ */
+#ifndef swap_cache_lookup_hook
+#define swap_cache_lookup_hook(folio) do { } while (0)
+#endif
+
 /**
  * swap_cache_get_folio() - see uswap/swap.h. Context: lockless (RCU); the
  * folio structs outlive their pool's use, so a stale PFN is caught by the
@@ -201,6 +209,7 @@ USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 		if (!swp_tb_is_folio(tb))
 			break;
 		folio = pfn_folio(swp_tb_to_pfn(tb));
+		swap_cache_lookup_hook(folio);
 		if (folio && folio_try_get(folio)) {
 			/* Still the same entry? Then the folio was cached when we
 			 * took the reference. */
