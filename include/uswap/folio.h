@@ -24,11 +24,16 @@ struct uswap_frame_pool;
 
 /**
  * uswap_frame_pool_create() - map nr_frames page frames of memory.
- * Context: may sleep. Return: 0 and *out, -EINVAL (0 frames or more than one
- * pool may address), -ENOMEM, -ENOSPC (all pool ids in use).
+ * Context: may sleep (waits for destroyed pools when every id is taken).
+ * Return: 0 and *out, -EINVAL (0 frames or more than one pool may address),
+ * -ENOMEM, -ENOSPC (all pool ids in use).
  */
 USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool **out);
-/** uswap_frame_pool_destroy() - unmap a pool; every folio must be freed. */
+/**
+ * uswap_frame_pool_destroy() - unmap a pool; every folio must be freed.
+ * Lockless swap-cache lookups may still be looking at its folios: the
+ * memory is released, and the pool's id reused, after an RCU grace period.
+ */
 USWAP_API void uswap_frame_pool_destroy(struct uswap_frame_pool *pool);
 /** uswap_frame_pool_free_frames() - frames not in any folio now. Lockless. */
 USWAP_API size_t uswap_frame_pool_free_frames(const struct uswap_frame_pool *pool);

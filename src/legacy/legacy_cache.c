@@ -221,8 +221,11 @@ int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t 
 
 /**
  * legacy_cache_get() - swap_cache_get_folio(): the cached folio with a
- * reference, or NULL. Lockless (RCU); the recheck after folio_try_get()
- * catches a folio that left the cache (and maybe was reused) meanwhile.
+ * reference, or NULL. Lockless: the read of the PFN, pfn_folio() and
+ * folio_try_get() are one RCU read section, which keeps the folio structs
+ * of a pool destroyed meanwhile (swap_cache_get_folio()); the recheck
+ * after folio_try_get() catches a folio that left the cache (and maybe
+ * was reused) meanwhile.
  */
 struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 {
@@ -230,20 +233,22 @@ struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 	unsigned int off = (unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER);
 	struct folio *folio = NULL;
 
+	uswap_rcu_read_lock();
 	for (;;) {
-		uint64_t tb = swap_table_get(ci, off);
+		uint64_t tb = swap_table_get_rcu(ci, off);
 
 		if (!swp_tb_is_folio(tb))
 			break;
 		folio = pfn_folio(swp_tb_to_pfn(tb));
 		legacy_cache_lookup_hook(folio);
 		if (folio && folio_try_get(folio)) {
-			if (swap_table_get(ci, off) == tb)
+			if (swap_table_get_rcu(ci, off) == tb)
 				break;
 			folio_put(folio);
 		}
 		folio = NULL;
 	}
+	uswap_rcu_read_unlock();
 	return folio;
 }
 
