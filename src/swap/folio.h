@@ -65,6 +65,7 @@ struct uswap_frame_pool {
 	struct cds_list_head free_list[USWAP_MAX_ORDER + 1];
 	_Atomic size_t nr_free;
 	struct rcu_head rcu;		/* destroy: freed after a grace period */
+	uint64_t retire_gen;		/* destroy: which retirement of id; registry lock */
 };
 
 /* Pools own disjoint PFN ranges of 2^28 frames (1 TiB each). */

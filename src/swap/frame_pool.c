@@ -26,8 +26,15 @@
 
 static _Atomic(struct uswap_frame_pool *) pool_registry[POOL_MAX];
 static pthread_mutex_t pool_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Ids of destroyed pools waiting for their grace period: not reused. */
+/*
+ * Ids of destroyed pools whose grace period has not been seen to end: not
+ * reused until the pool's free callback runs, or until a create that finds
+ * no other id has waited for a grace period itself. pool_retired counts
+ * the retirements of each id, so that a late callback cannot release the
+ * id of a later retirement.
+ */
 static bool pool_retiring[POOL_MAX];
+static uint64_t pool_retired[POOL_MAX];
 
 /** pfn_folio() - the folio struct of frame pfn, or NULL. Context: lockless. */
 struct folio *pfn_folio(uint64_t pfn)
@@ -90,20 +97,33 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 
 	pthread_mutex_lock(&pool_registry_lock);
 	for (retry = true;; retry = false) {
-		bool retiring = false;
+		unsigned int retiring = POOL_MAX;
+		uint64_t gen;
 
 		for (id = 0; id < POOL_MAX; id++) {
-			if (!atomic_load_explicit(&pool_registry[id], memory_order_relaxed) &&
-			    !pool_retiring[id])
+			if (atomic_load_explicit(&pool_registry[id], memory_order_relaxed))
+				continue;
+			if (!pool_retiring[id])
 				break;
-			retiring |= pool_retiring[id];
+			retiring = id;
 		}
-		if (id < POOL_MAX || !retiring || !retry)
+		if (id < POOL_MAX || retiring == POOL_MAX || !retry)
 			break;
-		/* Every free id waits for a grace period: wait for them. */
+		/*
+		 * Every free id waits for a grace period: wait for one. Once it
+		 * has ended nobody reads a PFN of a pool retired before it, so
+		 * that id can be reused even if its pool is not freed yet.
+		 */
+		gen = pool_retired[retiring];
 		pthread_mutex_unlock(&pool_registry_lock);
-		uswap_rcu_barrier();
+		uswap_synchronize_rcu();
 		pthread_mutex_lock(&pool_registry_lock);
+		if (!atomic_load_explicit(&pool_registry[retiring], memory_order_relaxed) &&
+		    (!pool_retiring[retiring] || pool_retired[retiring] == gen)) {
+			pool_retiring[retiring] = false;
+			id = retiring;
+			break;
+		}
 	}
 	if (id == POOL_MAX) {
 		pthread_mutex_unlock(&pool_registry_lock);
@@ -146,7 +166,8 @@ static void frame_pool_free_rcu(struct rcu_head *head)
 	munmap(pool->mem, pool->nr_frames << USWAP_PAGE_SHIFT);
 	free(pool->folios);
 	pthread_mutex_lock(&pool_registry_lock);
-	pool_retiring[pool->id] = false;
+	if (pool_retired[pool->id] == pool->retire_gen)
+		pool_retiring[pool->id] = false;
 	pthread_mutex_unlock(&pool_registry_lock);
 	free(pool);
 }
@@ -164,6 +185,7 @@ USWAP_API void uswap_frame_pool_destroy(struct uswap_frame_pool *pool)
 	pthread_mutex_lock(&pool_registry_lock);
 	atomic_store_explicit(&pool_registry[pool->id], NULL, memory_order_release);
 	pool_retiring[pool->id] = true;
+	pool->retire_gen = ++pool_retired[pool->id];
 	pthread_mutex_unlock(&pool_registry_lock);
 	uswap_call_rcu(&pool->rcu, frame_pool_free_rcu);
 }

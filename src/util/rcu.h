@@ -49,14 +49,6 @@ static inline void uswap_synchronize_rcu(void)
 	uswap_rcu_tsan_acquire();
 }
 
-/* Wait until every callback queued by uswap_call_rcu() so far has run.
- * Not from a callback, nor inside a read-side section. */
-static inline void uswap_rcu_barrier(void)
-{
-	rcu_barrier();
-	uswap_rcu_tsan_acquire();
-}
-
 /* For assertions: the calling thread is inside a read-side section. */
 static inline bool uswap_rcu_read_held(void)
 {
