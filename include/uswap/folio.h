@@ -30,7 +30,8 @@ struct uswap_frame_pool;
  * The frames are real, anonymous memory of the process; folios of the
  * pool are allocated from them by uswap_folio_alloc().
  *
- * Context: may sleep.
+ * Context: may sleep (waits for an RCU grace period when every pool id is
+ * taken by pools destroyed but not yet released).
  * Return: 0 and *@out; -EINVAL (0 frames, or more than one pool may
  * address), -ENOMEM, -ENOSPC (all pool ids in use).
  */
@@ -41,7 +42,9 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
  * @pool: the pool, or NULL (nothing is done).
  *
  * Every folio of the pool must have been freed: a frame still in a folio
- * is a broken invariant, reported before the process aborts.
+ * is a broken invariant, reported before the process aborts. Lockless
+ * swap-cache lookups may still be looking at its folios: the memory is
+ * released, and the pool's id reused, after an RCU grace period.
  *
  * Context: may sleep; no other thread may use @pool.
  */

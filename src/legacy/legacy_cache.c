@@ -211,29 +211,45 @@ int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t 
 	return 0;
 }
 
+/*
+ * Tests that include this file may run code in a lookup between turning
+ * the PFN into a folio and taking the reference.
+ */
+#ifndef legacy_cache_lookup_hook
+#define legacy_cache_lookup_hook(folio) do { } while (0)
+#endif
+
 /**
  * legacy_cache_get() - swap_cache_get_folio(): the cached folio with a
- * reference, or NULL. Lockless (RCU); the recheck after folio_try_get()
- * catches a folio that left the cache (and maybe was reused) meanwhile.
+ * reference, or NULL. Lockless: the read of the PFN, pfn_folio() and
+ * folio_try_get() are one RCU read section, which keeps the folio structs
+ * of a pool destroyed meanwhile (swap_cache_get_folio()); the recheck
+ * after folio_try_get() catches a folio that left the cache (and maybe
+ * was reused) meanwhile.
  */
 struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 {
 	struct swap_cluster_info *ci = offset_to_cluster(si, swp_offset(entry));
 	unsigned int off = (unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER);
+	struct folio *folio = NULL;
 
+	uswap_rcu_read_lock();
 	for (;;) {
-		uint64_t tb = swap_table_get(ci, off);
-		struct folio *folio;
+		uint64_t tb = swap_table_get_rcu(ci, off);
 
 		if (!swp_tb_is_folio(tb))
-			return NULL;
+			break;
 		folio = pfn_folio(swp_tb_to_pfn(tb));
+		legacy_cache_lookup_hook(folio);
 		if (folio && folio_try_get(folio)) {
-			if (swap_table_get(ci, off) == tb)
-				return folio;
+			if (swap_table_get_rcu(ci, off) == tb)
+				break;
 			folio_put(folio);
 		}
+		folio = NULL;
 	}
+	uswap_rcu_read_unlock();
+	return folio;
 }
 
 /** legacy_cache_shadow() - the slot's shadow, 0 if none. Lockless. */

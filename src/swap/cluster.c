@@ -49,16 +49,34 @@ void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t t
 	atomic_store_explicit(&swap_cluster_table(ci)->entries[off], tb, memory_order_release);
 }
 
-/** swap_table_get() - entry @off without the lock. Context: takes the RCU read lock. */
-uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+/**
+ * swap_table_get_rcu() - entry @off without the lock, for a caller that
+ * goes on to use what the entry names (a PFN's folio) in the same read
+ * section. Context: RCU read lock held. Return: 0 if no table.
+ */
+uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off)
 {
 	struct swap_table *t;
-	uint64_t tb = SWP_TB_NULL;
+
+	uswap_assert(uswap_rcu_read_held());
+	uswap_assert(off < SWAPFILE_CLUSTER);
+	t = swap_cluster_table(ci);
+	if (!t)
+		return SWP_TB_NULL;
+	return atomic_load_explicit(&t->entries[off], memory_order_acquire);
+}
+
+/**
+ * swap_table_get() - entry @off without the lock: a snapshot, whose PFN
+ * (if any) may be stale and must not be turned into a folio.
+ * Context: takes the RCU read lock.
+ */
+uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+{
+	uint64_t tb;
 
 	uswap_rcu_read_lock();
-	t = swap_cluster_table(ci);
-	if (t)
-		tb = atomic_load_explicit(&t->entries[off], memory_order_acquire);
+	tb = swap_table_get_rcu(ci, off);
 	uswap_rcu_read_unlock();
 	return tb;
 }

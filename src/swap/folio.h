@@ -17,6 +17,7 @@
 
 #include <uswap/folio.h>
 #include "util/lock.h"
+#include "util/rcu.h"
 #include "swap/swap_table.h"
 
 enum folio_flag_bits {
@@ -63,13 +64,19 @@ struct uswap_frame_pool {
 	struct uswap_spinlock lock;	/* protects free lists and PG_buddy */
 	struct cds_list_head free_list[USWAP_MAX_ORDER + 1];
 	_Atomic size_t nr_free;
+	struct rcu_head rcu;		/* destroy: freed after a grace period */
+	uint64_t retire_gen;		/* destroy: which retirement of id; registry lock */
 };
 
 /* Pools own disjoint PFN ranges of 2^28 frames (1 TiB each). */
 #define POOL_PFN_SHIFT	28
 #define POOL_MAX	(1U << (SWAP_CACHE_PFN_BITS - POOL_PFN_SHIFT))
 
-/* pfn_folio() - the folio whose head frame is pfn, or NULL. Lockless. */
+/*
+ * pfn_folio() - the folio struct of frame pfn, or NULL. Lockless; for a
+ * PFN read from a swap table, call it and use the folio inside the RCU read
+ * section of that read (the pool may be destroyed meanwhile).
+ */
 struct folio *pfn_folio(uint64_t pfn);
 
 static inline bool folio_test_flag(const struct folio *f, int bit)

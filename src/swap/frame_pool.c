@@ -5,11 +5,17 @@
  *
  * Each pool owns the global PFN range [id << 28, (id + 1) << 28), so a PFN
  * stored in a swap table entry names one frame of one pool; pfn_folio()
- * reads the pool registry without a lock (a pool is destroyed only once all
- * its folios are free, after which no table holds its PFNs).
+ * reads the pool registry without a lock. A pool is destroyed only once
+ * all its folios are free, after which no table holds its PFNs; but a
+ * lockless lookup may have read a PFN just before and be about to take a
+ * reference on its folio. So destroy unregisters the pool and frees it, and
+ * gives its id (its PFN range) back, only after an RCU grace period: a
+ * lookup that read the PFN in a read section finds the folio struct still
+ * there and free, and no new reader can read that PFN any more.
  *
  * Locking: pool->lock (spinlock) protects the free lists and PG_buddy /
- * buddy_order of free runs. Registry changes take pool_registry_lock.
+ * buddy_order of free runs. pool_registry_lock protects registry changes
+ * and pool_retiring.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +26,15 @@
 
 static _Atomic(struct uswap_frame_pool *) pool_registry[POOL_MAX];
 static pthread_mutex_t pool_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Ids of destroyed pools whose grace period has not been seen to end: not
+ * reused until the pool's free callback runs, or until a create that finds
+ * no other id has waited for a grace period itself. pool_retired counts
+ * the retirements of each id, so that a late callback cannot release the
+ * id of a later retirement.
+ */
+static bool pool_retiring[POOL_MAX];
+static uint64_t pool_retired[POOL_MAX];
 
 /** pfn_folio() - the folio struct of frame pfn, or NULL. Context: lockless. */
 struct folio *pfn_folio(uint64_t pfn)
@@ -55,6 +70,7 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 {
 	struct uswap_frame_pool *pool;
 	unsigned int id, o;
+	bool retry;
 	size_t idx;
 
 	if (!nr_frames || nr_frames > (1ULL << POOL_PFN_SHIFT) || !out)
@@ -80,9 +96,35 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 		CDS_INIT_LIST_HEAD(&pool->free_list[o]);
 
 	pthread_mutex_lock(&pool_registry_lock);
-	for (id = 0; id < POOL_MAX; id++)
-		if (!atomic_load_explicit(&pool_registry[id], memory_order_relaxed))
+	for (retry = true;; retry = false) {
+		unsigned int retiring = POOL_MAX;
+		uint64_t gen;
+
+		for (id = 0; id < POOL_MAX; id++) {
+			if (atomic_load_explicit(&pool_registry[id], memory_order_relaxed))
+				continue;
+			if (!pool_retiring[id])
+				break;
+			retiring = id;
+		}
+		if (id < POOL_MAX || retiring == POOL_MAX || !retry)
 			break;
+		/*
+		 * Every free id waits for a grace period: wait for one. Once it
+		 * has ended nobody reads a PFN of a pool retired before it, so
+		 * that id can be reused even if its pool is not freed yet.
+		 */
+		gen = pool_retired[retiring];
+		pthread_mutex_unlock(&pool_registry_lock);
+		uswap_synchronize_rcu();
+		pthread_mutex_lock(&pool_registry_lock);
+		if (!atomic_load_explicit(&pool_registry[retiring], memory_order_relaxed) &&
+		    (!pool_retiring[retiring] || pool_retired[retiring] == gen)) {
+			pool_retiring[retiring] = false;
+			id = retiring;
+			break;
+		}
+	}
 	if (id == POOL_MAX) {
 		pthread_mutex_unlock(&pool_registry_lock);
 		uswap_spin_destroy(&pool->lock);
@@ -115,7 +157,26 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 	return 0;
 }
 
-/** uswap_frame_pool_destroy() - unregister and unmap. Context: may sleep. */
+static void frame_pool_free_rcu(struct rcu_head *head)
+{
+	struct uswap_frame_pool *pool = caa_container_of(head, struct uswap_frame_pool, rcu);
+
+	uswap_rcu_tsan_acquire();
+	uswap_spin_destroy(&pool->lock);
+	munmap(pool->mem, pool->nr_frames << USWAP_PAGE_SHIFT);
+	free(pool->folios);
+	pthread_mutex_lock(&pool_registry_lock);
+	if (pool_retired[pool->id] == pool->retire_gen)
+		pool_retiring[pool->id] = false;
+	pthread_mutex_unlock(&pool_registry_lock);
+	free(pool);
+}
+
+/**
+ * uswap_frame_pool_destroy() - unregister the pool now; unmap and free it,
+ * and let a new pool take its id, after an RCU grace period.
+ * Context: any; does not wait.
+ */
 USWAP_API void uswap_frame_pool_destroy(struct uswap_frame_pool *pool)
 {
 	if (!pool)
@@ -123,11 +184,10 @@ USWAP_API void uswap_frame_pool_destroy(struct uswap_frame_pool *pool)
 	USWAP_BUG_ON(atomic_load(&pool->nr_free) != pool->nr_frames);
 	pthread_mutex_lock(&pool_registry_lock);
 	atomic_store_explicit(&pool_registry[pool->id], NULL, memory_order_release);
+	pool_retiring[pool->id] = true;
+	pool->retire_gen = ++pool_retired[pool->id];
 	pthread_mutex_unlock(&pool_registry_lock);
-	uswap_spin_destroy(&pool->lock);
-	munmap(pool->mem, pool->nr_frames << USWAP_PAGE_SHIFT);
-	free(pool->folios);
-	free(pool);
+	uswap_call_rcu(&pool->rcu, frame_pool_free_rcu);
 }
 
 USWAP_API size_t uswap_frame_pool_free_frames(const struct uswap_frame_pool *pool)

@@ -174,10 +174,22 @@ USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t e
 	       swp_offset(folio->swap) == (swp_offset(entry) & ~(uint64_t)(nr - 1));
 }
 
+/*
+ * Tests that include this file may run code in a lookup between turning
+ * the PFN into a folio and taking the reference.
+ */
+#ifndef swap_cache_lookup_hook
+#define swap_cache_lookup_hook(folio) do { } while (0)
+#endif
+
 /**
- * swap_cache_get_folio() - see uswap/swap.h. Context: lockless (RCU); the
- * folio structs outlive their pool's use, so a stale PFN is caught by the
- * recheck after folio_try_get().
+ * swap_cache_get_folio() - see uswap/swap.h.
+ * Context: lockless. The read of the PFN, pfn_folio() and folio_try_get()
+ * are one RCU read section: a pool whose last folio was freed after we
+ * read its PFN is unregistered, but its folio structs are freed (and its
+ * PFN range reused) only after a grace period, so folio_try_get() sees a
+ * free folio (refcount 0) and fails. A folio freed and reallocated
+ * meanwhile is caught by the recheck of the entry.
  */
 USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 {
@@ -195,21 +207,24 @@ USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 	}
 	ci = offset_to_cluster(si, swp_offset(entry));
 	off = swp_offset(entry) % SWAPFILE_CLUSTER;
+	uswap_rcu_read_lock();
 	for (;;) {
-		uint64_t tb = swap_table_get(ci, off);
+		uint64_t tb = swap_table_get_rcu(ci, off);
 
 		if (!swp_tb_is_folio(tb))
 			break;
 		folio = pfn_folio(swp_tb_to_pfn(tb));
+		swap_cache_lookup_hook(folio);
 		if (folio && folio_try_get(folio)) {
 			/* Still the same entry? Then the folio was cached when we
 			 * took the reference. */
-			if (swap_table_get(ci, off) == tb)
+			if (swap_table_get_rcu(ci, off) == tb)
 				break;
 			folio_put(folio);
 		}
 		folio = NULL;
 	}
+	uswap_rcu_read_unlock();
 	put_swap_device(si);
 	return folio;
 }

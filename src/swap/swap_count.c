@@ -87,23 +87,50 @@ void __swap_cluster_put_entry(struct swap_cluster_info *ci, unsigned int off)
 }
 
 /*
- * Attach an extend table to @ci, allocated with the cluster unlocked.
- * Another thread may have attached one meanwhile: ours is then dropped.
- * Context: ci->lock held on entry and exit, dropped inside.
+ * Tests that include this file may run code in the window where
+ * swap_extend_table_alloc() has the cluster unlocked.
  */
-static int swap_extend_table_alloc(struct swap_info_struct *si, struct swap_cluster_info *ci)
+#ifndef swap_extend_alloc_unlocked_hook
+#define swap_extend_alloc_unlocked_hook(si, ci, off) do { } while (0)
+#endif
+
+/*
+ * Attach an extend table to @ci for slot @off, whose count field is
+ * COUNT_MAX - 1, allocated with the cluster unlocked. Only the slot is
+ * pinned across the window; everything else may change meanwhile:
+ *
+ *   CPU A: dup(off), count MAX-1      CPU B
+ *   no table: unlock, calloc
+ *                                     put(off): count MAX-2
+ *                                     (or dup of another slot: attaches
+ *                                      a table of its own)
+ *   relock
+ *
+ * So after relocking, ours is attached only if the cluster still has no
+ * table and @off still needs one; otherwise it is dropped (an empty table
+ * left attached would break "extend_table != NULL => some slot overflows"
+ * until the next put of the cluster). The caller retries @off either way.
+ * Context: ci->lock held on entry and exit, dropped inside.
+ * Return: 0 (retry the slot), -ENOMEM.
+ */
+static int swap_extend_table_alloc(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				   unsigned int off)
 {
 	unsigned int *ext;
 
+	uswap_assert_held(&ci->lock);
 	swap_cluster_unlock(ci);
 	ext = calloc(SWAPFILE_CLUSTER + 1, sizeof(*ext));
+	swap_extend_alloc_unlocked_hook(si, ci, off);
 	uswap_spin_lock(&ci->lock);
-	if (!ext)
-		return -ENOMEM;
-	if (ci->extend_table) {
+	if (ci->extend_table ||
+	    swp_tb_get_count(__swap_table_get(ci, off)) != (int)SWP_TB_COUNT_MAX - 1) {
+		/* Attached by someone else, or no longer needed by @off. */
 		free(ext);
 		return 0;
 	}
+	if (!ext)
+		return -ENOMEM;
 	ci->extend_table = ext;
 	atomic_fetch_add_explicit(&si->nr_extend_tables, 1, memory_order_relaxed);
 	return 0;
@@ -139,7 +166,7 @@ int swap_dup_entries_cluster(struct swap_info_struct *si, uint64_t offset, unsig
 		if (err == -ENOMEM) {
 			/* The slots are pinned, so they survive the unlocked window;
 			 * retry the same slot whatever happened meanwhile. */
-			err = swap_extend_table_alloc(si, ci);
+			err = swap_extend_table_alloc(si, ci, off + i);
 			if (!err) {
 				i--;
 				continue;

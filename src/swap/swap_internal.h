@@ -286,6 +286,7 @@ void swap_cluster_unlock(struct swap_cluster_info *ci);
 uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off);
 void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb);
 uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off);
+uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off);
 int swap_cluster_alloc_table(struct swap_cluster_info *ci);
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags);

@@ -12,6 +12,7 @@
 #ifndef USWAP_UTIL_RCU_H
 #define USWAP_UTIL_RCU_H
 
+#include <stdbool.h>
 #include <urcu-bp.h>
 
 #if defined(USWAP_TSAN)
@@ -46,6 +47,12 @@ static inline void uswap_synchronize_rcu(void)
 {
 	synchronize_rcu();
 	uswap_rcu_tsan_acquire();
+}
+
+/* For assertions: the calling thread is inside a read-side section. */
+static inline bool uswap_rcu_read_held(void)
+{
+	return rcu_read_ongoing();
 }
 
 #endif
