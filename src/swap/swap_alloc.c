@@ -595,24 +595,32 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 
 		ci = &si->cluster_info[idx[i]];
 		while (off < SWAPFILE_CLUSTER) {
-			uint64_t tb = swap_table_get(ci, off);
 			struct folio *folio;
+			bool busy;
+			uint64_t tb;
 			int ret = 0;
 
+			/*
+			 * A locked folio is being worked on and would fail the
+			 * trylock anyway: leave it without taking a reference.
+			 * The entry, the folio it names and its lock bit are
+			 * read in one RCU section, which keeps the folio struct
+			 * (and its pool) from being freed meanwhile.
+			 */
+			uswap_rcu_read_lock();
+			tb = swap_table_get_rcu(ci, off);
 			/* A design keeps its own counts: let it decide. */
-			if (!swp_tb_is_folio(tb) || (!si->design && __swp_tb_get_count(tb))) {
+			busy = !swp_tb_is_folio(tb) || (!si->design && __swp_tb_get_count(tb));
+			if (!busy) {
+				folio = pfn_folio(swp_tb_to_pfn(tb));
+				busy = !folio || folio_test_locked(folio);
+			}
+			uswap_rcu_read_unlock();
+			if (busy) {
 				off++;
 				continue;
 			}
-			/*
-			 * A locked folio is being worked on and would fail the
-			 * trylock anyway: leave it without taking a reference
-			 * (folio structs outlive their cache entries, so a stale
-			 * PFN is safe to look at).
-			 */
-			folio = pfn_folio(swp_tb_to_pfn(tb));
-			if (folio && !folio_test_locked(folio))
-				ret = __try_to_reclaim_swap(si, base + off, true);
+			ret = __try_to_reclaim_swap(si, base + off, true);
 			off += ret ? (unsigned int)abs(ret) : 1;
 		}
 	}

@@ -312,7 +312,10 @@ USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new, swp
  * slot of its folio has count 0 and (@anyway, or nothing maps the folio),
  * the folio leaves the cache and its slots are freed.
  * Context: no cluster lock held; trylocks the folio.
- * Return: pages freed (0 if nothing was done).
+ * Return: as the kernel's: the folio's page count if it was freed, minus
+ * that count if a folio is cached at @offset but stays (locked elsewhere,
+ * under writeback, mapped without @anyway, or a slot still referenced),
+ * 0 if no folio is cached there.
  */
 int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway)
 {
@@ -321,13 +324,15 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 	struct folio *folio;
 	unsigned int off, i;
 	unsigned long nr;
-	int ret = 0;
+	int ret;
 
 	if (si->design)
 		return si->design->try_reclaim(si, offset, anyway);
 	folio = swap_cache_get_folio(entry);
 	if (!folio)
 		return 0;
+	nr = folio_nr_pages(folio);
+	ret = -(int)nr;
 	if (!folio_trylock(folio))
 		goto out_put;
 	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
@@ -335,7 +340,6 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
 	    !vm_swap_full())
 		goto out_unlock;
-	nr = folio_nr_pages(folio);
 	entry = folio->swap;
 	off = swp_offset(entry) % SWAPFILE_CLUSTER;
 	ci = swap_cluster_lock(si, swp_offset(entry));
@@ -347,7 +351,7 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 		ret = (int)nr;
 	}
 	swap_cluster_unlock(ci);
-	if (ret) {
+	if (ret > 0) {
 		folio_ref_sub(folio, (long)nr);
 		folio_mark_dirty(folio);
 	}

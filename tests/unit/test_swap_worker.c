@@ -383,9 +383,9 @@ static void test_reclaim_work(void **state)
  * __try_to_reclaim_swap() returns what the kernel's does: the folio's
  * pages when it freed them, minus that when a folio is cached there but
  * stays (locked elsewhere, or still referenced), 0 when none is cached.
- * The legacy design's; the swap table design's lives in swap_cache.c.
+ * Both designs.
  */
-static void test_try_to_reclaim_values(void **state)
+static void try_to_reclaim_values(const char *design)
 {
 	struct uswap_frame_pool *pool;
 	struct swap_info_struct *si;
@@ -393,9 +393,8 @@ static void test_try_to_reclaim_values(void **state)
 	uint64_t off;
 	int type;
 
-	(void)state;
 	assert_int_equal(uswap_frame_pool_create(64, &pool), 0);
-	type = uswap_swapon_mem_design(1024, SWAP_FLAG_PREFER | 700, "legacy");
+	type = uswap_swapon_mem_design(1024, SWAP_FLAG_PREFER | 700, design);
 	assert_true(type >= 0);
 	si = atomic_load(&swap_info[type]);
 	f = new_folio(pool);
@@ -432,6 +431,13 @@ static void test_try_to_reclaim_values(void **state)
 	folio_put(g);
 	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
 	uswap_frame_pool_destroy(pool);
+}
+
+static void test_try_to_reclaim_values(void **state)
+{
+	(void)state;
+	try_to_reclaim_values("table");
+	try_to_reclaim_values("legacy");
 }
 
 static int setup(void **state)
