@@ -20,6 +20,17 @@ static struct legacy_cont_page *cont_chain(struct legacy_info *li, uint64_t offs
 	return li->cont_heads ? li->cont_heads[offset / LEGACY_MAP_PAGE] : NULL;
 }
 
+/* Continuation pages a count needs above the map byte's digit. */
+static unsigned int legacy_cont_levels(long count)
+{
+	unsigned int need = 0;
+	long t;
+
+	for (t = count / (SWAP_MAP_MAX + 1); t; t /= SWAP_CONT_MAX + 1)
+		need++;
+	return need;
+}
+
 /**
  * __legacy_get_count() - exact count of slot @offset, continuation included.
  * Context: ci->lock held; takes cont_lock. Return: count, -EINVAL if bad.
@@ -73,8 +84,7 @@ static int __legacy_set_count(struct swap_info_struct *si, uint64_t offset, long
 		legacy_map_set(si, offset, (unsigned char)(low | cache));
 		return 0;
 	}
-	for (t = rest; t; t /= SWAP_CONT_MAX + 1)
-		need++;
+	need = legacy_cont_levels(count);
 	uswap_spin_lock(&li->cont_lock);
 	for (p = cont_chain(li, offset); p; p = p->next)
 		have++;
@@ -94,12 +104,18 @@ static int __legacy_set_count(struct swap_info_struct *si, uint64_t offset, long
 	return 0;
 }
 
+#ifndef legacy_cont_alloc_unlocked_hook
+#define legacy_cont_alloc_unlocked_hook(si, offset) do { } while (0)
+#endif
+
 /*
  * The kernel's add_swap_count_continuation(): give @offset's map page a
  * chain of at least @levels continuation pages. The page (and the lazily
  * allocated array of chain heads, the kernel's page->lru of each vmalloc
- * page) is allocated with the cluster unlocked; a racing thread may have
- * added one meanwhile, and then ours is dropped.
+ * page) is allocated with the cluster unlocked; meanwhile a racing thread
+ * may have added one, or puts may have lowered the count so that the slot
+ * no longer needs it (the kernel rechecks the count for that): then ours
+ * is dropped.
  * Context: ci->lock held on entry and exit, dropped inside.
  * Return: 0 (retry the count), -ENOMEM.
  */
@@ -115,11 +131,14 @@ static int legacy_add_continuation(struct swap_info_struct *si, struct swap_clus
 	page = calloc(1, sizeof(*page));
 	if (!atomic_load_explicit(&li->has_cont_heads, memory_order_acquire))
 		heads = calloc(li->nr_map_pages, sizeof(*heads));
+	legacy_cont_alloc_unlocked_hook(si, offset);
 	uswap_spin_lock(&ci->lock);
 	if (!page) {
 		free(heads);
 		return -ENOMEM;
 	}
+	/* The count one more dup would make now, not when we unlocked. */
+	levels = USWAP_MIN(levels, legacy_cont_levels(__legacy_get_count(si, ci, offset) + 1));
 	uswap_spin_lock(&li->cont_lock);
 	if (!li->cont_heads) {
 		if (!heads) {
