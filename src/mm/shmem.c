@@ -114,9 +114,14 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	}
 	if (err)
 		return err;
+	/*
+	 * Onto the LRU only once locked, as do_swap_page() does: an unlocked
+	 * folio read around the cache (old design) still holds its slot's
+	 * SWAP_HAS_CACHE, and reclaim must not find it in that state.
+	 */
+	err = uswap_swapin_lock(folio, entry);
 	if (info.major)
 		lru_add(mem, folio, false);
-	err = uswap_swapin_lock(folio, entry);
 	if (err) {
 		folio_put(folio);
 		if (err == -EIO) {

@@ -26,8 +26,10 @@ USWAP_API int folio_alloc_swap(struct folio *folio)
 {
 	swp_entry_t entry;
 
-	/* Only data worth keeping goes to swap: the kernel asserts uptodate. */
-	if (!folio_test_locked(folio) || folio_test_swapcache(folio) ||
+	/* Only data worth keeping goes to swap: the kernel asserts uptodate.
+	 * A folio that already holds slots (cached, or read around the cache
+	 * holding SWAP_HAS_CACHE) must not get others: its own would leak. */
+	if (!folio_test_locked(folio) || folio_in_swap(folio) ||
 	    !folio_test_uptodate(folio) || folio_order(folio) >= SWAP_NR_ORDERS)
 		return -EINVAL;
 	return swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);

@@ -382,6 +382,9 @@ static void test_bypass(void **state)
 	assert_int_equal(uswap_swapin(e, t.pool, 1, &g, NULL), -EAGAIN);
 	assert_int_equal(lstat(&t).bypass_retries, 1);
 	assert_int_equal(uswap_swapin_lock(f, e), 0);
+	/* it holds its slot: no second set of slots for it */
+	assert_int_equal(folio_alloc_swap(f), -EINVAL);
+	expect_map(e, 0x41, 1);
 	assert_true(page_is(f, 0x5a));
 	assert_true(folio_matches_swap_entry(f, e));
 	assert_int_equal(folio_put_swap(f, 0), 0);
