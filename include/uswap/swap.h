@@ -80,7 +80,8 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
  * area, a bad page out of range or listed twice, a file shorter than its
  * header says, unknown flags: the reason is reported as a debug message,
  * see uswap_set_output(); uswap_swapon_ex() returns it), -EBUSY (the file
- * is swapped on, or being swapped on, under this or another name), -EPERM (all MAX_SWAPFILES types in use), -ENOMEM (no
+ * is swapped on, or being swapped on, under this or another name), -EPERM
+ * (all MAX_SWAPFILES types in use), -ENOMEM (no
  * memory for the device's metadata).
  */
 USWAP_API int uswap_swapon(const char *path, int flags);
@@ -97,7 +98,8 @@ USWAP_API int uswap_swapon(const char *path, int flags);
  * Return: as uswap_swapon(): the device type (>= 0); -ENOENT (@path does
  * not exist), -EACCES (@path may not be opened), -EINVAL (no or bad
  * header, unknown flags: the reason is in @err), -EBUSY (the file is
- * swapped on, or being swapped on, under this or another name), -EPERM (all types in use), -ENOMEM (no memory for the metadata).
+ * swapped on, or being swapped on, under this or another name), -EPERM
+ * (all types in use), -ENOMEM (no memory for the metadata).
  */
 USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen);
 
@@ -181,7 +183,8 @@ struct uswap_swap_stat {
  */
 USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
 
-/* ---- the folio workflow (seed 011) ---- */
+/* ---- the folio workflow ("mm, swap: cleanup swap entry management
+ * workflow") ---- */
 
 /**
  * folio_alloc_swap() - give a locked folio slots on swap and put it in the

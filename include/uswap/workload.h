@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Workloads over the mm layer: the shapes of the swap-table series' tests
- * (seed 010) run against emulated address spaces.
+ * (the swap table phase II series, docs/KERNEL-MAP.md) run against emulated
+ * address spaces.
  *
  *   usemem  N processes fill their own region and read it back
  *           (vm-scalability usemem);

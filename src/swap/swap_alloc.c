@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The cluster allocator (the kernel's, KERNEL-FACTS section 3).
+ * The cluster allocator (the kernel's cluster_alloc_swap_entry() and its
+ * helpers in mm/swapfile.c; docs/KERNEL-MAP.md).
  *
  * Slots for a folio of order n are 2^n slots aligned to 2^n in one cluster.
  * A thread first tries its own current cluster for the order (the kernel's

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Swap counts: the count field of a table entry, and the cluster's extend
- * table once a count reaches SWP_TB_COUNT_MAX (seed 007).
+ * table once a count reaches SWP_TB_COUNT_MAX (commit a3e0dc337cc4, "mm,
+ * swap: use the swap table to track the swap count").
  *
  * In-table values 0 .. COUNT_MAX-1 are exact. Going from COUNT_MAX-1 up
  * needs the extend table: extend[slot] takes the real count and the entry

@@ -3,7 +3,7 @@
  * Swap devices: the table of swapped-on devices, pinning against swapoff,
  * swapon (a type reserved under swap_lock; clusters, bad slots, the
  * design's state and the area discard set up without it; then publish
- * and allow allocation under swap_lock: seed 001) and swapoff.
+ * and allow allocation under swap_lock: commit b14ff9cf071e) and swapoff.
  *
  * swap_info[] entries are allocated once and never freed, only reused, so
  * that a lockless reader holding a stale pointer (a thread's cluster hint)
@@ -198,7 +198,7 @@ void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsi
 }
 
 /*
- * Mark one slot bad in the swap table (seed 005). A slot already marked is
+ * Mark one slot bad in the swap table (commit 220ae4d49737). A slot already marked is
  * a duplicate in the header's list.
  */
 static int swap_cluster_setup_bad_slot(struct swap_info_struct *si, uint64_t offset)
@@ -395,7 +395,7 @@ static unsigned int swap_flags_from(const struct swap_device_params *p)
  * reserved under swap_lock; clusters, bad slots, the design's state, the
  * worker and the area discard are set up without it (nothing can reach
  * the device: users is DEAD and it is not WRITEOK); then the device is
- * published and allowed to allocate under swap_lock (seed 001).
+ * published and allowed to allocate under swap_lock (commit b14ff9cf071e).
  * On success the device owns @p->bdev, @p->io and the claim of
  * @p->claim_dev/@p->claim_ino (released at swapoff); on failure they stay
  * the caller's.
@@ -570,7 +570,7 @@ static void swap_reclaim_cache_only(struct swap_info_struct *si)
 	}
 }
 
-/* At teardown each cluster holds only its bad slots (seed 006). */
+/* At teardown each cluster holds only its bad slots (commit 2d3f7faf8435). */
 static void swapoff_check_clusters(struct swap_info_struct *si)
 {
 	unsigned long i;
