@@ -14,7 +14,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <uswap/uswap.h>
@@ -31,6 +33,31 @@ static inline void swaptest_quiet(void)
 {
 	if (!getenv("USWAP_TEST_VERBOSE"))
 		setenv("USWAP_QUIET", "1", 0);
+}
+
+/*
+ * A temporary directory for a test binary's device files: pass
+ * swaptest_dir_setup/teardown to cmocka_run_group_tests(); files in it
+ * are named with swaptest_path().
+ */
+static char swaptest_dir[] __attribute__((unused)) = "/tmp/uswap-test-XXXXXX";
+
+static inline int swaptest_dir_setup(void **state)
+{
+	(void)state;
+	return mkdtemp(swaptest_dir) ? 0 : -1;
+}
+
+static inline int swaptest_dir_teardown(void **state)
+{
+	(void)state;
+	return rmdir(swaptest_dir);
+}
+
+/* @buf (256 bytes) gets the path of file @name in the directory. */
+static inline void swaptest_path(char *buf, const char *name)
+{
+	snprintf(buf, 256, "%.200s/%.40s", swaptest_dir, name);
 }
 
 static inline void swaptest_init(struct swaptest *t, uint64_t nr_pages, size_t nr_frames)

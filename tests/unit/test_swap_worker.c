@@ -25,12 +25,12 @@
 #include <unistd.h>
 
 #include <uswap/legacy.h>
+#include "swaptest.h"
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
 
 #define DEADLINE_SECS 60
 
-static char dir[] = "/tmp/uswap-worker-XXXXXX";
 
 static void make_file(const char *path, uint32_t pages)
 {
@@ -203,7 +203,7 @@ static int swapon_discard_file(const char *name, uint32_t pages, struct swap_inf
 	char path[256];
 	int type;
 
-	snprintf(path, sizeof(path), "%.200s/%.40s", dir, name);
+	swaptest_path(path, name);
 	make_file(path, pages);
 	type = uswap_swapon(path, SWAP_FLAG_PREFER | 500 | SWAP_FLAG_DISCARD |
 				  SWAP_FLAG_DISCARD_PAGES);
@@ -440,18 +440,6 @@ static void test_try_to_reclaim_values(void **state)
 	try_to_reclaim_values("legacy");
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rmdir(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,5 +450,5 @@ int main(void)
 	};
 
 	setenv("USWAP_QUIET", "1", 1);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, swaptest_dir_setup, swaptest_dir_teardown);
 }

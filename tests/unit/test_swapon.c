@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "swaptest.h"
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
 
-static char dir[] = "/tmp/uswap-swapon-XXXXXX";
 
 static void make_file(const char *path, uint32_t pages, const uint32_t *bad, uint32_t nbad)
 {
@@ -33,11 +33,6 @@ static void make_file(const char *path, uint32_t pages, const uint32_t *bad, uin
 	assert_int_equal(pwrite(fd, page, 4096, 0), 4096);
 	close(fd);
 	free(page);
-}
-
-static void path_of(char *buf, const char *name)
-{
-	snprintf(buf, 256, "%.200s/%.40s", dir, name);
 }
 
 static struct folio *new_folio(struct uswap_frame_pool *pool)
@@ -67,7 +62,7 @@ static void test_util_linux_mkswap(void **state)
 	(void)state;
 	if (access("/usr/sbin/mkswap", X_OK) && access("/sbin/mkswap", X_OK))
 		skip();
-	path_of(path, "ul");
+	swaptest_path(path, "ul");
 	snprintf(cmd, sizeof(cmd), "truncate -s 64M %s && chmod 600 %s && mkswap -L ul %s >/dev/null",
 		 path, path, path);
 	assert_int_equal(system(cmd), 0);
@@ -95,7 +90,7 @@ static void test_bad_pages(void **state)
 	int type;
 
 	(void)state;
-	path_of(path, "bad");
+	swaptest_path(path, "bad");
 	make_file(path, 1024, bad, 3);
 	type = uswap_swapon_ex(path, 0, err, sizeof(err));
 	assert_true(type >= 0);
@@ -128,7 +123,7 @@ static void test_refusals(void **state)
 	int fd;
 
 	(void)state;
-	path_of(path, "refuse");
+	swaptest_path(path, "refuse");
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	assert_int_equal(ftruncate(fd, 1 << 20), 0);
 	assert_int_equal(uswap_swapon_ex(path, 0, err, sizeof(err)), -EINVAL);
@@ -158,9 +153,9 @@ static void test_priorities(void **state)
 
 	(void)state;
 	assert_int_equal(uswap_frame_pool_create(4096, &pool), 0);
-	path_of(a, "pa");
-	path_of(b, "pb");
-	path_of(c, "pc");
+	swaptest_path(a, "pa");
+	swaptest_path(b, "pb");
+	swaptest_path(c, "pc");
 	make_file(a, 2048, NULL, 0);
 	make_file(b, 2048, NULL, 0);
 	make_file(c, 600, NULL, 0);
@@ -221,7 +216,7 @@ static void test_swapoff_busy(void **state)
 
 	(void)state;
 	assert_int_equal(uswap_frame_pool_create(16, &pool), 0);
-	path_of(path, "busy");
+	swaptest_path(path, "busy");
 	make_file(path, 1024, NULL, 0);
 	type = uswap_swapon(path, SWAP_FLAG_PREFER | 100);
 	assert_true(type >= 0);
@@ -259,7 +254,7 @@ static void test_discard(void **state)
 
 	(void)state;
 	assert_int_equal(uswap_frame_pool_create(1024, &pool), 0);
-	path_of(path, "discard");
+	swaptest_path(path, "discard");
 	make_file(path, 4096, NULL, 0);
 	/* Make the file's blocks real, so that a hole punch shows. */
 	fd = open(path, O_RDWR);
@@ -315,7 +310,7 @@ static void test_rotational(void **state)
 
 	(void)state;
 	assert_int_equal(uswap_frame_pool_create(2048, &pool), 0);
-	path_of(path, "rot");
+	swaptest_path(path, "rot");
 	make_file(path, 2048, NULL, 0);
 	type = uswap_swapon(path, SWAP_FLAG_PREFER | 300 | USWAP_FLAG_ROTATIONAL);
 	assert_true(type >= 0);
@@ -344,18 +339,6 @@ static void test_rotational(void **state)
 	unlink(path);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rmdir(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,5 +352,5 @@ int main(void)
 	};
 
 	setenv("USWAP_QUIET", "1", 1);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, swaptest_dir_setup, swaptest_dir_teardown);
 }

@@ -19,10 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "swaptest.h"
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
 
-static char dir[] = "/tmp/uswap-swapon-race-XXXXXX";
 
 static void make_file(const char *path, uint32_t pages)
 {
@@ -36,11 +36,6 @@ static void make_file(const char *path, uint32_t pages)
 	assert_int_equal(pwrite(fd, page, 4096, 0), 4096);
 	close(fd);
 	free(page);
-}
-
-static void path_of(char *buf, const char *name)
-{
-	snprintf(buf, 256, "%.200s/%.40s", dir, name);
 }
 
 static struct folio *new_folio(struct uswap_frame_pool *pool)
@@ -80,7 +75,7 @@ static void test_swapon_same_file_race(void **state)
 	int round, i;
 
 	(void)state;
-	path_of(path, "race");
+	swaptest_path(path, "race");
 	make_file(path, 1024);
 	for (round = 0; round < 200; round++) {
 		int won = -1, busy = 0;
@@ -119,10 +114,10 @@ static void test_swapon_other_name(void **state)
 	int type;
 
 	(void)state;
-	path_of(path, "named");
-	path_of(hard, "named-hard");
-	path_of(soft, "named-soft");
-	path_of(bad, "named-bad");
+	swaptest_path(path, "named");
+	swaptest_path(hard, "named-hard");
+	swaptest_path(soft, "named-soft");
+	swaptest_path(bad, "named-bad");
 	make_file(path, 1024);
 	assert_int_equal(link(path, hard), 0);
 	assert_int_equal(symlink(path, soft), 0);
@@ -376,18 +371,6 @@ static void test_swapoff_unuse_lock_order(void **state)
 	free(the_ot);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return rmdir(dir);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,5 +382,5 @@ int main(void)
 	};
 
 	setenv("USWAP_QUIET", "1", 1);
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, swaptest_dir_setup, swaptest_dir_teardown);
 }
