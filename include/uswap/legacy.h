@@ -37,7 +37,12 @@ USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *
  */
 USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design);
 
-/* Figures of a legacy device. */
+/*
+ * Figures of a legacy device. Fixed size (USWAP_LEGACY_STAT_SIZE): later
+ * fields come from the front of __reserved, which the library zeroes.
+ */
+#define USWAP_LEGACY_STAT_SIZE 128
+
 struct uswap_legacy_stat {
 	uint64_t map_bytes;		/* the swap_map: one byte per slot (static) */
 	uint64_t nr_cont_pages;		/* continuation pages allocated (freed at swapoff) */
@@ -45,6 +50,7 @@ struct uswap_legacy_stat {
 	uint64_t bypass_swapins;	/* swap-ins that bypassed the swap cache */
 	uint64_t bypass_retries;	/* bypass reads that found SWAP_HAS_CACHE taken */
 	uint64_t cache_retries;		/* cache reads that waited for a racing reader */
+	uint64_t __reserved[10];	/* zeroed; later fields come from here */
 };
 
 /**

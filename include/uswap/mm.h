@@ -25,12 +25,25 @@ struct uswap_mem;
 struct uswap_mm;
 struct uswap_shmem;
 
+/*
+ * ABI rule for the structs of this header: each has a fixed size
+ * (USWAP_*_SIZE, checked by the abi_layout test). A later release adds
+ * fields by taking them from the front of __reserved, so that a binary
+ * built against this header keeps working: the library zeroes __reserved
+ * in what it fills, and refuses (-EINVAL) a config whose __reserved is not
+ * zero, so a zero-initialized config keeps meaning "defaults" forever.
+ */
+#define USWAP_MEM_CONFIG_SIZE 64
+#define USWAP_MEM_STATS_SIZE 320
+#define USWAP_MM_STATS_SIZE 128
+
 struct uswap_mem_config {
 	uint64_t budget_bytes;		/* frames of memory (>= 1 MiB) */
 	unsigned int low_pct;		/* background reclaim below this % free (default 4) */
 	unsigned int high_pct;		/* ... until this % free (default 8) */
 	unsigned int max_order;		/* largest anon folio order faults use (0..9, default 0) */
 	bool no_kswapd;			/* direct reclaim only */
+	uint64_t __reserved[5];		/* must be zero */
 };
 
 struct uswap_mem_stats {
@@ -43,6 +56,7 @@ struct uswap_mem_stats {
 	uint64_t thp_splits, write_errors, read_errors, sigbus;
 	uint64_t direct_reclaims, kswapd_wakeups, reclaimed;
 	uint64_t swapin_cache_hits, swap_frees_after_map;
+	uint64_t __reserved[19];	/* zeroed; later fields come from here */
 };
 
 /**
@@ -56,7 +70,7 @@ struct uswap_mem_stats {
  *
  * Context: may sleep; starts a thread unless @cfg->no_kswapd.
  * Return: 0 and *@out; -EINVAL (@cfg NULL, budget under 1 MiB, max_order
- * above USWAP_MAX_ORDER), -ENOMEM.
+ * above USWAP_MAX_ORDER, @cfg->__reserved not zero), -ENOMEM.
  */
 USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_mem **out);
 
@@ -165,6 +179,7 @@ USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write);
 struct uswap_mm_stats {
 	uint64_t rss_pages;		/* present PTEs */
 	uint64_t swap_pages;		/* swap PTEs */
+	uint64_t __reserved[14];	/* zeroed; later fields come from here */
 };
 
 /**

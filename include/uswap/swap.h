@@ -159,6 +159,13 @@ USWAP_API int uswap_swap_set_owner(int (*unuse)(unsigned int type, void *arg), v
  */
 USWAP_API bool uswap_swap_type_active(unsigned int type);
 
+/*
+ * Fixed size (USWAP_SWAP_STAT_SIZE): later fields are taken from the
+ * front of __reserved, which the library zeroes, so old binaries keep
+ * working (see the ABI rule in <uswap/mm.h>).
+ */
+#define USWAP_SWAP_STAT_SIZE 256
+
 struct uswap_swap_stat {
 	uint64_t max;			/* slots including header and bad slots */
 	uint64_t pages;			/* usable slots */
@@ -174,6 +181,7 @@ struct uswap_swap_stat {
 	uint64_t reads, writes;		/* I/O requests completed */
 	uint64_t read_errors, write_errors;
 	uint64_t ra_pages, ra_hits;	/* readahead folios added / later used */
+	uint64_t __reserved[16];	/* zeroed; later fields come from here */
 };
 
 /**

@@ -158,7 +158,8 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	size_t frames;
 	int err;
 
-	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER)
+	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER ||
+	    !uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved)))
 		return -EINVAL;
 	mem = calloc(1, sizeof(*mem));
 	if (!mem)

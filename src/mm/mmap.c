@@ -292,6 +292,7 @@ USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write)
 /** uswap_mm_get_stats() - see uswap/mm.h. Lockless. */
 USWAP_API void uswap_mm_get_stats(struct uswap_mm *mm, struct uswap_mm_stats *st)
 {
+	memset(st, 0, sizeof(*st));
 	st->rss_pages = (uint64_t)atomic_load(&mm->rss);
 	st->swap_pages = (uint64_t)atomic_load(&mm->swapents);
 }

@@ -10,6 +10,8 @@
 #ifndef USWAP_UTIL_DEBUG_H
 #define USWAP_UTIL_DEBUG_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,5 +53,16 @@ void uswap_err_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 #define USWAP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Whether @len bytes at @p are all zero (a public struct's __reserved). */
+static inline bool uswap_mem_is_zero(const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len--)
+		if (*c++)
+			return false;
+	return true;
+}
 
 #endif

@@ -3,7 +3,8 @@
  * The window of the old design's continuation pages: a dup that takes a
  * slot past SWAP_MAP_MAX allocates a continuation page with the cluster
  * unlocked, and other threads may put meanwhile. The test includes
- * legacy_map.c (CONVENTIONS #19) with a hook that runs the "other thread"
+ * legacy_map.c (its static functions are reached by including the .c)
+ * with a hook that runs the "other thread"
  * in that window, in the same thread: the interleaving is forced. As the
  * kernel's add_swap_count_continuation(), the adder rechecks the count
  * when it relocks and drops a page the slot no longer needs.

@@ -5,7 +5,8 @@
  * PFN into a folio struct and is about to take a reference when the folio
  * leaves the cache, is freed, and its pool is destroyed.
  *
- * The test includes swap_cache.c and legacy_cache.c (CONVENTIONS #19)
+ * The test includes swap_cache.c and legacy_cache.c (to reach their
+ * static functions)
  * with a hook that parks the lookup at that point until the main thread
  * has destroyed the pool and created a new one, so the interleaving is
  * forced. The folio struct must still be there (ASan reports a

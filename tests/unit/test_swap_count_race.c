@@ -2,8 +2,8 @@
 /*
  * The window of swap_extend_table_alloc(): a dup that needs the cluster's
  * extend table allocates it with the cluster unlocked, and other threads
- * may put or dup meanwhile. The test includes swap_count.c (CONVENTIONS
- * #19) with a hook that runs the "other thread" inside that window, in the
+ * may put or dup meanwhile. The test includes swap_count.c (to reach its
+ * static functions) with a hook that runs the "other thread" inside that window, in the
  * same thread: the interleaving is forced, not hoped for.
  *
  * Slots are brought to COUNT_MAX - 1 by writing the count field under the
