@@ -25,11 +25,7 @@ void __legacy_cache_add(struct swap_info_struct *si, struct swap_cluster_info *c
 	uswap_assert_held(&ci->lock);
 	uswap_assert(folio_test_locked(folio) && !folio_in_swap(folio));
 	if (shadowp) {
-		uint64_t tb = __swap_table_get(ci, off);
-
-		*shadowp = swp_tb_is_shadow(tb) ? swp_tb_to_shadow(tb) : 0;
-		if (*shadowp == SWP_TB_SHADOW_MARK)
-			*shadowp = 0;
+		*shadowp = swp_tb_get_shadow(__swap_table_get(ci, off));
 	}
 	folio_ref_add(folio, (long)nr);
 	folio->swap = entry;
@@ -255,14 +251,8 @@ struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 /** legacy_cache_shadow() - the slot's shadow, 0 if none. Lockless. */
 uint64_t legacy_cache_shadow(struct swap_info_struct *si, swp_entry_t entry)
 {
-	uint64_t tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
-				     (unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER));
-	uint64_t shadow;
-
-	if (!swp_tb_is_shadow(tb))
-		return 0;
-	shadow = swp_tb_to_shadow(tb);
-	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+	return swp_tb_get_shadow(swap_table_get(offset_to_cluster(si, swp_offset(entry)),
+						(unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER)));
 }
 
 /**

@@ -26,61 +26,6 @@ void swap_cluster_unlock(struct swap_cluster_info *ci)
 	uswap_spin_unlock(&ci->lock);
 }
 
-/** __swap_table_get() - entry @off. Context: ci->lock held. Return: 0 if no table. */
-uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off)
-{
-	struct swap_table *t;
-
-	uswap_assert_held(&ci->lock);
-	uswap_assert(off < SWAPFILE_CLUSTER);
-	t = swap_cluster_table(ci);
-	if (!t)
-		return SWP_TB_NULL;
-	return atomic_load_explicit(&t->entries[off], memory_order_relaxed);
-}
-
-/** __swap_table_set() - store entry @off. Context: ci->lock held, table present. */
-void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb)
-{
-	uswap_assert_held(&ci->lock);
-	uswap_assert(off < SWAPFILE_CLUSTER && swap_cluster_table(ci));
-	/* Release: a lockless reader that sees a PFN entry sees the folio's
-	 * swap fields written before it. */
-	atomic_store_explicit(&swap_cluster_table(ci)->entries[off], tb, memory_order_release);
-}
-
-/**
- * swap_table_get_rcu() - entry @off without the lock, for a caller that
- * goes on to use what the entry names (a PFN's folio) in the same read
- * section. Context: RCU read lock held. Return: 0 if no table.
- */
-uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off)
-{
-	struct swap_table *t;
-
-	uswap_assert(uswap_rcu_read_held());
-	uswap_assert(off < SWAPFILE_CLUSTER);
-	t = swap_cluster_table(ci);
-	if (!t)
-		return SWP_TB_NULL;
-	return atomic_load_explicit(&t->entries[off], memory_order_acquire);
-}
-
-/**
- * swap_table_get() - entry @off without the lock: a snapshot, whose PFN
- * (if any) may be stale and must not be turned into a folio.
- * Context: takes the RCU read lock.
- */
-uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
-{
-	uint64_t tb;
-
-	uswap_rcu_read_lock();
-	tb = swap_table_get_rcu(ci, off);
-	uswap_rcu_read_unlock();
-	return tb;
-}
-
 /**
  * swap_cluster_alloc_table() - give an unused cluster its swap table.
  * Context: ci->lock held. Return: 0, -ENOMEM.

@@ -80,14 +80,14 @@ USWAP_API int swap_cache_add_folio(struct folio *folio, swp_entry_t entry, uint6
 			break;
 		}
 		if (!i)
-			shadow = swp_tb_to_shadow(tb);
+			shadow = swp_tb_get_shadow(tb);
 	}
 	if (!err)
 		__swap_cache_add_folio(ci, folio, entry);
 	swap_cluster_unlock(ci);
 	put_swap_device(si);
 	if (!err && shadowp)
-		*shadowp = shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+		*shadowp = shadow;
 	return err;
 }
 
@@ -142,7 +142,7 @@ USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow)
 	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
 	    folio_test_writeback(folio))
 		return -EINVAL;
-	if (shadow & SWP_TB_COUNT_MASK)
+	if (!shadow_fits_swp_tb(shadow))
 		return -EINVAL;
 	entry = folio->swap;
 	err = swap_entry_pin(entry, &si);
@@ -233,22 +233,19 @@ USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry)
 {
 	struct swap_info_struct *si;
-	uint64_t tb, shadow;
+	uint64_t tb;
 
 	if (swap_entry_pin(entry, &si))
 		return 0;
 	if (si->design) {
-		shadow = si->design->cache_shadow(si, entry);
+		tb = si->design->cache_shadow(si, entry);
 		put_swap_device(si);
-		return shadow;
+		return tb;
 	}
 	tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
 			    swp_offset(entry) % SWAPFILE_CLUSTER);
 	put_swap_device(si);
-	if (!swp_tb_is_shadow(tb))
-		return 0;
-	shadow = swp_tb_to_shadow(tb);
-	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+	return swp_tb_get_shadow(tb);
 }
 
 /**
@@ -401,7 +398,7 @@ USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
 	swp_entry_t entry = folio->swap;
 
 	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
-	    folio_test_writeback(folio) || (shadow & SWP_TB_COUNT_MASK))
+	    folio_test_writeback(folio) || !shadow_fits_swp_tb(shadow))
 		return -EINVAL;
 	if (swap_entry_pin(entry, &si))
 		return -EINVAL;

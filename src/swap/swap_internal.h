@@ -33,60 +33,6 @@
 #include "util/lock.h"
 #include "util/rcu.h"
 
-_Static_assert(SWAPFILE_CLUSTER == 512, "clusters are 512 slots");
-_Static_assert((1 << (SWAP_NR_ORDERS - 1)) == SWAPFILE_CLUSTER,
-	       "the largest folio order fills one cluster");
-
-/* Cluster list flags: the flag always names the list the cluster is on. */
-enum {
-	CLUSTER_FLAG_NONE = 0,	/* off-list: isolated by an allocator, or discarding */
-	CLUSTER_FLAG_FREE,
-	CLUSTER_FLAG_NONFULL,
-	CLUSTER_FLAG_FRAG,
-	CLUSTER_FLAG_FULL,
-	CLUSTER_FLAG_DISCARD,
-	CLUSTER_FLAG_MAX,
-};
-#define CLUSTER_FLAG_USABLE CLUSTER_FLAG_FRAG	/* flags <= this may be allocated from */
-
-struct swap_table {
-	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
-	struct rcu_head rcu;
-};
-
-/*
- * Invariants (ci->lock held):
- *   count == number of non-NULL entries (allocated + bad);
- *   table == NULL  <=>  count == 0 and the cluster is free (or never used);
- *   extend_table != NULL  =>  some entry's count field is SWP_TB_COUNT_MAX;
- *   extend_table[i] != 0  <=>  entry i's count field is SWP_TB_COUNT_MAX,
- *     and then extend_table[i] is the slot's real count (>= COUNT_MAX).
- */
-struct swap_cluster_info {
-	struct uswap_spinlock lock;	/* protects all but list */
-	uint16_t count;			/* non-NULL entries */
-	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
-	uint8_t order;			/* folio order it serves; 0 when free */
-	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
-	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
-					 * [EXTEND_NR]: how many are non-zero */
-	struct cds_list_head list;	/* si->lock */
-};
-
-/*
- * The cluster's table, or NULL. Under ci->lock or in an RCU read-side
- * section. Published with release / read with acquire (rcu_assign_pointer /
- * rcu_dereference), as C11 atomics so that ThreadSanitizer sees them.
- */
-static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci)
-{
-	return atomic_load_explicit(&ci->table, memory_order_acquire);
-}
-
-/* The extend table's last word counts its non-zero entries, so that
- * "can it be freed?" is one load, not a 512-entry scan on every put. */
-#define EXTEND_NR SWAPFILE_CLUSTER
-
 /* swap_info_struct flags (SWP_*), the kernel's values */
 #define SWP_USED		(1U << 0)
 #define SWP_WRITEOK		(1U << 1)
@@ -283,10 +229,6 @@ static inline uint64_t cluster_offset(struct swap_info_struct *si,
 /* ---- cluster.c ---- */
 struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si, uint64_t offset);
 void swap_cluster_unlock(struct swap_cluster_info *ci);
-uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off);
-void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb);
-uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off);
-uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off);
 int swap_cluster_alloc_table(struct swap_cluster_info *ci);
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags);
