@@ -194,7 +194,12 @@ int legacy_cache_add(struct swap_info_struct *si, struct folio *folio, swp_entry
 	return err;
 }
 
-/** legacy_cache_del() - swap_cache_del_folio(): delete and drop the cache's refs. */
+/**
+ * legacy_cache_del() - swap_cache_del_folio() on a legacy device: delete
+ * (putting SWAP_HAS_CACHE), leaving the cache's folio references to the
+ * caller. Context: folio locked and cached, no writeback; takes ci->lock.
+ * Return: 0.
+ */
 int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t shadow)
 {
 	struct swap_cluster_info *ci = swap_cluster_lock(si, swp_offset(folio->swap));
@@ -203,8 +208,15 @@ int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t 
 	if (USWAP_DEBUG_WALKS)
 		legacy_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	return 0;
+}
+
+/** legacy_cache_replace() - migration is not part of the comparison. Return: -EOPNOTSUPP. */
+int legacy_cache_replace(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			 swp_entry_t entry)
+{
+	(void)si; (void)old; (void)new; (void)entry;
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -304,37 +316,6 @@ out_unlock:
 out_put:
 	folio_put(folio);
 	return ret;
-}
-
-/**
- * legacy_remove_mapping() - __remove_mapping() for a swap-cache folio:
- * freeze the references at 1 + nr, delete it from the cache leaving
- * @shadow, put SWAP_HAS_CACHE (freeing unreferenced slots) and free the
- * frames. Context: folio locked, clean, no writeback.
- * Return: 1 freed; 0 busy (nothing changed, still locked).
- */
-int legacy_remove_mapping(struct swap_info_struct *si, struct folio *folio, uint64_t shadow)
-{
-	long expected = 1 + (long)folio_nr_pages(folio);
-	struct swap_cluster_info *ci;
-
-	/* A racing lookup fails folio_try_get() and retries on the table,
-	 * where it finds the shadow. */
-	if (!atomic_compare_exchange_strong(&folio->refcount, &expected, 0))
-		return 0;
-	if (folio_test_dirty(folio)) {
-		atomic_store(&folio->refcount, expected);
-		return 0;
-	}
-	ci = swap_cluster_lock(si, swp_offset(folio->swap));
-	__legacy_cache_del(si, ci, folio, shadow);
-	if (USWAP_DEBUG_WALKS)
-		legacy_check_cluster(si, ci);
-	swap_cluster_unlock(ci);
-	/* Nobody else holds a reference, so nobody waits on the lock. */
-	atomic_store_explicit(&folio->lockword, 0, memory_order_release);
-	uswap_frame_pool_free_folio(folio);
-	return 1;
 }
 
 /**

@@ -266,6 +266,7 @@ int legacy_swapin_lock(struct swap_info_struct *si, struct folio *folio, swp_ent
 		folio_clear_flag(folio, PG_swapbypass);
 	} else {
 		legacy_cache_del(si, folio, 0);
+		folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	}
 	folio_unlock(folio);
 	return -EIO;

@@ -11,21 +11,6 @@
 
 #include "swap/swap_internal.h"
 
-/** swap_cluster_lock() - lock the cluster holding @offset. Context: takes ci->lock. */
-struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si, uint64_t offset)
-{
-	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
-
-	uswap_spin_lock(&ci->lock);
-	return ci;
-}
-
-/** swap_cluster_unlock() - release a cluster lock. */
-void swap_cluster_unlock(struct swap_cluster_info *ci)
-{
-	uswap_spin_unlock(&ci->lock);
-}
-
 /**
  * swap_cluster_alloc_table() - give an unused cluster its swap table.
  * Context: ci->lock held. Return: 0, -ENOMEM.
