@@ -397,7 +397,9 @@ static void try_to_reclaim_values(const char *design)
 	assert_int_equal(uswap_frame_pool_create(64, &pool), 0);
 	type = uswap_swapon_mem_design(1024, SWAP_FLAG_PREFER | 700, design);
 	assert_true(type >= 0);
-	si = atomic_load(&swap_info[type]);
+	/* The ops run pinned, as their callers hold the device. */
+	si = get_swap_device(swp_entry((unsigned int)type, 0));
+	assert_non_null(si);
 	f = new_folio(pool);
 	assert_int_equal(folio_alloc_swap(f), 0);
 	off = offset_of(f);
@@ -430,6 +432,7 @@ static void try_to_reclaim_values(const char *design)
 	folio_unlock(g);
 	assert_int_equal(si->design->try_reclaim(si, off + 3, true), 4);
 	folio_put(g);
+	put_swap_device(si);
 	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
 	uswap_frame_pool_destroy(pool);
 }
