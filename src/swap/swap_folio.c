@@ -55,14 +55,17 @@ bool swap_table_maybe_swapped(struct swap_info_struct *si, struct folio *folio)
 	struct swap_cluster_info *ci = offset_to_cluster(si, swp_offset(folio->swap));
 	unsigned int off = swp_offset(folio->swap) % SWAPFILE_CLUSTER;
 	unsigned long nr = folio_nr_pages(folio), i;
+	bool ret = false;
 
-	for (i = 0; i < nr; i++) {
-		uint64_t tb = swap_table_get(ci, off + (unsigned int)i);
+	/* One read section for the folio, not one per slot. */
+	uswap_rcu_read_lock();
+	for (i = 0; i < nr && !ret; i++) {
+		uint64_t tb = swap_table_get_rcu(ci, off + (unsigned int)i);
 
-		if (swp_tb_is_countable(tb) && __swp_tb_get_count(tb) > 0)
-			return true;
+		ret = swp_tb_is_countable(tb) && __swp_tb_get_count(tb) > 0;
 	}
-	return false;
+	uswap_rcu_read_unlock();
+	return ret;
 }
 
 /**
