@@ -134,7 +134,8 @@ int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t 
 struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry);
 uint64_t legacy_cache_shadow(struct swap_info_struct *si, swp_entry_t entry);
 int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway);
-int legacy_remove_mapping(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
+int legacy_cache_replace(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			 swp_entry_t entry);
 int legacy_peek(struct swap_info_struct *si, uint64_t offset, uint64_t *tb, long *count);
 
 /* ---- legacy_swapin.c ---- */

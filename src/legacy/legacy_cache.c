@@ -25,11 +25,7 @@ void __legacy_cache_add(struct swap_info_struct *si, struct swap_cluster_info *c
 	uswap_assert_held(&ci->lock);
 	uswap_assert(folio_test_locked(folio) && !folio_in_swap(folio));
 	if (shadowp) {
-		uint64_t tb = __swap_table_get(ci, off);
-
-		*shadowp = swp_tb_is_shadow(tb) ? swp_tb_to_shadow(tb) : 0;
-		if (*shadowp == SWP_TB_SHADOW_MARK)
-			*shadowp = 0;
+		*shadowp = swp_tb_get_shadow(__swap_table_get(ci, off));
 	}
 	folio_ref_add(folio, (long)nr);
 	folio->swap = entry;
@@ -198,7 +194,12 @@ int legacy_cache_add(struct swap_info_struct *si, struct folio *folio, swp_entry
 	return err;
 }
 
-/** legacy_cache_del() - swap_cache_del_folio(): delete and drop the cache's refs. */
+/**
+ * legacy_cache_del() - swap_cache_del_folio() on a legacy device: delete
+ * (putting SWAP_HAS_CACHE), leaving the cache's folio references to the
+ * caller. Context: folio locked and cached, no writeback; takes ci->lock.
+ * Return: 0.
+ */
 int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t shadow)
 {
 	struct swap_cluster_info *ci = swap_cluster_lock(si, swp_offset(folio->swap));
@@ -207,8 +208,15 @@ int legacy_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t 
 	if (USWAP_DEBUG_WALKS)
 		legacy_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	return 0;
+}
+
+/** legacy_cache_replace() - migration is not part of the comparison. Return: -EOPNOTSUPP. */
+int legacy_cache_replace(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			 swp_entry_t entry)
+{
+	(void)si; (void)old; (void)new; (void)entry;
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -255,14 +263,8 @@ struct folio *legacy_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 /** legacy_cache_shadow() - the slot's shadow, 0 if none. Lockless. */
 uint64_t legacy_cache_shadow(struct swap_info_struct *si, swp_entry_t entry)
 {
-	uint64_t tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
-				     (unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER));
-	uint64_t shadow;
-
-	if (!swp_tb_is_shadow(tb))
-		return 0;
-	shadow = swp_tb_to_shadow(tb);
-	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+	return swp_tb_get_shadow(swap_table_get(offset_to_cluster(si, swp_offset(entry)),
+						(unsigned int)(swp_offset(entry) % SWAPFILE_CLUSTER)));
 }
 
 /**
@@ -314,37 +316,6 @@ out_unlock:
 out_put:
 	folio_put(folio);
 	return ret;
-}
-
-/**
- * legacy_remove_mapping() - __remove_mapping() for a swap-cache folio:
- * freeze the references at 1 + nr, delete it from the cache leaving
- * @shadow, put SWAP_HAS_CACHE (freeing unreferenced slots) and free the
- * frames. Context: folio locked, clean, no writeback.
- * Return: 1 freed; 0 busy (nothing changed, still locked).
- */
-int legacy_remove_mapping(struct swap_info_struct *si, struct folio *folio, uint64_t shadow)
-{
-	long expected = 1 + (long)folio_nr_pages(folio);
-	struct swap_cluster_info *ci;
-
-	/* A racing lookup fails folio_try_get() and retries on the table,
-	 * where it finds the shadow. */
-	if (!atomic_compare_exchange_strong(&folio->refcount, &expected, 0))
-		return 0;
-	if (folio_test_dirty(folio)) {
-		atomic_store(&folio->refcount, expected);
-		return 0;
-	}
-	ci = swap_cluster_lock(si, swp_offset(folio->swap));
-	__legacy_cache_del(si, ci, folio, shadow);
-	if (USWAP_DEBUG_WALKS)
-		legacy_check_cluster(si, ci);
-	swap_cluster_unlock(ci);
-	/* Nobody else holds a reference, so nobody waits on the lock. */
-	atomic_store_explicit(&folio->lockword, 0, memory_order_release);
-	uswap_frame_pool_free_folio(folio);
-	return 1;
 }
 
 /**

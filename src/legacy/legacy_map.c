@@ -519,7 +519,7 @@ void legacy_check_cluster(struct swap_info_struct *si, struct swap_cluster_info 
 		USWAP_BUG_ON(!ent && !swp_tb_is_null(tb));
 		USWAP_BUG_ON(ent != SWAP_MAP_BAD && (ent & SWAP_COUNT_MASK) > SWAP_MAP_MAX);
 		if (swp_tb_is_folio(tb) || swp_tb_is_shadow(tb))
-			USWAP_BUG_ON(tb & SWP_TB_COUNT_MASK);
+			USWAP_BUG_ON(__swp_tb_get_count(tb));
 	}
 	USWAP_BUG_ON(used != ci->count);
 }

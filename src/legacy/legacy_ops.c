@@ -84,6 +84,7 @@ const struct swap_design_ops swap_legacy_ops = {
 	.scan_range = legacy_scan_range,
 	.alloc_fill = legacy_alloc_fill,
 	.cache_only = legacy_cache_only,
+	.check_cluster = legacy_check_cluster,
 	.dup = legacy_dup,
 	.folio_put = legacy_folio_put,
 	.put_direct = legacy_put_direct,
@@ -95,8 +96,8 @@ const struct swap_design_ops swap_legacy_ops = {
 	.cache_del = legacy_cache_del,
 	.cache_get = legacy_cache_get,
 	.cache_shadow = legacy_cache_shadow,
+	.cache_replace = legacy_cache_replace,
 	.try_reclaim = legacy_try_reclaim,
-	.remove_mapping = legacy_remove_mapping,
 	.swapin = legacy_swapin,
 	.swapin_lock = legacy_swapin_lock,
 	.peek = legacy_peek,
@@ -126,7 +127,7 @@ USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *
 		return -EINVAL;
 	}
 	if (!d)
-		return swapon_spec_design(spec, flags, NULL, NULL, err, errlen);
+		return swapon_spec_design(spec, flags, &swap_table_ops, NULL, err, errlen);
 	return swapon_spec_design(spec, flags, &swap_legacy_ops, legacy_setup, err, errlen);
 }
 
@@ -136,6 +137,7 @@ USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *
 	struct swap_device_params p = {
 		.nr_pages = nr_pages,
 		.flags = flags,
+		.design = &swap_table_ops,
 	};
 	char err[160] = "";
 	int d = design_index(design), ret;

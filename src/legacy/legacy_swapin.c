@@ -56,7 +56,7 @@ static int legacy_swapin_bypass(struct swap_info_struct *si, swp_entry_t entry,
 				struct folio **out, struct uswap_swapin_info *info)
 {
 	struct legacy_info *li = legacy_info(si);
-	uint64_t offset = swp_offset(entry), start, shadow = 0, tb;
+	uint64_t offset = swp_offset(entry), start, shadow = 0;
 	struct swap_cluster_info *ci;
 	struct folio *folio = NULL;
 	unsigned int order, nr;
@@ -82,12 +82,10 @@ static int legacy_swapin_bypass(struct swap_info_struct *si, swp_entry_t entry,
 	folio_lock(folio);
 	ci = swap_cluster_lock(si, start);
 	err = __legacy_swapcache_prepare(si, ci, start, nr);
-	if (!err) {
-		/* The shadow stays in the table until the slot is freed. */
-		tb = __swap_table_get(ci, (unsigned int)(offset % SWAPFILE_CLUSTER));
-		if (swp_tb_is_shadow(tb) && swp_tb_to_shadow(tb) != SWP_TB_SHADOW_MARK)
-			shadow = swp_tb_to_shadow(tb);
-	}
+	/* The shadow stays in the table until the slot is freed. */
+	if (!err)
+		shadow = swp_tb_get_shadow(__swap_table_get(ci,
+							(unsigned int)(offset % SWAPFILE_CLUSTER)));
 	swap_cluster_unlock(ci);
 	if (err) {
 		folio_unlock(folio);
@@ -268,6 +266,7 @@ int legacy_swapin_lock(struct swap_info_struct *si, struct folio *folio, swp_ent
 		folio_clear_flag(folio, PG_swapbypass);
 	} else {
 		legacy_cache_del(si, folio, 0);
+		folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	}
 	folio_unlock(folio);
 	return -EIO;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "mm/mm_internal.h"
+#include "swap/swap_internal.h"
 
 #define SWAP_CLUSTER_MAX 32
 
@@ -36,6 +37,41 @@ static bool folio_is_orphan(struct folio *f)
 {
 	return !folio_in_swap(f) && !folio_test_flag(f, PG_writeback) &&
 	       atomic_load(&f->mapcount) == 0 && !folio_is_shmem(f);
+}
+
+/**
+ * uswap_remove_mapping() - see uswap/swap.h. The kernel's __remove_mapping()
+ * for a swap-cache folio: the references of the caller and of the cache
+ * are frozen (a lookup racing with us fails folio_try_get() and retries on
+ * the table, where it finds the shadow), the device's design deletes the
+ * folio from the cache leaving @shadow, and the frames go back to the pool.
+ * Context: folio locked, not under writeback; pins the device; takes ci->lock.
+ */
+USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
+{
+	long expected = 1 + (long)folio_nr_pages(folio);
+	struct swap_info_struct *si;
+
+	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
+	    folio_test_writeback(folio) || !shadow_fits_swp_tb(shadow))
+		return -EINVAL;
+	if (swap_entry_pin(folio->swap, &si))
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong(&folio->refcount, &expected, 0)) {
+		put_swap_device(si);
+		return 0;
+	}
+	if (folio_test_dirty(folio)) {
+		atomic_store(&folio->refcount, expected);
+		put_swap_device(si);
+		return 0;
+	}
+	si->design->cache_del(si, folio, shadow);
+	put_swap_device(si);
+	/* Nobody else holds a reference, so nobody waits on the lock. */
+	atomic_store_explicit(&folio->lockword, 0, memory_order_release);
+	uswap_frame_pool_free_folio(folio);
+	return 1;
 }
 
 /*

@@ -47,14 +47,14 @@ uint64_t workingset_pack_shadow(uint16_t memcg_id, uint16_t node, uint64_t evict
 	v = (v << WS_NODES_SHIFT) | (node & ((1U << WS_NODES_SHIFT) - 1));
 	v = (v << WS_WORKINGSET_SHIFT) | workingset;
 	/* The value marker: bit 0, as a swap table shadow entry wants. */
-	return (v << 1) | SWP_TB_SHADOW_MARK;
+	return shadow_mk_value(v);
 }
 
 /** workingset_unpack_shadow() - see workingset.h. Context: pure. */
 void workingset_unpack_shadow(uint64_t shadow, uint16_t *memcg_id, uint16_t *node,
 			      uint64_t *eviction, bool *workingset, unsigned int bucket_order)
 {
-	uint64_t v = shadow >> 1;
+	uint64_t v = shadow_to_value(shadow);
 
 	*workingset = v & 1;
 	v >>= WS_WORKINGSET_SHIFT;
@@ -89,7 +89,7 @@ bool workingset_test_recent(struct uswap_workingset *ws, uint64_t shadow,
 	uint16_t memcg, node;
 	bool ws_bit;
 
-	if (!shadow || !(shadow & SWP_TB_SHADOW_MARK))
+	if (!shadow_is_value(shadow))
 		return false;
 	workingset_unpack_shadow(shadow, &memcg, &node, &eviction, &ws_bit, ws->bucket_order);
 	if (was_workingset)

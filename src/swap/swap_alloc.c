@@ -159,55 +159,31 @@ static bool cluster_is_usable(struct swap_cluster_info *ci, unsigned int order)
 }
 
 /*
- * Can [off, off+nr) be taken? Free slots can; cache-only slots (PFN,
- * count 0) can after reclaim, when swap is more than half full.
+ * Can [off, off+nr) be taken? The design says: free slots can, cache-only
+ * ones after reclaim. Context: ci->lock held.
  */
 static bool cluster_scan_range(struct swap_info_struct *si, struct swap_cluster_info *ci,
 			       unsigned int off, unsigned int nr, bool *need_reclaim)
 {
-	bool full = vm_swap_full();
-	unsigned int i;
-
-	if (si->design)
-		return si->design->scan_range(si, ci, off, nr, need_reclaim);
-	*need_reclaim = false;
-	for (i = 0; i < nr; i++) {
-		uint64_t tb = __swap_table_get(ci, off + i);
-
-		if (swp_tb_is_null(tb))
-			continue;
-		if (full && swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
-			*need_reclaim = true;
-			continue;
-		}
-		return false;
-	}
-	return true;
+	return si->design->scan_range(si, ci, off, nr, need_reclaim);
 }
 
 /*
- * Fill slots [off, off+2^order): cache @folio there with counts 0, or for a
- * hibernation slot, store an empty shadow with count 1.
+ * Fill slots [off, off+2^order) the design's way: @folio cached there with
+ * counts 0, or for a hibernation slot (@folio NULL) count 1 and no folio.
  * Context: ci->lock held (and the folio lock). Return: false if the device
  * stopped taking allocations.
  */
 static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swap_cluster_info *ci,
 					 struct folio *folio, unsigned int off, unsigned int order)
 {
-	unsigned int nr = 1U << order, i;
+	unsigned int nr = 1U << order;
 
 	if (!(atomic_load_explicit(&si->flags, memory_order_acquire) & SWP_WRITEOK))
 		return false;
 	if (!ci->count)
 		ci->order = (uint8_t)order;
-	if (si->design) {
-		si->design->alloc_fill(si, ci, folio, off, order);
-	} else if (folio) {
-		__swap_cache_add_folio(ci, folio, swp_entry(si->type, cluster_offset(si, ci) + off));
-	} else {
-		for (i = 0; i < nr; i++)
-			__swap_table_set(ci, off + i, shadow_to_swp_tb(0, 1));
-	}
+	si->design->alloc_fill(si, ci, folio, off, order);
 	ci->count += nr;
 	swap_range_alloc(si, nr);
 	return true;
@@ -224,7 +200,7 @@ static void cluster_reclaim_range(struct swap_info_struct *si, uint64_t base, un
 	unsigned int i = 0;
 
 	while (i < nr) {
-		int n = __try_to_reclaim_swap(si, base + off + i, true);
+		int n = si->design->try_reclaim(si, base + off + i, true);
 
 		if (n < 0)
 			return;
@@ -268,14 +244,15 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 		if (!__swap_cluster_alloc_entries(si, ci, folio, off, order))
 			break;
 		found = base + off;
-		if (off + 2 * nr <= SWAPFILE_CLUSTER)
+		/* The next slots, if in the cluster and the device. */
+		if (off + 2 * nr <= SWAPFILE_CLUSTER && found + nr < si->max)
 			next = found + nr;
 		break;
 	}
 out:
 	relocate_cluster(si, ci);
-	if (USWAP_DEBUG_WALKS && !si->design)
-		uswap_check_cluster(si, ci);
+	if (USWAP_DEBUG_WALKS)
+		si->design->check_cluster(si, ci);
 	swap_cluster_unlock(ci);
 	if (!(atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE)) {
 		si->global_next[order] = next;
@@ -497,18 +474,6 @@ again:
 	return 0;
 }
 
-/* Is the slot held by the swap cache alone? Context: ci->lock held. */
-static bool swap_slot_cache_only(struct swap_info_struct *si, struct swap_cluster_info *ci,
-				 unsigned int off)
-{
-	uint64_t tb;
-
-	if (si->design)
-		return si->design->cache_only(si, ci, off);
-	tb = __swap_table_get(ci, off);
-	return swp_tb_is_folio(tb) && !__swp_tb_get_count(tb);
-}
-
 /*
  * Free the cache-only slots of the locked cluster @ci, a folio at a time,
  * dropping the lock around each attempt. Context: ci->lock held, and held
@@ -521,9 +486,9 @@ static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_
 	int n;
 
 	while (off < SWAPFILE_CLUSTER) {
-		if (swap_slot_cache_only(si, ci, off)) {
+		if (si->design->cache_only(si, ci, off)) {
 			swap_cluster_unlock(ci);
-			n = __try_to_reclaim_swap(si, base + off, true);
+			n = si->design->try_reclaim(si, base + off, true);
 			uswap_spin_lock(&ci->lock);
 			/* Freed or not, that folio's slots are done with. */
 			if (n) {
@@ -544,7 +509,7 @@ static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_
  * The allocator isolates the cluster, as the kernel does. The worker
  * neither isolates nor locks the clusters it scans: it picks the full
  * clusters under si->lock, reads their tables under RCU and leaves the
- * rechecks to __try_to_reclaim_swap(), which takes ci->lock only after it
+ * rechecks to the design's try_reclaim, which takes ci->lock only after it
  * holds the folio. A cluster the worker held (off-list, or locked while
  * it walked 512 slots) would make allocators, which only trylock, skip
  * slots that other threads free in it meanwhile: an allocation could then
@@ -610,8 +575,12 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 			 */
 			uswap_rcu_read_lock();
 			tb = swap_table_get_rcu(ci, off);
-			/* A design keeps its own counts: let it decide. */
-			busy = !swp_tb_is_folio(tb) || (!si->design && __swp_tb_get_count(tb));
+			/*
+			 * Only a folio with count 0 in its entry may be cache-only.
+			 * A design that counts elsewhere (legacy) keeps these
+			 * counts 0: its try_reclaim decides.
+			 */
+			busy = !swp_tb_is_folio(tb) || __swp_tb_get_count(tb);
 			if (!busy) {
 				folio = pfn_folio(swp_tb_to_pfn(tb));
 				busy = !folio || folio_test_locked(folio);
@@ -621,7 +590,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 				off++;
 				continue;
 			}
-			ret = __try_to_reclaim_swap(si, base + off, true);
+			ret = si->design->try_reclaim(si, base + off, true);
 			off += ret ? (unsigned int)abs(ret) : 1;
 		}
 	}

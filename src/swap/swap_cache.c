@@ -4,13 +4,11 @@
  * the folio with its data, beside the slot's count. Adding a folio under
  * the cluster lock is the one synchronization point of swap-in: the first
  * to add wins, the others find its folio and wait on its lock.
+ *
+ * The swap table design's cache ops (swap_table_ops); the exported
+ * swap_cache_*() entry points that reach them are in swap_api.c.
  */
 #include "swap/swap_internal.h"
-
-static bool entry_aligned(swp_entry_t entry, unsigned long nr)
-{
-	return !(swp_offset(entry) & (nr - 1));
-}
 
 /**
  * __swap_cache_add_folio() - cache @folio at @entry: each slot's entry
@@ -38,31 +36,21 @@ void __swap_cache_add_folio(struct swap_cluster_info *ci, struct folio *folio,
 }
 
 /**
- * swap_cache_add_folio() - see uswap/swap.h. Context: takes ci->lock.
+ * swap_table_cache_add() - swap_cache_add_folio() on a table device: the
+ * slots must be in use (count > 0) and not cached; the first slot's shadow
+ * goes to *@shadowp. Context: device pinned, folio locked; takes ci->lock.
+ * Return: 0; -EEXIST (cached), -ENOENT (a slot is free or count 0),
+ * -EINVAL (bad slot). Nothing changes on error.
  */
-USWAP_API int swap_cache_add_folio(struct folio *folio, swp_entry_t entry, uint64_t *shadowp)
+int swap_table_cache_add(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry,
+			 uint64_t *shadowp)
 {
 	unsigned long nr = folio_nr_pages(folio);
 	unsigned int off = swp_offset(entry) % SWAPFILE_CLUSTER, i;
-	struct swap_info_struct *si;
 	struct swap_cluster_info *ci;
 	uint64_t shadow = 0;
-	int err;
+	int err = 0;
 
-	if (!folio_test_locked(folio) || folio_test_swapcache(folio) || !entry_aligned(entry, nr))
-		return -EINVAL;
-	err = swap_entry_pin(entry, &si);
-	if (err)
-		return err;
-	if (swp_offset(entry) + nr > si->max) {
-		put_swap_device(si);
-		return -EINVAL;
-	}
-	if (si->design) {
-		err = si->design->cache_add(si, folio, entry, shadowp);
-		put_swap_device(si);
-		return err;
-	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	for (i = 0; i < nr; i++) {
 		uint64_t tb = __swap_table_get(ci, off + i);
@@ -80,14 +68,13 @@ USWAP_API int swap_cache_add_folio(struct folio *folio, swp_entry_t entry, uint6
 			break;
 		}
 		if (!i)
-			shadow = swp_tb_to_shadow(tb);
+			shadow = swp_tb_get_shadow(tb);
 	}
 	if (!err)
 		__swap_cache_add_folio(ci, folio, entry);
 	swap_cluster_unlock(ci);
-	put_swap_device(si);
 	if (!err && shadowp)
-		*shadowp = shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+		*shadowp = shadow;
 	return err;
 }
 
@@ -130,48 +117,20 @@ void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_inf
 }
 
 /**
- * swap_cache_del_folio() - see uswap/swap.h. Context: folio locked; takes ci->lock.
+ * swap_table_cache_del() - swap_cache_del_folio() on a table device,
+ * leaving the cache's folio references to the caller.
+ * Context: device pinned, folio locked and cached, no writeback; takes
+ * ci->lock. Return: 0.
  */
-USWAP_API int swap_cache_del_folio(struct folio *folio, uint64_t shadow)
+int swap_table_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t shadow)
 {
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
-	swp_entry_t entry;
-	int err;
+	struct swap_cluster_info *ci = swap_cluster_lock(si, swp_offset(folio->swap));
 
-	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
-	    folio_test_writeback(folio))
-		return -EINVAL;
-	if (shadow & SWP_TB_COUNT_MASK)
-		return -EINVAL;
-	entry = folio->swap;
-	err = swap_entry_pin(entry, &si);
-	if (err)
-		return err;
-	if (si->design) {
-		err = si->design->cache_del(si, folio, shadow);
-		put_swap_device(si);
-		return err;
-	}
-	ci = swap_cluster_lock(si, swp_offset(entry));
-	__swap_cache_del_folio(si, ci, folio, entry, shadow);
+	__swap_cache_del_folio(si, ci, folio, folio->swap, shadow);
 	if (USWAP_DEBUG_WALKS)
 		uswap_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	put_swap_device(si);
-	folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	return 0;
-}
-
-/** folio_matches_swap_entry() - see uswap/swap.h. Context: folio locked. */
-USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t entry)
-{
-	unsigned long nr = folio_nr_pages(folio);
-
-	if (!folio_in_swap(folio))
-		return false;
-	return swp_type(folio->swap) == swp_type(entry) &&
-	       swp_offset(folio->swap) == (swp_offset(entry) & ~(uint64_t)(nr - 1));
 }
 
 /*
@@ -183,30 +142,21 @@ USWAP_API bool folio_matches_swap_entry(const struct folio *folio, swp_entry_t e
 #endif
 
 /**
- * swap_cache_get_folio() - see uswap/swap.h.
- * Context: lockless. The read of the PFN, pfn_folio() and folio_try_get()
- * are one RCU read section: a pool whose last folio was freed after we
- * read its PFN is unregistered, but its folio structs are freed (and its
- * PFN range reused) only after a grace period, so folio_try_get() sees a
- * free folio (refcount 0) and fails. A folio freed and reallocated
- * meanwhile is caught by the recheck of the entry.
+ * swap_table_cache_get() - swap_cache_get_folio() on a table device: the
+ * cached folio with a reference, or NULL.
+ * Context: device pinned; lockless. The read of the PFN, pfn_folio() and
+ * folio_try_get() are one RCU read section: a pool whose last folio was
+ * freed after we read its PFN is unregistered, but its folio structs are
+ * freed (and its PFN range reused) only after a grace period, so
+ * folio_try_get() sees a free folio (refcount 0) and fails. A folio freed
+ * and reallocated meanwhile is caught by the recheck of the entry.
  */
-USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
+struct folio *swap_table_cache_get(struct swap_info_struct *si, swp_entry_t entry)
 {
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
+	struct swap_cluster_info *ci = offset_to_cluster(si, swp_offset(entry));
+	unsigned int off = swp_offset(entry) % SWAPFILE_CLUSTER;
 	struct folio *folio = NULL;
-	unsigned int off;
 
-	if (swap_entry_pin(entry, &si))
-		return NULL;
-	if (si->design) {
-		folio = si->design->cache_get(si, entry);
-		put_swap_device(si);
-		return folio;
-	}
-	ci = offset_to_cluster(si, swp_offset(entry));
-	off = swp_offset(entry) % SWAPFILE_CLUSTER;
 	uswap_rcu_read_lock();
 	for (;;) {
 		uint64_t tb = swap_table_get_rcu(ci, off);
@@ -225,56 +175,32 @@ USWAP_API struct folio *swap_cache_get_folio(swp_entry_t entry)
 		folio = NULL;
 	}
 	uswap_rcu_read_unlock();
-	put_swap_device(si);
 	return folio;
 }
 
-/** swap_cache_get_shadow() - see uswap/swap.h. Context: lockless. */
-USWAP_API uint64_t swap_cache_get_shadow(swp_entry_t entry)
+/**
+ * swap_table_cache_shadow() - swap_cache_get_shadow() on a table device.
+ * Context: device pinned; lockless. Return: the shadow, 0 if none.
+ */
+uint64_t swap_table_cache_shadow(struct swap_info_struct *si, swp_entry_t entry)
 {
-	struct swap_info_struct *si;
-	uint64_t tb, shadow;
-
-	if (swap_entry_pin(entry, &si))
-		return 0;
-	if (si->design) {
-		shadow = si->design->cache_shadow(si, entry);
-		put_swap_device(si);
-		return shadow;
-	}
-	tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
-			    swp_offset(entry) % SWAPFILE_CLUSTER);
-	put_swap_device(si);
-	if (!swp_tb_is_shadow(tb))
-		return 0;
-	shadow = swp_tb_to_shadow(tb);
-	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+	return swp_tb_get_shadow(swap_table_get(offset_to_cluster(si, swp_offset(entry)),
+						swp_offset(entry) % SWAPFILE_CLUSTER));
 }
 
 /**
- * swap_cache_replace_folio() - see uswap/swap.h. Context: both folios
- * locked; takes ci->lock.
+ * swap_table_cache_replace() - swap_cache_replace_folio() on a table
+ * device: @new takes @old's place at @entry, counts kept.
+ * Context: device pinned, both folios locked; takes ci->lock. Return: 0.
  */
-USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new, swp_entry_t entry)
+int swap_table_cache_replace(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			     swp_entry_t entry)
 {
 	unsigned long nr_new = folio_nr_pages(new), nr_old = folio_nr_pages(old), i;
 	unsigned int off = swp_offset(entry) % SWAPFILE_CLUSTER;
-	struct swap_info_struct *si;
 	struct swap_cluster_info *ci;
 	bool old_left = false;
-	int err;
 
-	if (!folio_test_locked(old) || !folio_test_locked(new) || !folio_test_swapcache(old) ||
-	    folio_test_swapcache(new) || nr_new > nr_old || !entry_aligned(entry, nr_new) ||
-	    !folio_matches_swap_entry(old, entry))
-		return -EINVAL;
-	err = swap_entry_pin(entry, &si);
-	if (err)
-		return err;
-	if (si->design) {
-		put_swap_device(si);
-		return -EOPNOTSUPP;	/* migration is not part of the comparison */
-	}
 	ci = swap_cluster_lock(si, swp_offset(entry));
 	folio_ref_add(new, (long)nr_new);
 	new->swap = entry;
@@ -302,134 +228,6 @@ USWAP_API int swap_cache_replace_folio(struct folio *old, struct folio *new, swp
 		old->swap.val = 0;
 	}
 	swap_cluster_unlock(ci);
-	put_swap_device(si);
 	folio_ref_sub(old, (long)nr_new);
 	return 0;
-}
-
-/**
- * __try_to_reclaim_swap() - free the cache-only folio at @offset: if every
- * slot of its folio has count 0 and (@anyway, or nothing maps the folio),
- * the folio leaves the cache and its slots are freed.
- * Context: no cluster lock held; trylocks the folio.
- * Return: as the kernel's: the folio's page count if it was freed, minus
- * that count if a folio is cached at @offset but stays (locked elsewhere,
- * under writeback, mapped without @anyway, or a slot still referenced),
- * 0 if no folio is cached there.
- */
-int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway)
-{
-	swp_entry_t entry = swp_entry(si->type, offset);
-	struct swap_cluster_info *ci;
-	struct folio *folio;
-	unsigned int off, i;
-	unsigned long nr;
-	int ret;
-
-	if (si->design)
-		return si->design->try_reclaim(si, offset, anyway);
-	folio = swap_cache_get_folio(entry);
-	if (!folio)
-		return 0;
-	nr = folio_nr_pages(folio);
-	ret = -(int)nr;
-	if (!folio_trylock(folio))
-		goto out_put;
-	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
-		goto out_unlock;
-	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
-	    !vm_swap_full())
-		goto out_unlock;
-	entry = folio->swap;
-	off = swp_offset(entry) % SWAPFILE_CLUSTER;
-	ci = swap_cluster_lock(si, swp_offset(entry));
-	for (i = 0; i < nr; i++)
-		if (__swp_tb_get_count(__swap_table_get(ci, off + i)))
-			break;
-	if (i == nr) {
-		__swap_cache_del_folio(si, ci, folio, entry, 0);
-		ret = (int)nr;
-	}
-	swap_cluster_unlock(ci);
-	if (ret > 0) {
-		folio_ref_sub(folio, (long)nr);
-		folio_mark_dirty(folio);
-	}
-out_unlock:
-	folio_unlock(folio);
-out_put:
-	folio_put(folio);
-	return ret;
-}
-
-/** uswap_swap_tb_peek() - see uswap/swap.h. Context: takes ci->lock. */
-USWAP_API int uswap_swap_tb_peek(swp_entry_t entry, uint64_t *tbp, long *countp)
-{
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
-	unsigned int off = swp_offset(entry) % SWAPFILE_CLUSTER;
-	int err = swap_entry_pin(entry, &si);
-
-	if (err)
-		return err;
-	if (si->design) {
-		err = si->design->peek(si, swp_offset(entry), tbp, countp);
-		put_swap_device(si);
-		return err;
-	}
-	ci = swap_cluster_lock(si, swp_offset(entry));
-	if (tbp)
-		*tbp = __swap_table_get(ci, off);
-	if (countp) {
-		long c = __swap_cluster_get_count(ci, off);
-
-		*countp = c < 0 ? -1 : c;
-	}
-	swap_cluster_unlock(ci);
-	put_swap_device(si);
-	return 0;
-}
-
-/**
- * uswap_remove_mapping() - see uswap/swap.h. Context: folio locked.
- */
-USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
-{
-	long expected = 1 + (long)folio_nr_pages(folio);
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
-	swp_entry_t entry = folio->swap;
-
-	if (!folio_test_locked(folio) || !folio_test_swapcache(folio) ||
-	    folio_test_writeback(folio) || (shadow & SWP_TB_COUNT_MASK))
-		return -EINVAL;
-	if (swap_entry_pin(entry, &si))
-		return -EINVAL;
-	if (si->design) {
-		int r = si->design->remove_mapping(si, folio, shadow);
-
-		put_swap_device(si);
-		return r;
-	}
-	/*
-	 * Freeze the count: a lookup racing with us fails folio_try_get()
-	 * and retries on the table, where it finds the shadow.
-	 */
-	if (!atomic_compare_exchange_strong(&folio->refcount, &expected, 0)) {
-		put_swap_device(si);
-		return 0;
-	}
-	if (folio_test_dirty(folio)) {
-		atomic_store(&folio->refcount, expected);
-		put_swap_device(si);
-		return 0;
-	}
-	ci = swap_cluster_lock(si, swp_offset(entry));
-	__swap_cache_del_folio(si, ci, folio, entry, shadow);
-	swap_cluster_unlock(ci);
-	put_swap_device(si);
-	/* Nobody else holds a reference, so nobody waits on the lock. */
-	atomic_store_explicit(&folio->lockword, 0, memory_order_release);
-	uswap_frame_pool_free_folio(folio);
-	return 1;
 }

@@ -212,24 +212,6 @@ void __swap_cluster_free_entries(struct swap_info_struct *si, struct swap_cluste
 		partial_free_cluster(si, ci);
 }
 
-/**
- * swap_dup_entry_direct() - see uswap/swap.h.
- */
-USWAP_API int swap_dup_entry_direct(swp_entry_t entry)
-{
-	struct swap_info_struct *si;
-	int err = swap_entry_pin(entry, &si);
-
-	if (err)
-		return err;
-	if (si->design)
-		err = si->design->dup(si, swp_offset(entry), 1, true);
-	else
-		err = swap_dup_entries_cluster(si, swp_offset(entry), 1, true);
-	put_swap_device(si);
-	return err;
-}
-
 /*
  * Check that every slot of [off, off+nr) in a locked cluster has a count.
  * Return: 0, -EINVAL (bad entry), -ENOENT (count 0).
@@ -282,35 +264,21 @@ static void swap_put_entries_cluster(struct swap_info_struct *si, struct swap_cl
 }
 
 /**
- * swap_put_entries_direct() - see uswap/swap.h.
- *
- * The whole range is checked first (cluster by cluster, each under its
- * lock), so that a wrong call changes nothing. A concurrent misuse that
- * drops the same references between the check and the put is caught again
- * per cluster.
+ * swap_table_put_direct() - swap_put_entries_direct() on a table device:
+ * one reference less on each slot of [@offset, @offset + @nr), a range in
+ * the device. The whole range is checked first (cluster by cluster, each
+ * under its lock), so that a wrong call changes nothing. A concurrent
+ * misuse that drops the same references between the check and the put is
+ * caught again per cluster. Slots left held by the cache alone are
+ * reclaimed if their folio is unmapped.
+ * Context: device pinned; takes ci->lock per cluster, then trylocks folios.
+ * Return: 0, -ENOENT (a count is 0), -EINVAL (a bad slot).
  */
-USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr)
+int swap_table_put_direct(struct swap_info_struct *si, uint64_t offset, uint64_t nr)
 {
-	uint64_t offset = swp_offset(entry), end, o;
-	struct swap_info_struct *si;
-	int err;
+	uint64_t end = offset + nr, o;
+	int err = 0;
 
-	if (nr <= 0)
-		return -EINVAL;
-	err = swap_entry_pin(entry, &si);
-	if (err)
-		return err;
-	end = offset + (uint64_t)nr;
-	if (end > si->max || end < offset) {
-		uswap_dump_slot("put past the device end", si, end - 1);
-		put_swap_device(si);
-		return -EINVAL;
-	}
-	if (si->design) {
-		err = si->design->put_direct(si, offset, (uint64_t)nr);
-		put_swap_device(si);
-		return err;
-	}
 	for (o = offset; o < end;) {
 		unsigned int off = o % SWAPFILE_CLUSTER;
 		unsigned int n = (unsigned int)USWAP_MIN(end - o, (uint64_t)(SWAPFILE_CLUSTER - off));
@@ -320,7 +288,6 @@ USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr)
 		swap_cluster_unlock(ci);
 		if (err) {
 			uswap_dump_slot("put of an unreferenced slot", si, o);
-			put_swap_device(si);
 			return err;
 		}
 		o += n;
@@ -345,48 +312,50 @@ USWAP_API int swap_put_entries_direct(swp_entry_t entry, long nr)
 				__try_to_reclaim_swap(si, o - off + i, false);
 		o += n;
 	}
-	put_swap_device(si);
 	return err;
 }
 
-/** swp_swapcount() - see uswap/swap.h. Context: takes ci->lock. */
-USWAP_API long swp_swapcount(swp_entry_t entry)
+/**
+ * swap_table_swapcount() - swp_swapcount() on a table device.
+ * Context: device pinned; takes ci->lock. Return: the count, -EINVAL (bad).
+ */
+long swap_table_swapcount(struct swap_info_struct *si, uint64_t offset)
 {
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
-	long c;
-	int err = swap_entry_pin(entry, &si);
+	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+	long c = __swap_cluster_get_count(ci, offset % SWAPFILE_CLUSTER);
 
-	if (err)
-		return err;
-	if (si->design) {
-		c = si->design->swapcount(si, swp_offset(entry));
-		put_swap_device(si);
-		return c;
-	}
-	ci = swap_cluster_lock(si, swp_offset(entry));
-	c = __swap_cluster_get_count(ci, swp_offset(entry) % SWAPFILE_CLUSTER);
 	swap_cluster_unlock(ci);
-	put_swap_device(si);
 	return c;
 }
 
-/** swap_entry_swapped() - see uswap/swap.h. Context: lockless (RCU). */
-USWAP_API bool swap_entry_swapped(swp_entry_t entry)
+/**
+ * swap_table_swapped() - swap_entry_swapped() on a table device: count > 0.
+ * Context: device pinned; lockless (RCU).
+ */
+bool swap_table_swapped(struct swap_info_struct *si, uint64_t offset)
 {
-	struct swap_info_struct *si;
-	uint64_t tb;
+	uint64_t tb = swap_table_get(offset_to_cluster(si, offset), offset % SWAPFILE_CLUSTER);
 
-	if (swap_entry_pin(entry, &si))
-		return false;
-	if (si->design) {
-		bool r = si->design->swapped(si, swp_offset(entry));
-
-		put_swap_device(si);
-		return r;
-	}
-	tb = swap_table_get(offset_to_cluster(si, swp_offset(entry)),
-			    swp_offset(entry) % SWAPFILE_CLUSTER);
-	put_swap_device(si);
 	return swp_tb_is_countable(tb) && __swp_tb_get_count(tb) > 0;
+}
+
+/**
+ * swap_table_peek() - uswap_swap_tb_peek() on a table device: the raw
+ * entry and the exact count (-1 for a bad slot).
+ * Context: device pinned; takes ci->lock. Return: 0.
+ */
+int swap_table_peek(struct swap_info_struct *si, uint64_t offset, uint64_t *tbp, long *countp)
+{
+	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+	unsigned int off = offset % SWAPFILE_CLUSTER;
+
+	if (tbp)
+		*tbp = __swap_table_get(ci, off);
+	if (countp) {
+		long c = __swap_cluster_get_count(ci, off);
+
+		*countp = c < 0 ? -1 : c;
+	}
+	swap_cluster_unlock(ci);
+	return 0;
 }

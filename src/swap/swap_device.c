@@ -203,10 +203,12 @@ void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsi
  */
 static int swap_cluster_setup_bad_slot(struct swap_info_struct *si, uint64_t offset)
 {
-	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
 	unsigned int off = offset % SWAPFILE_CLUSTER;
 	int err = 0;
 
+	/* Not swap_cluster_lock(): the tail past si->max is marked too. */
+	uswap_spin_lock(&ci->lock);
 	if (!swap_cluster_table(ci)) {
 		err = swap_cluster_alloc_table(ci);
 		if (!err)
@@ -445,6 +447,7 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 		goto fail_clusters;
 	si->bdev = p->bdev;
 	si->io = p->io;
+	USWAP_BUG_ON(!p->design);
 	si->design = p->design;
 	si->design_priv = NULL;
 	if (p->design_setup) {
@@ -458,8 +461,7 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	ret = swap_work_start(si);
 	if (ret) {
 		seterr(err, errlen, "starting the device worker: %s", strerror(-ret));
-		if (si->design)
-			si->design->teardown(si);
+		si->design->teardown(si);
 		goto fail_design;
 	}
 	si->discard = p->discard;
@@ -482,7 +484,6 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	return (int)si->type;
 
 fail_design:
-	si->design = NULL;
 	si->design_priv = NULL;
 	si->bdev = NULL;	/* still the caller's */
 	si->io = NULL;
@@ -498,6 +499,7 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags)
 	struct swap_device_params p = {
 		.nr_pages = nr_pages,
 		.flags = flags,
+		.design = &swap_table_ops,
 	};
 	char err[160] = "";
 	int ret = swap_device_create(&p, err, sizeof(err));
@@ -551,7 +553,11 @@ static void wait_for_allocation(struct swap_info_struct *si)
 	}
 }
 
-/* Free every slot held only by the swap cache. Context: device pinned. */
+/*
+ * Free every slot held only by the swap cache. Only a cached slot with
+ * count 0 in its entry may be; a design that counts elsewhere keeps these
+ * counts 0, and its try_reclaim decides. Context: device pinned.
+ */
 static void swap_reclaim_cache_only(struct swap_info_struct *si)
 {
 	unsigned long c;
@@ -563,9 +569,8 @@ static void swap_reclaim_cache_only(struct swap_info_struct *si)
 		for (off = 0; off < SWAPFILE_CLUSTER; off++) {
 			uint64_t tb = swap_table_get(ci, off);
 
-			if (si->design ? !swp_tb_is_null(tb) && !swp_tb_is_bad(tb) :
-			    swp_tb_is_folio(tb) && !__swp_tb_get_count(tb))
-				__try_to_reclaim_swap(si, c * SWAPFILE_CLUSTER + off, true);
+			if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb))
+				si->design->try_reclaim(si, c * SWAPFILE_CLUSTER + off, true);
 		}
 	}
 }
@@ -658,8 +663,7 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 		nanosleep(&ts, NULL);
 	swap_work_stop(si);
 	uswap_synchronize_rcu();
-	if (si->design)
-		si->design->teardown(si);
+	si->design->teardown(si);
 	swapoff_check_clusters(si);
 	swap_free_clusters_info(si);
 	swap_io_ctx_destroy(si->io);
@@ -712,8 +716,7 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	st->write_errors = atomic_load(&si->nr_write_errors);
 	st->ra_pages = atomic_load(&si->nr_ra_pages);
 	st->ra_hits = atomic_load(&si->nr_ra_hits);
-	if (si->design)
-		si->design->stat(si, st);
+	si->design->stat(si, st);
 	put_swap_device(si);
 	return 0;
 }

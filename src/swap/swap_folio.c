@@ -1,81 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The folio-based slot workflow ("mm, swap: cleanup swap entry management
- * workflow", docs/KERNEL-MAP.md): allocation pinned by the swap
- * cache, references taken and dropped under the folio lock, and the
- * hibernation slots that live without a folio.
+ * The folio-based slot workflow of the swap table design ("mm, swap:
+ * cleanup swap entry management workflow", docs/KERNEL-MAP.md):
+ * references dropped under the folio lock, the "is it still swapped?"
+ * test, and freeing a folio's slots, by the folio's owner or by reclaim
+ * of a folio only the cache holds. The exported entry points that reach
+ * these are in swap_api.c.
  */
 #include "swap/swap_internal.h"
 
-/* The slot range of a swap-cache folio, or of one of its pages. */
-static int folio_swap_range(struct folio *folio, long subpage, uint64_t *offset, unsigned int *nr)
+/**
+ * swap_table_folio_put() - folio_put_swap() on a table device: count - 1
+ * on @nr slots from @offset, all of the locked cached folio; a slot is
+ * never freed here (the cache still holds it).
+ * Context: device pinned, folio locked; takes ci->lock.
+ * Return: 0, -ENOENT (a count is 0: nothing changed).
+ */
+int swap_table_folio_put(struct swap_info_struct *si, struct folio *folio, uint64_t offset,
+			 unsigned int nr)
 {
-	unsigned long n = folio_nr_pages(folio);
-
-	if (!folio_test_locked(folio) || !folio_in_swap(folio))
-		return -EINVAL;
-	if (subpage >= (long)n)
-		return -EINVAL;
-	*offset = swp_offset(folio->swap) + (subpage >= 0 ? (uint64_t)subpage : 0);
-	*nr = subpage >= 0 ? 1 : (unsigned int)n;
-	return 0;
-}
-
-/** folio_alloc_swap() - see uswap/swap.h. */
-USWAP_API int folio_alloc_swap(struct folio *folio)
-{
-	swp_entry_t entry;
-
-	/* Only data worth keeping goes to swap: the kernel asserts uptodate.
-	 * A folio that already holds slots (cached, or read around the cache
-	 * holding SWAP_HAS_CACHE) must not get others: its own would leak. */
-	if (!folio_test_locked(folio) || folio_in_swap(folio) ||
-	    !folio_test_uptodate(folio) || folio_order(folio) >= SWAP_NR_ORDERS)
-		return -EINVAL;
-	return swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);
-}
-
-/** folio_dup_swap() - see uswap/swap.h. Context: folio locked; takes ci->lock. */
-USWAP_API int folio_dup_swap(struct folio *folio, long subpage)
-{
-	struct swap_info_struct *si;
-	uint64_t offset;
-	unsigned int nr;
-	int err = folio_swap_range(folio, subpage, &offset, &nr);
-
-	if (err)
-		return err;
-	err = swap_entry_pin(folio->swap, &si);
-	if (err)
-		return err;
-	if (si->design)
-		err = si->design->dup(si, offset, nr, false);
-	else
-		err = swap_dup_entries_cluster(si, offset, nr, false);
-	put_swap_device(si);
-	return err;
-}
-
-/** folio_put_swap() - see uswap/swap.h. Context: folio locked; takes ci->lock. */
-USWAP_API int folio_put_swap(struct folio *folio, long subpage)
-{
-	struct swap_info_struct *si;
+	unsigned int off = offset % SWAPFILE_CLUSTER, i;
 	struct swap_cluster_info *ci;
-	unsigned int nr, off, i;
-	uint64_t offset;
-	int err = folio_swap_range(folio, subpage, &offset, &nr);
+	int err = 0;
 
-	if (err)
-		return err;
-	err = swap_entry_pin(folio->swap, &si);
-	if (err)
-		return err;
-	if (si->design) {
-		err = si->design->folio_put(si, folio, offset, nr);
-		put_swap_device(si);
-		return err;
-	}
-	off = offset % SWAPFILE_CLUSTER;
+	(void)folio;
 	ci = swap_cluster_lock(si, offset);
 	for (i = 0; i < nr; i++) {
 		if (__swap_cluster_get_count(ci, off + i) <= 0) {
@@ -93,92 +41,109 @@ USWAP_API int folio_put_swap(struct folio *folio, long subpage)
 	if (USWAP_DEBUG_WALKS)
 		uswap_check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	put_swap_device(si);
 	return err;
 }
 
 /**
- * folio_maybe_swapped() - see uswap/swap.h. Lockless: the folio lock keeps
- * the slots allocated and the table present.
+ * swap_table_maybe_swapped() - folio_maybe_swapped() on a table device:
+ * does any slot of @folio have a count?
+ * Context: device pinned; lockless: the folio lock keeps the slots
+ * allocated and the table present (commit 04733e705ebc).
  */
-USWAP_API bool folio_maybe_swapped(struct folio *folio)
+bool swap_table_maybe_swapped(struct swap_info_struct *si, struct folio *folio)
 {
-	struct swap_info_struct *si;
-	struct swap_cluster_info *ci;
+	struct swap_cluster_info *ci = offset_to_cluster(si, swp_offset(folio->swap));
+	unsigned int off = swp_offset(folio->swap) % SWAPFILE_CLUSTER;
 	unsigned long nr = folio_nr_pages(folio), i;
-	unsigned int off;
 	bool ret = false;
 
-	if (!folio_in_swap(folio) || swap_entry_pin(folio->swap, &si))
-		return false;
-	if (si->design) {
-		ret = si->design->maybe_swapped(si, folio);
-		put_swap_device(si);
-		return ret;
-	}
-	ci = offset_to_cluster(si, swp_offset(folio->swap));
-	off = swp_offset(folio->swap) % SWAPFILE_CLUSTER;
+	/* One read section for the folio, not one per slot. */
+	uswap_rcu_read_lock();
 	for (i = 0; i < nr && !ret; i++) {
-		uint64_t tb = swap_table_get(ci, off + (unsigned int)i);
+		uint64_t tb = swap_table_get_rcu(ci, off + (unsigned int)i);
 
 		ret = swp_tb_is_countable(tb) && __swp_tb_get_count(tb) > 0;
 	}
-	put_swap_device(si);
+	uswap_rcu_read_unlock();
 	return ret;
 }
 
-/** folio_free_swap() - see uswap/swap.h. Context: folio locked. */
-USWAP_API int folio_free_swap(struct folio *folio)
+/**
+ * swap_table_free_swap() - folio_free_swap() on a table device: a cached
+ * folio none of whose slots has a count leaves the cache (its slots are
+ * freed) and is dirtied.
+ * Context: device pinned, folio locked, not under writeback; takes ci->lock.
+ * Return: 1 released, 0 kept.
+ */
+int swap_table_free_swap(struct swap_info_struct *si, struct folio *folio)
 {
-	struct swap_info_struct *si;
-	int ret;
+	struct swap_cluster_info *ci;
 
-	if (!folio_test_locked(folio))
-		return -EINVAL;
-	if (!folio_in_swap(folio) || folio_test_writeback(folio))
-		return 0;
-	if (swap_entry_pin(folio->swap, &si))
-		return 0;
-	if (si->design) {
-		ret = si->design->free_swap(si, folio);
-		put_swap_device(si);
-		return ret;
-	}
-	put_swap_device(si);
 	/*
 	 * With the folio locked no count can leave 0 (only folio_dup_swap does
 	 * that, under this lock), so "all zero" seen here stays true.
 	 */
-	if (folio_maybe_swapped(folio))
+	if (!folio_test_swapcache(folio) || swap_table_maybe_swapped(si, folio))
 		return 0;
-	if (swap_cache_del_folio(folio, 0))
-		return 0;
+	ci = swap_cluster_lock(si, swp_offset(folio->swap));
+	__swap_cache_del_folio(si, ci, folio, folio->swap, 0);
+	if (USWAP_DEBUG_WALKS)
+		uswap_check_cluster(si, ci);
+	swap_cluster_unlock(ci);
+	folio_ref_sub(folio, (long)folio_nr_pages(folio));
 	folio_mark_dirty(folio);
 	return 1;
 }
 
-/** swap_alloc_hibernation_slot() - see uswap/swap.h. */
-USWAP_API swp_entry_t swap_alloc_hibernation_slot(unsigned int type)
+/**
+ * __try_to_reclaim_swap() - free the cache-only folio at @offset: if every
+ * slot of its folio has count 0 and (@anyway, or nothing maps the folio),
+ * the folio leaves the cache and its slots are freed.
+ * Context: device pinned; no cluster lock held; trylocks the folio.
+ * Return: as the kernel's: the folio's page count if it was freed, minus
+ * that count if a folio is cached at @offset but stays (locked elsewhere,
+ * under writeback, mapped without @anyway, or a slot still referenced),
+ * 0 if no folio is cached there.
+ */
+int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway)
 {
-	swp_entry_t entry = { 0 };
+	swp_entry_t entry = swp_entry(si->type, offset);
+	struct swap_cluster_info *ci;
+	struct folio *folio;
+	unsigned int off, i;
+	unsigned long nr;
+	int ret;
 
-	if (type >= MAX_SWAPFILES || swap_alloc_slots(NULL, 0, true, (int)type, &entry))
-		entry.val = 0;
-	return entry;
-}
-
-/** swap_free_hibernation_slot() - see uswap/swap.h. */
-USWAP_API int swap_free_hibernation_slot(swp_entry_t entry)
-{
-	struct swap_info_struct *si;
-	int err = swap_put_entries_direct(entry, 1);
-
-	if (err)
-		return err;
-	/* Readahead may have cached the slot meanwhile: drop that folio too. */
-	if (!swap_entry_pin(entry, &si)) {
-		__try_to_reclaim_swap(si, swp_offset(entry), true);
-		put_swap_device(si);
+	folio = swap_table_cache_get(si, entry);
+	if (!folio)
+		return 0;
+	nr = folio_nr_pages(folio);
+	ret = -(int)nr;
+	if (!folio_trylock(folio))
+		goto out_put;
+	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
+		goto out_unlock;
+	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
+	    !vm_swap_full())
+		goto out_unlock;
+	entry = folio->swap;
+	off = swp_offset(entry) % SWAPFILE_CLUSTER;
+	ci = swap_cluster_lock(si, swp_offset(entry));
+	for (i = 0; i < nr; i++)
+		if (__swp_tb_get_count(__swap_table_get(ci, off + i)))
+			break;
+	if (i == nr) {
+		__swap_cache_del_folio(si, ci, folio, entry, 0);
+		ret = (int)nr;
 	}
-	return 0;
+	swap_cluster_unlock(ci);
+	if (ret > 0) {
+		folio_ref_sub(folio, (long)nr);
+		folio_mark_dirty(folio);
+	}
+out_unlock:
+	folio_unlock(folio);
+out_put:
+	folio_put(folio);
+	return ret;
 }

@@ -33,60 +33,6 @@
 #include "util/lock.h"
 #include "util/rcu.h"
 
-_Static_assert(SWAPFILE_CLUSTER == 512, "clusters are 512 slots");
-_Static_assert((1 << (SWAP_NR_ORDERS - 1)) == SWAPFILE_CLUSTER,
-	       "the largest folio order fills one cluster");
-
-/* Cluster list flags: the flag always names the list the cluster is on. */
-enum {
-	CLUSTER_FLAG_NONE = 0,	/* off-list: isolated by an allocator, or discarding */
-	CLUSTER_FLAG_FREE,
-	CLUSTER_FLAG_NONFULL,
-	CLUSTER_FLAG_FRAG,
-	CLUSTER_FLAG_FULL,
-	CLUSTER_FLAG_DISCARD,
-	CLUSTER_FLAG_MAX,
-};
-#define CLUSTER_FLAG_USABLE CLUSTER_FLAG_FRAG	/* flags <= this may be allocated from */
-
-struct swap_table {
-	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
-	struct rcu_head rcu;
-};
-
-/*
- * Invariants (ci->lock held):
- *   count == number of non-NULL entries (allocated + bad);
- *   table == NULL  <=>  count == 0 and the cluster is free (or never used);
- *   extend_table != NULL  =>  some entry's count field is SWP_TB_COUNT_MAX;
- *   extend_table[i] != 0  <=>  entry i's count field is SWP_TB_COUNT_MAX,
- *     and then extend_table[i] is the slot's real count (>= COUNT_MAX).
- */
-struct swap_cluster_info {
-	struct uswap_spinlock lock;	/* protects all but list */
-	uint16_t count;			/* non-NULL entries */
-	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
-	uint8_t order;			/* folio order it serves; 0 when free */
-	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
-	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
-					 * [EXTEND_NR]: how many are non-zero */
-	struct cds_list_head list;	/* si->lock */
-};
-
-/*
- * The cluster's table, or NULL. Under ci->lock or in an RCU read-side
- * section. Published with release / read with acquire (rcu_assign_pointer /
- * rcu_dereference), as C11 atomics so that ThreadSanitizer sees them.
- */
-static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci)
-{
-	return atomic_load_explicit(&ci->table, memory_order_acquire);
-}
-
-/* The extend table's last word counts its non-zero entries, so that
- * "can it be freed?" is one load, not a 512-entry scan on every put. */
-#define EXTEND_NR SWAPFILE_CLUSTER
-
 /* swap_info_struct flags (SWP_*), the kernel's values */
 #define SWP_USED		(1U << 0)
 #define SWP_WRITEOK		(1U << 1)
@@ -126,12 +72,14 @@ struct swap_info_struct;
 struct uswap_swapin_info;
 
 /*
- * Another slot-state design behind the same API (the old swap_map one in
- * src/legacy/). A device with design == NULL uses the swap table design
- * of this directory. Each op runs with the device pinned by the generic
- * wrapper, which has checked what the API's comment promises to check
- * (folio locked / cached, offset range); the op returns what the API
- * function returns. The allocator hooks run under ci->lock.
+ * A slot-state design behind the API: the swap table design of this
+ * directory (swap_table_ops, swap_table_ops.c) or the old swap_map one
+ * (swap_legacy_ops, src/legacy/). Every device has one; the exported
+ * entry points (swap_api.c) check what the API's comment promises to
+ * check (folio locked / cached, offset range), pin the device and call
+ * the op, which returns what the entry point returns. Generic code that
+ * already holds a pin (the allocator, swapoff, the worker) calls the ops
+ * directly. The allocator hooks and check_cluster run under ci->lock.
  */
 struct swap_design_ops {
 	const char *name;
@@ -144,6 +92,8 @@ struct swap_design_ops {
 	/* a slot held only by the swap cache (ci->lock held) */
 	bool (*cache_only)(struct swap_info_struct *si, struct swap_cluster_info *ci,
 			   unsigned int off);
+	/* debug walk (USWAP_DEBUG >= 3): recount @ci, abort on a broken invariant */
+	void (*check_cluster)(struct swap_info_struct *si, struct swap_cluster_info *ci);
 	int (*dup)(struct swap_info_struct *si, uint64_t offset, unsigned int nr, bool direct);
 	int (*folio_put)(struct swap_info_struct *si, struct folio *folio, uint64_t offset,
 			 unsigned int nr);
@@ -154,11 +104,14 @@ struct swap_design_ops {
 	int (*free_swap)(struct swap_info_struct *si, struct folio *folio);
 	int (*cache_add)(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry,
 			 uint64_t *shadowp);
+	/* delete a cached folio leaving @shadow; the cache's references stay
+	 * (the caller drops them, or has frozen them: uswap_remove_mapping) */
 	int (*cache_del)(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
 	struct folio *(*cache_get)(struct swap_info_struct *si, swp_entry_t entry);
 	uint64_t (*cache_shadow)(struct swap_info_struct *si, swp_entry_t entry);
+	int (*cache_replace)(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			     swp_entry_t entry);
 	int (*try_reclaim)(struct swap_info_struct *si, uint64_t offset, bool anyway);
-	int (*remove_mapping)(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
 	int (*swapin)(struct swap_info_struct *si, swp_entry_t entry,
 		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
 		      struct uswap_swapin_info *info);
@@ -166,6 +119,7 @@ struct swap_design_ops {
 	int (*peek)(struct swap_info_struct *si, uint64_t offset, uint64_t *tb, long *count);
 	/* swapoff: every slot back to free or bad; free the design's memory */
 	void (*teardown)(struct swap_info_struct *si);
+	/* add the design's own figures to @st */
 	void (*stat)(struct swap_info_struct *si, struct uswap_swap_stat *st);
 };
 
@@ -201,7 +155,7 @@ struct swap_info_struct {
 	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
 	struct swap_io_ctx *io;		/* completion thread, or NULL */
-	const struct swap_design_ops *design;	/* NULL: the swap table design */
+	const struct swap_design_ops *design;	/* never NULL while swapped on */
 	void *design_priv;		/* the design's per-device state */
 	/* Called for slots that became free (ci->lock held; must not sleep). */
 	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
@@ -222,46 +176,6 @@ struct swap_info_struct {
 
 extern _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
 
-/* ---- swap_device.c ---- */
-struct swap_info_struct *get_swap_device(swp_entry_t entry);
-void put_swap_device(struct swap_info_struct *si);
-void __get_swap_device(struct swap_info_struct *si);
-/* swap_entry_pin() - pin entry's device; -ENODEV / -EINVAL (offset). */
-int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out);
-bool swap_device_tryget(struct swap_info_struct *si);
-bool vm_swap_full(void);
-void swap_range_alloc(struct swap_info_struct *si, unsigned int nr);
-void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
-uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots);
-void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
-
-/* What swapon needs to know about a device, whatever it is backed by. */
-struct swap_device_params {
-	uint64_t nr_pages;		/* header last_page + 1 */
-	const uint32_t *badpages;	/* header bad-page list */
-	unsigned int nr_badpages;
-	int flags;			/* SWAP_FLAG_* / USWAP_FLAG_* */
-	struct swap_backend *bdev;	/* taken over on success */
-	struct swap_io_ctx *io;		/* taken over on success */
-	const struct swap_design_ops *design;	/* NULL: swap table */
-	/* called after the clusters exist, before publication */
-	int (*design_setup)(struct swap_info_struct *si);
-	const char *path;		/* for swapoff by path, or NULL */
-	bool claimed;			/* claim_dev/claim_ino claimed by the caller;
-					 * released by swapoff from then on */
-	uint64_t claim_dev, claim_ino;
-	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
-	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
-};
-int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
-int swap_inode_claim(uint64_t dev, uint64_t ino);
-void swap_inode_release(uint64_t dev, uint64_t ino);
-/* swapon.c */
-int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
-int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
-
 static inline struct swap_cluster_info *
 offset_to_cluster(struct swap_info_struct *si, uint64_t offset)
 {
@@ -280,13 +194,75 @@ static inline uint64_t cluster_offset(struct swap_info_struct *si,
 	return (uint64_t)cluster_index(si, ci) * SWAPFILE_CLUSTER;
 }
 
+/* ---- cluster locks (static inline, as the kernel's mm/swap.h) ---- */
+
+/**
+ * swap_cluster_lock() - lock the cluster holding slot @offset. Checks at
+ * USWAP_DEBUG >= 2 what the kernel's warns about: the device is pinned
+ * (or not published: swapon setting it up, swapoff tearing it down, where
+ * the one thread that owns it locks its clusters) and @offset is a slot
+ * of the device.
+ * Context: takes ci->lock. Return: the locked cluster.
+ */
+static inline struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si,
+							  uint64_t offset)
+{
+	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
+
+#if USWAP_DEBUG >= 2
+	/* users == 0: published, and nobody holds a pin (a race with swapoff). */
+	uswap_assert(atomic_load_explicit(&si->users, memory_order_relaxed) != 0);
+	uswap_assert(offset < si->max);
+#endif
+	uswap_spin_lock(&ci->lock);
+	return ci;
+}
+
+/** swap_cluster_unlock() - release a cluster lock. Context: ci->lock held. */
+static inline void swap_cluster_unlock(struct swap_cluster_info *ci)
+{
+	uswap_spin_unlock(&ci->lock);
+}
+
+/* ---- swap_device.c ---- */
+struct swap_info_struct *get_swap_device(swp_entry_t entry);
+void put_swap_device(struct swap_info_struct *si);
+void __get_swap_device(struct swap_info_struct *si);
+/* swap_entry_pin() - pin entry's device; -ENODEV / -EINVAL (offset). */
+int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out);
+bool swap_device_tryget(struct swap_info_struct *si);
+uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots);
+void swap_backend_slots_freed(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
+
+/* What swapon needs to know about a device, whatever it is backed by. */
+struct swap_device_params {
+	uint64_t nr_pages;		/* header last_page + 1 */
+	const uint32_t *badpages;	/* header bad-page list */
+	unsigned int nr_badpages;
+	int flags;			/* SWAP_FLAG_* / USWAP_FLAG_* */
+	struct swap_backend *bdev;	/* taken over on success */
+	struct swap_io_ctx *io;		/* taken over on success */
+	const struct swap_design_ops *design;	/* &swap_table_ops or another design */
+	/* called after the clusters exist, before publication */
+	int (*design_setup)(struct swap_info_struct *si);
+	const char *path;		/* for swapoff by path, or NULL */
+	bool claimed;			/* claim_dev/claim_ino claimed by the caller;
+					 * released by swapoff from then on */
+	uint64_t claim_dev, claim_ino;
+	int (*discard)(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
+	void (*slots_freed)(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
+};
+int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
+int swap_inode_claim(uint64_t dev, uint64_t ino);
+void swap_inode_release(uint64_t dev, uint64_t ino);
+
+/* ---- swapon.c ---- */
+int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
+int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
+
 /* ---- cluster.c ---- */
-struct swap_cluster_info *swap_cluster_lock(struct swap_info_struct *si, uint64_t offset);
-void swap_cluster_unlock(struct swap_cluster_info *ci);
-uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off);
-void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb);
-uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off);
-uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off);
 int swap_cluster_alloc_table(struct swap_cluster_info *ci);
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags);
@@ -300,31 +276,10 @@ void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *
 void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offset);
 
-/* ---- swap_count.c ---- */
-long __swap_cluster_get_count(struct swap_cluster_info *ci, unsigned int off);
-int __swap_cluster_dup_entry(struct swap_cluster_info *ci, unsigned int off);
-void __swap_cluster_put_entry(struct swap_cluster_info *ci, unsigned int off);
-int swap_dup_entries_cluster(struct swap_info_struct *si, uint64_t offset, unsigned int nr,
-			     bool need_cached);
-void __swap_cluster_free_entries(struct swap_info_struct *si, struct swap_cluster_info *ci,
-				 unsigned int off, unsigned int nr);
-
-/* ---- swap_cache.c ---- */
-void __swap_cache_add_folio(struct swap_cluster_info *ci, struct folio *folio,
-			    swp_entry_t entry);
-void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_info *ci,
-			    struct folio *folio, swp_entry_t entry, uint64_t shadow);
-int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway);
-
-/* ---- swap_state.c ---- */
-unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset);
-void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsigned int n,
-		       uint64_t shadow, struct uswap_swapin_info *info);
-unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
-			       const struct uswap_swapin_info *info, uint64_t *offs,
-			       unsigned int max);
-
 /* ---- swap_alloc.c ---- */
+bool vm_swap_full(void);
+void swap_range_alloc(struct swap_info_struct *si, unsigned int nr);
+void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
 		     int only_type, swp_entry_t *out);
 void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force);
@@ -336,5 +291,53 @@ int swap_work_start(struct swap_info_struct *si);
 void swap_work_stop(struct swap_info_struct *si);
 void swap_alloc_device_added(struct swap_info_struct *si);
 void swap_alloc_device_removed(struct swap_info_struct *si);
+
+/* ---- swap_table_ops.c: the swap table design's ops ---- */
+extern const struct swap_design_ops swap_table_ops;
+
+/* ---- swap_count.c (table design) ---- */
+long __swap_cluster_get_count(struct swap_cluster_info *ci, unsigned int off);
+int __swap_cluster_dup_entry(struct swap_cluster_info *ci, unsigned int off);
+void __swap_cluster_put_entry(struct swap_cluster_info *ci, unsigned int off);
+int swap_dup_entries_cluster(struct swap_info_struct *si, uint64_t offset, unsigned int nr,
+			     bool direct);
+void __swap_cluster_free_entries(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				 unsigned int off, unsigned int nr);
+int swap_table_put_direct(struct swap_info_struct *si, uint64_t offset, uint64_t nr);
+long swap_table_swapcount(struct swap_info_struct *si, uint64_t offset);
+bool swap_table_swapped(struct swap_info_struct *si, uint64_t offset);
+int swap_table_peek(struct swap_info_struct *si, uint64_t offset, uint64_t *tb, long *count);
+
+/* ---- swap_folio.c (table design) ---- */
+int swap_table_folio_put(struct swap_info_struct *si, struct folio *folio, uint64_t offset,
+			 unsigned int nr);
+bool swap_table_maybe_swapped(struct swap_info_struct *si, struct folio *folio);
+int swap_table_free_swap(struct swap_info_struct *si, struct folio *folio);
+int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool anyway);
+
+/* ---- swap_cache.c (table design) ---- */
+void __swap_cache_add_folio(struct swap_cluster_info *ci, struct folio *folio,
+			    swp_entry_t entry);
+void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			    struct folio *folio, swp_entry_t entry, uint64_t shadow);
+int swap_table_cache_add(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry,
+			 uint64_t *shadowp);
+int swap_table_cache_del(struct swap_info_struct *si, struct folio *folio, uint64_t shadow);
+struct folio *swap_table_cache_get(struct swap_info_struct *si, swp_entry_t entry);
+uint64_t swap_table_cache_shadow(struct swap_info_struct *si, swp_entry_t entry);
+int swap_table_cache_replace(struct swap_info_struct *si, struct folio *old, struct folio *new,
+			     swp_entry_t entry);
+
+/* ---- swap_state.c (readahead: both designs; swap-in: table design) ---- */
+unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset);
+void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsigned int n,
+		       uint64_t shadow, struct uswap_swapin_info *info);
+unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
+			       const struct uswap_swapin_info *info, uint64_t *offs,
+			       unsigned int max);
+int swap_table_swapin(struct swap_info_struct *si, swp_entry_t entry,
+		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
+		      struct uswap_swapin_info *info);
+int swap_table_swapin_lock(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry);
 
 #endif

@@ -7,6 +7,10 @@
  * slot. Synchronous devices (compressed memory) read only what was asked,
  * possibly as one large folio; other devices read ahead a window around the
  * fault that grows while readahead pages get used and shrinks when not.
+ *
+ * The readahead window is shared by both slot designs; swap-in itself is
+ * the swap table design's (swap_table_ops; the entry points are in
+ * swap_api.c).
  */
 #include "io/backend.h"
 #include "swap/swap_internal.h"
@@ -83,22 +87,29 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 
 /*
  * Allocate a folio of @order for the aligned entry and add it to the cache.
+ * Context: device pinned.
  * Return: the locked folio (cache references taken), NULL with *errp:
  * -ENOMEM (no frame), -EEXIST (cached already), -ENOENT (slot unused),
- * -EINVAL.
+ * -EINVAL (bad slot, or the folio would reach past the device's end).
  */
-static struct folio *swap_cache_alloc_folio(swp_entry_t entry, struct uswap_frame_pool *pool,
-					    unsigned int order, uint64_t *shadowp, int *errp)
+static struct folio *swap_cache_alloc_folio(struct swap_info_struct *si, swp_entry_t entry,
+					    struct uswap_frame_pool *pool, unsigned int order,
+					    uint64_t *shadowp, int *errp)
 {
-	struct folio *folio = uswap_folio_alloc(pool, order);
+	struct folio *folio;
 	int err;
 
+	if (swp_offset(entry) + (1ULL << order) > si->max) {
+		*errp = -EINVAL;
+		return NULL;
+	}
+	folio = uswap_folio_alloc(pool, order);
 	if (!folio) {
 		*errp = -ENOMEM;
 		return NULL;
 	}
 	folio_lock(folio);
-	err = swap_cache_add_folio(folio, entry, shadowp);
+	err = swap_table_cache_add(si, folio, entry, shadowp);
 	if (err) {
 		folio_unlock(folio);
 		folio_put(folio);
@@ -140,34 +151,25 @@ void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsign
 }
 
 /**
- * uswap_swapin() - see uswap/swap.h.
+ * swap_table_swapin() - uswap_swapin() on a table device: a cache hit, or
+ * a new folio added to the cache (the synchronization point) and read,
+ * with readahead on a device that is not synchronous.
+ * Context: device pinned; may sleep. Return: 0 and *@out; -ENOMEM,
+ * -ENOENT (the slot is not in use), -EINVAL.
  */
-USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, unsigned long orders,
-			   struct folio **out, struct uswap_swapin_info *info)
+int swap_table_swapin(struct swap_info_struct *si, swp_entry_t entry,
+		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
+		      struct uswap_swapin_info *info)
 {
 	struct folio *batch[SWAP_READ_BATCH_MAX];
-	struct swap_info_struct *si;
 	struct folio *folio;
 	uint64_t offset = swp_offset(entry), shadow = 0;
 	unsigned int n = 0, order;
 	int err;
 
-	if (info) {
-		info->shadow = 0;
-		info->major = false;
-		info->ra_pages = 0;
-	}
 	_Static_assert(USWAP_SWAPIN_RA_MAX + 1 <= SWAP_READ_BATCH_MAX, "batch holds the readahead");
-	err = swap_entry_pin(entry, &si);
-	if (err)
-		return err;
-	if (si->design) {
-		err = si->design->swapin(si, entry, pool, orders, out, info);
-		put_swap_device(si);
-		return err;
-	}
 again:
-	folio = swap_cache_get_folio(entry);
+	folio = swap_table_cache_get(si, entry);
 	if (folio) {
 		if (folio_test_clear_flag(folio, PG_readahead)) {
 			atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
@@ -183,12 +185,12 @@ again:
 			if (!(orders & (1UL << order)))
 				continue;
 			aligned = swp_entry(swp_type(entry), offset & ~((1ULL << order) - 1));
-			folio = swap_cache_alloc_folio(aligned, pool, order, &shadow, &err);
+			folio = swap_cache_alloc_folio(si, aligned, pool, order, &shadow, &err);
 			if (folio)
 				break;
 		}
 		if (!folio)
-			folio = swap_cache_alloc_folio(entry, pool, 0, &shadow, &err);
+			folio = swap_cache_alloc_folio(si, entry, pool, 0, &shadow, &err);
 		if (!folio)
 			goto failed;
 		batch[n++] = folio;
@@ -196,7 +198,7 @@ again:
 		uint64_t offs[USWAP_SWAPIN_RA_MAX];
 		unsigned int nra = swapin_ra_offsets(si, entry, info, offs, USWAP_SWAPIN_RA_MAX), i;
 
-		folio = swap_cache_alloc_folio(entry, pool, 0, &shadow, &err);
+		folio = swap_cache_alloc_folio(si, entry, pool, 0, &shadow, &err);
 		if (!folio)
 			goto failed;
 		batch[n++] = folio;
@@ -205,7 +207,8 @@ again:
 			struct folio *ra;
 			int rerr;
 
-			ra = swap_cache_alloc_folio(swp_entry(swp_type(entry), o), pool, 0, NULL, &rerr);
+			ra = swap_cache_alloc_folio(si, swp_entry(swp_type(entry), o), pool, 0, NULL,
+						    &rerr);
 			if (!ra) {
 				if (rerr == -ENOMEM)
 					break;	/* no frame to spare: read what we have */
@@ -217,32 +220,22 @@ again:
 	}
 	swapin_read_batch(si, batch, n, shadow, info);
 out:
-	put_swap_device(si);
 	*out = folio;
 	return 0;
 failed:
 	if (err == -EEXIST)
 		goto again;	/* lost the race: use the winner's folio */
-	put_swap_device(si);
 	return err;
 }
 
 /**
- * uswap_swapin_lock() - see uswap/swap.h.
+ * swap_table_swapin_lock() - uswap_swapin_lock() on a table device: lock
+ * the folio and check that it still caches @entry and was read.
+ * Context: device pinned; may sleep (folio lock).
+ * Return: 0 (locked), -EAGAIN (no longer @entry's), -EIO (unlocked).
  */
-USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry)
+int swap_table_swapin_lock(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry)
 {
-	struct swap_info_struct *si;
-
-	if (!swap_entry_pin(entry, &si)) {
-		if (si->design) {
-			int err = si->design->swapin_lock(si, folio, entry);
-
-			put_swap_device(si);
-			return err;
-		}
-		put_swap_device(si);
-	}
 	folio_lock(folio);
 	if (!folio_matches_swap_entry(folio, entry)) {
 		folio_unlock(folio);
@@ -251,7 +244,9 @@ USWAP_API int uswap_swapin_lock(struct folio *folio, swp_entry_t entry)
 	if (!folio_test_uptodate(folio)) {
 		/* The read failed: drop the folio from the cache (counts stay
 		 * in shadow entries) so that a later fault reads again. */
-		swap_cache_del_folio(folio, 0);
+		if (folio_test_swapcache(folio) && !folio_test_writeback(folio) &&
+		    !swap_table_cache_del(si, folio, 0))
+			folio_ref_sub(folio, (long)folio_nr_pages(folio));
 		folio_unlock(folio);
 		return -EIO;
 	}

@@ -16,7 +16,9 @@
  * workingset code packs its fields below SWP_TB_COUNT_SHIFT (commit 48dd39b85542, see
  * mm/workingset.h).
  *
- * No code outside this header open-codes these masks.
+ * No code outside this header open-codes these masks. The second half of
+ * the file is the table itself: struct swap_table and its accessors,
+ * static inline because the hot loops read and write an entry per slot.
  */
 #ifndef USWAP_SWAP_TABLE_H
 #define USWAP_SWAP_TABLE_H
@@ -25,7 +27,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "swap/cluster.h"
 #include "util/debug.h"
+#include "util/lock.h"
+#include "util/rcu.h"
 
 #ifndef USWAP_TB_COUNT_BITS
 #define USWAP_TB_COUNT_BITS 4
@@ -166,6 +171,51 @@ static inline uint64_t __swp_tb_mk_count(uint64_t tb, unsigned int count)
 	return (tb & ~SWP_TB_COUNT_MASK) | __count_to_swp_tb(count);
 }
 
+/* ---- shadows ---- */
+
+/*
+ * The shadow a lookup hands out for entry @tb: the workingset shadow of a
+ * shadow entry, 0 for any other entry and for the empty placeholder (a
+ * shadow entry stored with shadow 0, which keeps only its marker bit).
+ */
+static inline uint64_t swp_tb_get_shadow(uint64_t tb)
+{
+	uint64_t shadow;
+
+	if (!swp_tb_is_shadow(tb))
+		return 0;
+	shadow = swp_tb_to_shadow(tb);
+	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
+}
+
+/* Whether @shadow may be stored in a shadow entry: its count bits are clear. */
+static inline bool shadow_fits_swp_tb(uint64_t shadow)
+{
+	return !(shadow & SWP_TB_COUNT_MASK);
+}
+
+/*
+ * The "XA value" form of a shadow (the kernel's xa_mk_value() and friends):
+ * a payload @v shifted up by one with the shadow marker in bit 0. The
+ * workingset code packs its fields into @v and keeps the top count bits of
+ * the result clear itself (shadow_fits_swp_tb()).
+ */
+static inline uint64_t shadow_mk_value(uint64_t v)
+{
+	uswap_assert(!(v >> 63));
+	return (v << 1) | SWP_TB_SHADOW_MARK;
+}
+
+static inline bool shadow_is_value(uint64_t shadow)
+{
+	return (shadow & SWP_TB_SHADOW_MARK) != 0;
+}
+
+static inline uint64_t shadow_to_value(uint64_t shadow)
+{
+	return shadow >> 1;
+}
+
 /* Human-readable type name, for dumps and the demo. */
 static inline const char *swp_tb_type_name(uint64_t tb)
 {
@@ -180,6 +230,96 @@ static inline const char *swp_tb_type_name(uint64_t tb)
 	if (swp_tb_is_ptr(tb))
 		return "pointer";
 	return "invalid";
+}
+
+/* ---- the table of a cluster ---- */
+
+struct swap_table {
+	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
+	struct rcu_head rcu;
+};
+
+/*
+ * The cluster's table, or NULL. Under ci->lock or in an RCU read-side
+ * section. Published with release / read with acquire (rcu_assign_pointer /
+ * rcu_dereference), as C11 atomics so that ThreadSanitizer sees them.
+ */
+static inline struct swap_table *swap_cluster_table(struct swap_cluster_info *ci)
+{
+	return atomic_load_explicit(&ci->table, memory_order_acquire);
+}
+
+/* __swap_table_get() - entry @off. Context: ci->lock held. Return: 0 if no table. */
+static inline uint64_t __swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+{
+	struct swap_table *t;
+
+	uswap_assert_held(&ci->lock);
+	uswap_assert(off < SWAPFILE_CLUSTER);
+	t = swap_cluster_table(ci);
+	if (!t)
+		return SWP_TB_NULL;
+	return atomic_load_explicit(&t->entries[off], memory_order_relaxed);
+}
+
+/*
+ * __swap_table_set() - store entry @off. Release: a lockless reader that
+ * sees a PFN entry sees the folio's swap fields written before it.
+ * Context: ci->lock held, table present.
+ */
+static inline void __swap_table_set(struct swap_cluster_info *ci, unsigned int off, uint64_t tb)
+{
+	struct swap_table *t = swap_cluster_table(ci);
+
+	uswap_assert_held(&ci->lock);
+	uswap_assert(off < SWAPFILE_CLUSTER && t);
+	atomic_store_explicit(&t->entries[off], tb, memory_order_release);
+}
+
+/*
+ * __swap_table_xchg() - store entry @off and return the one it replaces,
+ * with __swap_table_set()'s ordering. Context: ci->lock held, table present.
+ */
+static inline uint64_t __swap_table_xchg(struct swap_cluster_info *ci, unsigned int off,
+					 uint64_t tb)
+{
+	struct swap_table *t = swap_cluster_table(ci);
+
+	uswap_assert_held(&ci->lock);
+	uswap_assert(off < SWAPFILE_CLUSTER && t);
+	return atomic_exchange_explicit(&t->entries[off], tb, memory_order_acq_rel);
+}
+
+/*
+ * swap_table_get_rcu() - entry @off without the lock, for a caller that
+ * goes on to use what the entry names (a PFN's folio) in the same read
+ * section. Context: RCU read lock held. Return: 0 if no table.
+ */
+static inline uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off)
+{
+	struct swap_table *t;
+
+	uswap_assert(uswap_rcu_read_held());
+	uswap_assert(off < SWAPFILE_CLUSTER);
+	t = swap_cluster_table(ci);
+	if (!t)
+		return SWP_TB_NULL;
+	return atomic_load_explicit(&t->entries[off], memory_order_acquire);
+}
+
+/*
+ * swap_table_get() - entry @off without the lock: a snapshot, whose PFN
+ * (if any) may be stale and must not be turned into a folio.
+ * Context: takes the RCU read lock. Return: 0 if no table.
+ */
+static inline uint64_t swap_table_get(struct swap_cluster_info *ci, unsigned int off)
+{
+	uint64_t tb;
+
+	uswap_rcu_read_lock();
+	tb = swap_table_get_rcu(ci, off);
+	uswap_rcu_read_unlock();
+	return tb;
 }
 
 #endif

@@ -120,13 +120,14 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 {
 	if (!be)
 		return -EINVAL;
-	return swapon_backend(be, NULL, NULL, flags, NULL, NULL, err, errlen);
+	return swapon_backend(be, NULL, NULL, flags, &swap_table_ops, NULL, err, errlen);
 }
 
 /**
  * swapon_path_design() - swap on a file or block device with a given slot
- * design (NULL: the swap table). The file is claimed by identity first, so
- * that of concurrent swapons of one file (by any of its names) one wins.
+ * design (&swap_table_ops, or another design and its setup). The file is
+ * claimed by identity first, so that of concurrent swapons of one file (by
+ * any of its names) one wins.
  * Context: may sleep. Return: type or -errno (-EBUSY: already swapped on,
  * or being swapped on).
  */
@@ -183,7 +184,7 @@ out_release:
 /** uswap_swapon_ex() - see uswap/swap.h. */
 USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen)
 {
-	return swapon_path_design(path, flags, NULL, NULL, err, errlen);
+	return swapon_path_design(path, flags, &swap_table_ops, NULL, err, errlen);
 }
 
 /** uswap_swapon() - see uswap/swap.h. */
@@ -253,7 +254,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 /** uswap_swapon_spec() - see uswap/swap.h. */
 USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen)
 {
-	return swapon_spec_design(spec, flags, NULL, NULL, err, errlen);
+	return swapon_spec_design(spec, flags, &swap_table_ops, NULL, err, errlen);
 }
 
 /** uswap_swapoff() - see uswap/swap.h. */

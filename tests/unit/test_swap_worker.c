@@ -380,7 +380,8 @@ static void test_reclaim_work(void **state)
 }
 
 /*
- * __try_to_reclaim_swap() returns what the kernel's does: the folio's
+ * A design's try_reclaim (__try_to_reclaim_swap() on a table device,
+ * legacy_try_reclaim() on a legacy one) returns what the kernel's does: the folio's
  * pages when it freed them, minus that when a folio is cached there but
  * stays (locked elsewhere, or still referenced), 0 when none is cached.
  * Both designs.
@@ -396,26 +397,28 @@ static void try_to_reclaim_values(const char *design)
 	assert_int_equal(uswap_frame_pool_create(64, &pool), 0);
 	type = uswap_swapon_mem_design(1024, SWAP_FLAG_PREFER | 700, design);
 	assert_true(type >= 0);
-	si = atomic_load(&swap_info[type]);
+	/* The ops run pinned, as their callers hold the device. */
+	si = get_swap_device(swp_entry((unsigned int)type, 0));
+	assert_non_null(si);
 	f = new_folio(pool);
 	assert_int_equal(folio_alloc_swap(f), 0);
 	off = offset_of(f);
 	/* Nothing cached at a free slot. */
-	assert_int_equal(__try_to_reclaim_swap(si, off + 1, true), 0);
+	assert_int_equal(si->design->try_reclaim(si, off + 1, true), 0);
 	/* Cached, count 0, but locked (by us). */
-	assert_int_equal(__try_to_reclaim_swap(si, off, true), -1);
+	assert_int_equal(si->design->try_reclaim(si, off, true), -1);
 	/* Cached and unlocked, but referenced by a swap entry. */
 	assert_int_equal(folio_dup_swap(f, -1), 0);
 	folio_unlock(f);
-	assert_int_equal(__try_to_reclaim_swap(si, off, true), -1);
+	assert_int_equal(si->design->try_reclaim(si, off, true), -1);
 	assert_true(folio_test_swapcache(f));
 	folio_lock(f);
 	assert_int_equal(folio_put_swap(f, -1), 0);
 	folio_unlock(f);
 	/* Cached only: freed. */
-	assert_int_equal(__try_to_reclaim_swap(si, off, true), 1);
+	assert_int_equal(si->design->try_reclaim(si, off, true), 1);
 	assert_false(folio_test_swapcache(f));
-	assert_int_equal(__try_to_reclaim_swap(si, off, true), 0);
+	assert_int_equal(si->design->try_reclaim(si, off, true), 0);
 	folio_put(f);
 
 	/* A large folio: its page count, from any of its slots. */
@@ -425,10 +428,11 @@ static void try_to_reclaim_values(const char *design)
 	folio_lock(g);
 	assert_int_equal(folio_alloc_swap(g), 0);
 	off = offset_of(g);
-	assert_int_equal(__try_to_reclaim_swap(si, off + 2, true), -4);
+	assert_int_equal(si->design->try_reclaim(si, off + 2, true), -4);
 	folio_unlock(g);
-	assert_int_equal(__try_to_reclaim_swap(si, off + 3, true), 4);
+	assert_int_equal(si->design->try_reclaim(si, off + 3, true), 4);
 	folio_put(g);
+	put_swap_device(si);
 	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
 	uswap_frame_pool_destroy(pool);
 }

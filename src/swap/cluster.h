@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A cluster: 512 slots with a lock, a usage count, an order, a list flag,
+ * an RCU-protected swap table (swap/swap_table.h) and, while some slot's
+ * count overflows, an extend table. The functions on clusters are in
+ * cluster.c, declared in swap_internal.h.
+ */
+#ifndef USWAP_SWAP_CLUSTER_H
+#define USWAP_SWAP_CLUSTER_H
+
+#include <stdint.h>
+#include <urcu/list.h>
+
+#include <uswap/common.h>
+#include "util/lock.h"
+
+_Static_assert(SWAPFILE_CLUSTER == 512, "clusters are 512 slots");
+_Static_assert((1 << (SWAP_NR_ORDERS - 1)) == SWAPFILE_CLUSTER,
+	       "the largest folio order fills one cluster");
+
+/* Cluster list flags: the flag always names the list the cluster is on. */
+enum {
+	CLUSTER_FLAG_NONE = 0,	/* off-list: isolated by an allocator, or discarding */
+	CLUSTER_FLAG_FREE,
+	CLUSTER_FLAG_NONFULL,
+	CLUSTER_FLAG_FRAG,
+	CLUSTER_FLAG_FULL,
+	CLUSTER_FLAG_DISCARD,
+	CLUSTER_FLAG_MAX,
+};
+#define CLUSTER_FLAG_USABLE CLUSTER_FLAG_FRAG	/* flags <= this may be allocated from */
+
+struct swap_table;
+
+/*
+ * Invariants (ci->lock held):
+ *   count == number of non-NULL entries (allocated + bad);
+ *   table == NULL  <=>  count == 0 and the cluster is free (or never used);
+ *   extend_table != NULL  =>  some entry's count field is SWP_TB_COUNT_MAX;
+ *   extend_table[i] != 0  <=>  entry i's count field is SWP_TB_COUNT_MAX,
+ *     and then extend_table[i] is the slot's real count (>= COUNT_MAX).
+ */
+struct swap_cluster_info {
+	struct uswap_spinlock lock;	/* protects all but list */
+	uint16_t count;			/* non-NULL entries */
+	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
+	uint8_t order;			/* folio order it serves; 0 when free */
+	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
+	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
+					 * [EXTEND_NR]: how many are non-zero */
+	struct cds_list_head list;	/* si->lock */
+};
+
+/* The extend table's last word counts its non-zero entries, so that
+ * "can it be freed?" is one load, not a 512-entry scan on every put. */
+#define EXTEND_NR SWAPFILE_CLUSTER
+
+#endif
