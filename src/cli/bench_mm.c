@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The mm workloads of uswap bench: usemem, bgsave, build, random
- * (src/mm/workload_*.c). Each runs --runs times (1 unless --runs is
+ * (src/workload/workload_*.c). Each runs --runs times (1 unless --runs is
  * given), prints medians (with min/max over several runs) and exits 1 if
  * any page read back wrong, any access failed or any slot leaked.
  *

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm/workload_internal.h"
+#include "workload/workload_internal.h"
 
 struct bgsave_child {
 	struct wl_env *env;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include <uswap/legacy.h>
-#include "mm/workload_internal.h"
+#include "workload/workload_internal.h"
 #include "util/debug.h"
 
 double wl_now(void)
