@@ -61,7 +61,12 @@ static void usage(FILE *f)
 		   "                   [--size SIZE] [--threads N] [--procs N] [--runs N]\n"
 		   "                   [--seed N] [--seconds S] [--design table|legacy|both]\n"
 		   "                   [--json] [--csv] [--plot FILE.svg]\n"
-		   "specs: zram:SIZE[:lz4|zstd], file:PATH\nworkloads:\n");
+		   "specs: zram:SIZE[:lz4|zstd], file:PATH\n"
+		   "--design both: pairs of runs, the order alternating pair to pair; each\n"
+		   "  ratio table/legacy (of the medians) with its\n  %s;\n"
+		   "  an interval that contains 1 reads \"no difference\"\n"
+		   "--plot: headline figures side by side, min..max bars, ratios with intervals\n"
+		   "workloads:\n", BENCH_CI_METHOD);
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		fprintf(f, "  %-10s %s\n", workloads[i].name, workloads[i].help);
 }

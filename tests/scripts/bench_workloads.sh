@@ -114,7 +114,18 @@ assert d["legacy"]["bypass_swapins"]["median"] > 0
 assert d["table"]["bypass_swapins"]["max"] == 0
 r = d["ratio"]["parent_ops_per_s"]
 assert r > 0
-print("ok: bgsave both: parent_ops_per_s table/legacy %.3f" % r)
+# Every ratio has a 95% interval that holds it (null only where the
+# ratio has none: a figure that is 0 on legacy only).
+ci = d["ratio_ci95"]
+assert set(ci) == set(d["ratio"]), (set(ci) ^ set(d["ratio"]))
+for k, q in d["ratio"].items():
+    lo, hi = ci[k]
+    if q is None:
+        continue
+    assert lo is not None and lo <= q, (k, q, lo, hi)
+    assert hi is None or q <= hi, (k, q, lo, hi)
+print("ok: bgsave both: parent_ops_per_s table/legacy %.3f [%s, %s]" %
+      (r, ci["parent_ops_per_s"][0], ci["parent_ops_per_s"][1]))
 EOF
 	then
 		fails=$((fails + 1))
