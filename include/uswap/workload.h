@@ -11,7 +11,9 @@
  *   build   a "make" parent whose workers fork short-lived children that
  *           touch inherited and private pages, then exit (kernel build);
  *   random  uniform random reads/writes over a working set larger than
- *           the budget.
+ *           the budget;
+ *   sharedfault  many threads, in one process and across forked ones,
+ *           fault the same swapped-out entries at the same moment.
  *
  * Each run creates its own budget (uswap_mem_create) and swaps on its own
  * devices (uswap_swapon_spec, in the order given), and tears both down.
@@ -40,7 +42,7 @@ extern "C" {
 #endif
 
 #define USWAP_WL_MAX_SPECS	8
-#define USWAP_WL_MAX_FIGURES	16
+#define USWAP_WL_MAX_FIGURES	32
 
 /*
  * Progress report: @phase names what runs ("fill", "serve", ...), @frac
@@ -139,8 +141,23 @@ USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res);
 
 /**
+ * uswap_workload_sharedfault() - run the sharedfault workload with @cfg and
+ * fill @res. @cfg->threads threads in each of @cfg->procs address spaces
+ * related by fork (defaults 2 and 2) fault the same swapped-out pages at
+ * the same moment, round after round for @cfg->seconds: entries shared by
+ * fork (count @cfg->procs) and entries of the parent alone (count 1).
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: as uswap_workload_usemem(): 0 (check res->bad_pages), -EINVAL
+ * (more than 16 processes or 64 threads, or a bad config: reason in
+ * res->err), -ENOMEM, -EAGAIN (threads could not be started), -EBUSY
+ * (leaked slots), -EIO (accesses failed), or a swapon error.
+ */
+USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg,
+					 struct uswap_workload_result *res);
+
+/**
  * uswap_workload_run() - run the workload called @name.
- * @name: "usemem", "bgsave", "build" or "random".
+ * @name: "usemem", "bgsave", "build", "random" or "sharedfault".
  * Context: as the workload.
  * Return: as the workload; -ENOENT (@name is not a workload).
  */

@@ -84,5 +84,6 @@ int bench_usemem(const struct bench_opts *o);	/* bench_mm.c */
 int bench_bgsave(const struct bench_opts *o);
 int bench_build(const struct bench_opts *o);
 int bench_random(const struct bench_opts *o);
+int bench_sharedfault(const struct bench_opts *o);
 
 #endif

@@ -215,8 +215,8 @@ static int mm_bench_config(const struct bench_opts *o, const struct mm_bench *b,
 		cfg->specs[0] = "zram:1G";
 		cfg->nr_specs = 1;
 	}
-	/* cmd_bench's default --threads is 1: that means "the workload's". */
-	cfg->threads = o->threads > 1 ? o->threads : b->threads;
+	/* No --threads (0): the workload's default. */
+	cfg->threads = o->threads ? o->threads : b->threads;
 	cfg->procs = o->procs ? o->procs : b->procs;
 	cfg->seconds = o->seconds > 0 ? o->seconds : b->seconds;
 	return 0;
@@ -438,6 +438,16 @@ int bench_random(const struct bench_opts *o)
 	static const struct mm_bench b = {
 		.name = "random", .memory = 128ULL << 20, .multiple = 3.0, .write_pct = 20,
 		.threads = 1, .seconds = 2.0,
+	};
+
+	return mm_bench_run(o, &b);
+}
+
+int bench_sharedfault(const struct bench_opts *o)
+{
+	static const struct mm_bench b = {
+		.name = "sharedfault", .memory = 64ULL << 20, .multiple = 1.0 / 16, .procs = 2,
+		.threads = 2, .seconds = 1.0,
 	};
 
 	return mm_bench_run(o, &b);

@@ -14,6 +14,9 @@
  * The child checks each page against the version it had at the fork, so
  * the parent's writes after the fork (copy-on-write) must not show.
  *
+ * The parent serves from cfg->threads threads (default 1; Redis's I/O
+ * threads), each owning an equal share of the keys.
+ *
  * Figures: parent_ops_per_s_before (no child), parent_ops_per_s (while
  * the child runs; with nofork: the same loop for the same length again),
  * child_mb_per_s, fork_ms.
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "workload/workload_internal.h"
 
@@ -56,6 +60,11 @@ static void *bgsave_child_fn(void *arg)
 	return NULL;
 }
 
+/*
+ * One serving thread of the parent (Redis's I/O threads): thread k of n
+ * owns the keys k, k + n, k + 2n, ... and picks among them uniformly, so
+ * that each key's version has one writer.
+ */
 struct serve {
 	struct wl_env *env;
 	struct uswap_mm *mm;
@@ -64,33 +73,81 @@ struct serve {
 	struct wl_rng rng;
 	uint64_t *buf;
 	unsigned int write_pct;
+	unsigned int k, n;		/* this thread, of n */
+	_Atomic bool *stop;
+	uint64_t ops;			/* requests served in the phase */
+	pthread_t tid;
 };
 
-/* One "redis" request: a uniformly chosen key, read or rewritten. */
+/* One "redis" request: a uniformly chosen key of ours, read or rewritten. */
 static void serve_one(struct serve *s)
 {
-	uint64_t k = wl_rng_below(&s->rng, s->nr), addr = s->addr + k * USWAP_PAGE_SIZE;
+	uint64_t mine = (s->nr - s->k + s->n - 1) / s->n;
+	uint64_t key = s->k + wl_rng_below(&s->rng, mine) * s->n;
+	uint64_t addr = s->addr + key * USWAP_PAGE_SIZE;
 
 	if (wl_rng_below(&s->rng, 100) < s->write_pct) {
-		if (!wl_write_page(s->env, s->mm, addr, k, s->vers[k] + 1, s->buf))
-			s->vers[k]++;
+		if (!wl_write_page(s->env, s->mm, addr, key, s->vers[key] + 1, s->buf))
+			s->vers[key]++;
 	} else {
-		wl_read_page(s->env, s->mm, addr, k, s->vers[k], s->buf);
+		wl_read_page(s->env, s->mm, addr, key, s->vers[key], s->buf);
 	}
 }
 
-/* Serve for @secs seconds. Return: requests served. */
-static uint64_t serve_for(struct serve *s, double secs, const char *phase, double f0, double f1)
+static void *serve_fn(void *arg)
 {
-	double t0 = wl_now(), t = t0;
-	uint64_t ops = 0;
+	struct serve *s = arg;
 
-	while (t - t0 < secs) {
+	while (!atomic_load_explicit(s->stop, memory_order_relaxed)) {
 		serve_one(s);
-		if (!(++ops & 63)) {
-			t = wl_now();
+		s->ops++;
+	}
+	return NULL;
+}
+
+/*
+ * Serve from @n threads until @secs have passed (@child NULL) or the child
+ * has finished. Return: requests served by all threads, or -1 if no thread
+ * could be started.
+ */
+static int64_t serve_phase(struct serve *s, unsigned int n, double secs,
+			   struct bgsave_child *child, const char *phase, double f0, double f1)
+{
+	_Atomic bool stop = false;
+	double t0 = wl_now(), t;
+	unsigned int i, started = 0;
+	int64_t ops = 0;
+
+	for (i = 0; i < n; i++) {
+		s[i].stop = &stop;
+		s[i].ops = 0;
+		if (pthread_create(&s[i].tid, NULL, serve_fn, &s[i]))
+			break;
+		started++;
+	}
+	if (!started)
+		return -1;
+	for (;;) {
+		struct timespec ts = { 0, 2000000 };
+
+		nanosleep(&ts, NULL);
+		t = wl_now();
+		if (child) {
+			if (atomic_load_explicit(&child->finished, memory_order_acquire))
+				break;
+			wl_progress(s->env, phase, f0 + (f1 - f0) *
+				    (double)atomic_load_explicit(&child->done, memory_order_relaxed) /
+				    (double)child->nr);
+		} else {
+			if (t - t0 >= secs)
+				break;
 			wl_progress(s->env, phase, f0 + (f1 - f0) * (t - t0) / secs);
 		}
+	}
+	atomic_store(&stop, true);
+	for (i = 0; i < started; i++) {
+		pthread_join(s[i].tid, NULL);
+		ops += (int64_t)s[i].ops;
 	}
 	return ops;
 }
@@ -100,49 +157,78 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res)
 {
 	double secs = cfg->seconds > 0 ? cfg->seconds : 1.0, t0, t1;
+	unsigned int nthreads = cfg->threads ? cfg->threads : 1, k;
 	struct bgsave_child child = { 0 };
-	struct serve s = { 0 };
+	struct serve *s = NULL;
 	struct uswap_mm *mm = NULL;
+	uint32_t *vers = NULL;
+	uint64_t *buf = NULL, nr, addr = 0, i;
 	struct wl_env env;
 	pthread_t tid;
-	uint64_t i, ops;
+	int64_t ops;
 	int ret;
 
 	ret = wl_setup(&env, "bgsave", cfg, res);
 	if (ret)
 		return ret;
-	s.env = &env;
-	s.nr = cfg->data_bytes / USWAP_PAGE_SIZE;
-	s.write_pct = cfg->write_pct;
-	wl_rng_seed(&s.rng, cfg->seed, 0);
-	s.vers = wl_calloc(s.nr, sizeof(*s.vers));
-	child.vers = wl_calloc(s.nr, sizeof(*child.vers));
-	s.buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
-	if (!s.vers || !child.vers || !s.buf) {
+	nr = cfg->data_bytes / USWAP_PAGE_SIZE;
+	if (nthreads > 64 || nthreads > nr) {
+		snprintf(res->err, sizeof(res->err), "bgsave: 1..64 threads, no more than pages");
+		return wl_teardown(&env, -EINVAL);
+	}
+	vers = wl_calloc(nr, sizeof(*vers));
+	child.vers = wl_calloc(nr, sizeof(*child.vers));
+	s = calloc(nthreads, sizeof(*s));
+	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	if (!vers || !child.vers || !s || !buf) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	ret = uswap_mm_create(env.mem, &mm);
 	if (!ret)
-		ret = uswap_mm_mmap(mm, s.nr * USWAP_PAGE_SIZE, &s.addr);
+		ret = uswap_mm_mmap(mm, nr * USWAP_PAGE_SIZE, &addr);
 	if (ret)
 		goto out;
-	s.mm = mm;
+	for (k = 0; k < nthreads; k++) {
+		s[k].env = &env;
+		s[k].mm = mm;
+		s[k].addr = addr;
+		s[k].nr = nr;
+		s[k].vers = vers;
+		s[k].write_pct = cfg->write_pct;
+		s[k].k = k;
+		s[k].n = nthreads;
+		/* Thread 0 draws what the one-threaded parent always drew. */
+		wl_rng_seed(&s[k].rng, cfg->seed, k);
+		s[k].buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+		if (!s[k].buf) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 
 	/* Load the dataset. */
-	for (i = 0; i < s.nr; i++) {
-		if (!wl_write_page(&env, mm, s.addr + i * USWAP_PAGE_SIZE, i, 1, s.buf))
-			s.vers[i] = 1;
+	for (i = 0; i < nr; i++) {
+		if (!wl_write_page(&env, mm, addr + i * USWAP_PAGE_SIZE, i, 1, buf))
+			vers[i] = 1;
 		if (!(i & 255))
-			wl_progress(&env, "load", 0.4 * (double)i / (double)s.nr);
+			wl_progress(&env, "load", 0.4 * (double)i / (double)nr);
 	}
 
 	/* Serve without a child. */
-	ops = serve_for(&s, secs, "serve", 0.4, 0.6);
+	ops = serve_phase(s, nthreads, secs, NULL, "serve", 0.4, 0.6);
+	if (ops < 0) {
+		ret = -EAGAIN;
+		goto out;
+	}
 	wl_figure(&env, "parent_ops_per_s_before", (double)ops / secs);
 
 	if (cfg->nofork) {
-		ops = serve_for(&s, secs, "serve", 0.6, 1.0);
+		ops = serve_phase(s, nthreads, secs, NULL, "serve", 0.6, 1.0);
+		if (ops < 0) {
+			ret = -EAGAIN;
+			goto out;
+		}
 		wl_figure(&env, "parent_ops_per_s", (double)ops / secs);
 		wl_figure(&env, "child_mb_per_s", 0);
 		wl_figure(&env, "fork_ms", 0);
@@ -158,39 +244,39 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 		goto out;
 	}
 	wl_figure(&env, "fork_ms", (t1 - t0) * 1e3);
-	memcpy(child.vers, s.vers, s.nr * sizeof(*s.vers));
+	memcpy(child.vers, vers, nr * sizeof(*vers));
 	child.env = &env;
-	child.addr = s.addr;
-	child.nr = s.nr;
+	child.addr = addr;
+	child.nr = nr;
 	if (pthread_create(&tid, NULL, bgsave_child_fn, &child)) {
 		uswap_mm_destroy(child.mm);
 		ret = -EAGAIN;
 		goto out;
 	}
-	ops = 0;
 	t0 = wl_now();
-	while (!atomic_load_explicit(&child.finished, memory_order_acquire)) {
-		serve_one(&s);
-		if (!(++ops & 63))
-			wl_progress(&env, "bgsave",
-				    0.6 + 0.4 * (double)atomic_load_explicit(&child.done,
-						memory_order_relaxed) / (double)s.nr);
-	}
-	pthread_join(tid, NULL);
+	ops = serve_phase(s, nthreads, 0, &child, "bgsave", 0.6, 1.0);
 	/* The parent's rate over the child's whole life, exit included. */
 	t0 = wl_now() - t0;
+	pthread_join(tid, NULL);
+	if (ops < 0) {
+		ret = -EAGAIN;
+		goto out;
+	}
 	wl_figure(&env, "parent_ops_per_s", (double)ops / t0);
-	wl_figure(&env, "child_mb_per_s", (double)(s.nr * USWAP_PAGE_SIZE) / (1 << 20) /
+	wl_figure(&env, "child_mb_per_s", (double)(nr * USWAP_PAGE_SIZE) / (1 << 20) /
 					  (child.t_end - child.t_start));
 out:
 	if (mm) {
 		/* The parent's own check: every page as it last wrote it. */
-		for (i = 0; !ret && i < s.nr; i++)
-			wl_read_page(&env, mm, s.addr + i * USWAP_PAGE_SIZE, i, s.vers[i], s.buf);
+		for (i = 0; !ret && i < nr; i++)
+			wl_read_page(&env, mm, addr + i * USWAP_PAGE_SIZE, i, vers[i], buf);
 		uswap_mm_destroy(mm);
 	}
-	free(s.vers);
+	for (k = 0; s && k < nthreads; k++)
+		free(s[k].buf);
+	free(s);
+	free(vers);
 	free(child.vers);
-	free(s.buf);
+	free(buf);
 	return wl_teardown(&env, ret);
 }

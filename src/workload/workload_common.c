@@ -391,6 +391,8 @@ USWAP_API int uswap_workload_run(const char *name, const struct uswap_workload_c
 		return uswap_workload_build(cfg, res);
 	if (!strcmp(name, "random"))
 		return uswap_workload_random(cfg, res);
+	if (!strcmp(name, "sharedfault"))
+		return uswap_workload_sharedfault(cfg, res);
 	return -ENOENT;
 }
 

@@ -74,6 +74,8 @@ run usemem throughput_mb_per_s proc_mb_per_s_median -- --procs 2
 run bgsave parent_ops_per_s child_mb_per_s parent_ops_per_s_before fork_ms -- --seconds 0.3
 run bgsave parent_ops_per_s child_mb_per_s parent_ops_per_s_before -- --seconds 0.3 -- --nofork
 run build jobs_per_s forks exits -- --seconds 1 --threads 2
+run bgsave parent_ops_per_s child_mb_per_s -- --seconds 0.3 --threads 2
+run sharedfault faults_per_s fault_p50_us fault_p99_us rounds -- --seconds 0.3 --threads 3
 run random ops_per_s major_faults_per_op -- --seconds 0.5 -- --write-pct 30
 run random ops_per_s major_faults_per_op -- --threads 2 -- --ops 20000 --max-order 4
 
@@ -132,6 +134,30 @@ EOF
 	fi
 else
 	echo "FAIL: bgsave --design both"; head -20 "$tmp/both.err"; fails=$((fails + 1))
+fi
+
+# sharedfault on both designs: the same entries faulted by threads of one
+# process and of forked ones; every page checked, on both designs.
+if timeout 120 "$USWAP" bench --workload sharedfault --design both --seconds 0.2 \
+	--seed "$seed" --json >"$tmp/sf.json" 2>"$tmp/sf.err"; then
+	if ! python3 - "$tmp/sf.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for design in ("table", "legacy"):
+    f = d[design]
+    assert f["bad_pages"]["max"] == 0, (design, f["bad_pages"])
+    assert f["faults_per_s"]["min"] > 0 and f["rounds"]["min"] > 0, (design, f)
+    assert f["fault_p99_us"]["median"] >= f["fault_p50_us"]["median"] > 0, (design, f)
+    assert f["swapins"]["min"] > 0, (design, f)
+assert d["table"]["has_cache_retries"]["max"] == 0
+print("ok: sharedfault both: faults/s table/legacy %.3f %s" %
+      (d["ratio"]["faults_per_s"], d["ratio_ci95"]["faults_per_s"]))
+EOF
+	then
+		fails=$((fails + 1))
+	fi
+else
+	echo "FAIL: sharedfault --design both"; head -20 "$tmp/sf.err"; fails=$((fails + 1))
 fi
 
 # --plot draws the side-by-side chart with gnuplot; --csv one row per figure.
