@@ -31,6 +31,12 @@
  * environment variable USWAP_WL_DEBUG set, the first ten mismatches are
  * reported (address space, address, wanted and found id/version) through
  * the output function of uswap_set_output(), by default on stderr.
+ *
+ * Per address space, the readahead its faults did and the readahead folios
+ * they hit are figures too (ROLE_readahead_pages, ROLE_readahead_wasted =
+ * pages - hits, ROLE being parent, child or children; a hit is credited to
+ * the faulting address space, as the kernel credits the faulting VMA),
+ * beside the device totals readahead_pages and readahead_wasted.
  */
 #ifndef USWAP_WORKLOAD_H
 #define USWAP_WORKLOAD_H
@@ -66,6 +72,8 @@ struct uswap_workload_config {
 	unsigned int max_order;		/* largest anon folio order (0..9) */
 	unsigned int write_pct;		/* bgsave, random: % of operations that write */
 	bool nofork;			/* bgsave: no child; measure the parent alone */
+	int page_cluster;		/* vm.page-cluster as struct uswap_mem_config has it:
+					 * 1..5, 0 the default (3), -1 for page-cluster 0 */
 	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */
 	uswap_workload_progress_fn progress;	/* may be NULL */
 	void *progress_arg;

@@ -12,6 +12,7 @@
  *   --max-order N   largest anonymous folio order faults use (0..9, default 0)
  *   --multiple X    random: working set = X * --memory when --size is not given
  *   --ops N         random, build: operations (jobs) instead of --seconds
+ *   --page-cluster N  vm.page-cluster (0..5, default 3): readahead up to 2^N pages
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -130,6 +131,8 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			cfg->max_order = (unsigned int)x;
 		else if (!strcmp(a, "--ops"))
 			cfg->ops = x;
+		else if (!strcmp(a, "--page-cluster") && x <= 5)
+			cfg->page_cluster = x ? (int)x : -1;
 		else
 			goto bad;
 		i++;

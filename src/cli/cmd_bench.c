@@ -32,7 +32,8 @@ static const struct bench_workload workloads[] = {
 	  "--threads N (2) in each of --procs N (2) forked processes fault the same\n"
 	  "             swapped-out pages at once, round after round for --seconds (1);\n"
 	  "             --memory 64M, data 4M\n"
-	  "             mm workloads: options in [] go after '--'; defaults --memory 128M,\n"
+	  "             mm workloads: options in [] go after '--', and [--page-cluster N (3)]\n"
+	  "             (vm.page-cluster: readahead up to 2^N pages); defaults --memory 128M,\n"
 	  "             --swap zram:1G, 1 run" },
 };
 

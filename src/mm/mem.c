@@ -108,8 +108,25 @@ int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
 	if (err)
 		return err;
 	for (j = 0; j < info->ra_pages; j++) {
-		lru_add(mem, info->ra_folios[j], false);
-		folio_put(info->ra_folios[j]);
+		struct folio *ra = info->ra_folios[j];
+		bool active = false;
+
+		/* A readahead folio's refault is judged as any other's
+		 * (workingset_refault() in __read_swap_cache_async()). */
+		if (info->ra_shadows && info->ra_shadows[j]) {
+			bool was_ws = false;
+			unsigned long wss = (unsigned long)atomic_load(&mem->nr_active);
+
+			mem_stat_inc(mem, refaults);
+			if (workingset_test_recent(&mem->ws, info->ra_shadows[j], wss, &was_ws)) {
+				active = true;
+				mem_stat_inc(mem, refault_activations);
+				workingset_age_nonresident(&mem->ws, folio_nr_pages(ra));
+				folio_set_flag(ra, PG_workingset);
+			}
+		}
+		lru_add(mem, ra, active);
+		folio_put(ra);
 	}
 	if (info->major) {
 		mem_stat_inc(mem, major_faults);
@@ -158,7 +175,8 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	size_t frames;
 	int err;
 
-	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER)
+	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER ||
+	    cfg->page_cluster < -1 || cfg->page_cluster > 5)
 		return -EINVAL;
 	mem = calloc(1, sizeof(*mem));
 	if (!mem)

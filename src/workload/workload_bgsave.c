@@ -38,6 +38,7 @@ struct bgsave_child {
 	_Atomic uint64_t done;		/* pages read */
 	_Atomic bool finished;
 	double t_start, t_end;
+	struct wl_ra ra;		/* the child's readahead, taken at its exit */
 };
 
 static void *bgsave_child_fn(void *arg)
@@ -55,6 +56,7 @@ static void *bgsave_child_fn(void *arg)
 		atomic_fetch_add(&c->env->access_errors, 1);
 	free(buf);
 	/* The child exits: every shared entry goes back to count 1. */
+	wl_ra_add(&c->ra, c->mm);
 	uswap_mm_destroy(c->mm);
 	atomic_store(&c->finished, true);
 	return NULL;
@@ -265,8 +267,16 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 	wl_figure(&env, "parent_ops_per_s", (double)ops / t0);
 	wl_figure(&env, "child_mb_per_s", (double)(nr * USWAP_PAGE_SIZE) / (1 << 20) /
 					  (child.t_end - child.t_start));
+	wl_ra_figures(&env, &child.ra, "child_readahead_pages", "child_readahead_wasted");
 out:
 	if (mm) {
+		struct wl_ra pra = { 0, 0 };
+
+		/* The parent's readahead while serving (before its own check). */
+		wl_ra_add(&pra, mm);
+		if (!ret)
+			wl_ra_figures(&env, &pra, "parent_readahead_pages",
+				      "parent_readahead_wasted");
 		/* The parent's own check: every page as it last wrote it. */
 		for (i = 0; !ret && i < nr; i++)
 			wl_read_page(&env, mm, addr + i * USWAP_PAGE_SIZE, i, vers[i], buf);

@@ -218,6 +218,7 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 	env->t0 = wl_now();
 	mc.budget_bytes = cfg->budget_bytes;
 	mc.max_order = cfg->max_order;
+	mc.page_cluster = cfg->page_cluster;
 	ret = uswap_mem_create(&mc, &env->mem);
 	if (ret) {
 		snprintf(res->err, sizeof(res->err), "%s: uswap_mem_create: %s", name,
@@ -333,6 +334,22 @@ int wl_teardown(struct wl_env *env, int ret)
 	}
 	res->elapsed = wl_now() - env->t0;
 	return ret;
+}
+
+void wl_ra_add(struct wl_ra *acc, struct uswap_mm *mm)
+{
+	struct uswap_mm_stats ms;
+
+	uswap_mm_get_stats(mm, &ms);
+	acc->pages += ms.readahead_pages;
+	acc->hits += ms.readahead_hits;
+}
+
+void wl_ra_figures(struct wl_env *env, const struct wl_ra *acc, const char *pages_name,
+		   const char *wasted_name)
+{
+	wl_figure(env, pages_name, (double)acc->pages);
+	wl_figure(env, wasted_name, (double)(acc->pages > acc->hits ? acc->pages - acc->hits : 0));
 }
 
 void wl_figure(struct wl_env *env, const char *name, double value)

@@ -64,6 +64,16 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
  */
 int wl_teardown(struct wl_env *env, int ret);
 
+/* Readahead of some address spaces, summed (uswap_mm_stats). */
+struct wl_ra {
+	uint64_t pages, hits;
+};
+/* Add @mm's readahead to @acc (before the mm is destroyed). */
+void wl_ra_add(struct wl_ra *acc, struct uswap_mm *mm);
+/* Record @acc as figures @pages_name and @wasted_name (pages - hits). */
+void wl_ra_figures(struct wl_env *env, const struct wl_ra *acc, const char *pages_name,
+		   const char *wasted_name);
+
 /* Record a figure in the result (name: a static string). */
 void wl_figure(struct wl_env *env, const char *name, double value);
 

@@ -246,6 +246,15 @@ USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg
 	wl_figure(&env, "rounds", rounds);
 	wl_figure(&env, "procs", procs);
 	wl_figure(&env, "threads", threads);
+	{
+		struct wl_ra pra = { 0, 0 }, cra = { 0, 0 };
+
+		wl_ra_add(&pra, mms[0]);
+		for (i = 1; i < procs; i++)
+			wl_ra_add(&cra, mms[i]);
+		wl_ra_figures(&env, &pra, "parent_readahead_pages", "parent_readahead_wasted");
+		wl_ra_figures(&env, &cra, "children_readahead_pages", "children_readahead_wasted");
+	}
 out:
 	for (i = procs; i-- > 0;)
 		if (mms[i])

@@ -136,6 +136,29 @@ else
 	echo "FAIL: bgsave --design both"; head -20 "$tmp/both.err"; fails=$((fails + 1))
 fi
 
+# Readahead as the kernel does it, per VMA: the old design's bgsave reads
+# ahead for the child's sequential pass (count 2 after the fork, so no
+# bypass) and wastes almost none of it; the parent's random faults open no
+# window. Per-address-space figures sum to at most the device's total.
+if timeout 60 "$USWAP" bench --workload bgsave --design legacy --swap zram:256M --memory 32M \
+	--seconds 0.3 --seed "$seed" --json >"$tmp/ra.json" 2>"$tmp/ra.err"; then
+	if ! python3 - "$tmp/ra.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ra, wasted = d["readahead_pages"], d["readahead_wasted"]
+assert ra > 0, d
+assert wasted < 0.05 * ra, ("wasted", wasted, "of", ra)
+assert d["child_readahead_pages"] + d["parent_readahead_pages"] <= ra, d
+print("ok: bgsave legacy: readahead %d pages, %d wasted (child %d, parent %d)" %
+      (ra, wasted, d["child_readahead_pages"], d["parent_readahead_pages"]))
+EOF
+	then
+		fails=$((fails + 1))
+	fi
+else
+	echo "FAIL: bgsave legacy readahead"; head -20 "$tmp/ra.err"; fails=$((fails + 1))
+fi
+
 # sharedfault on both designs: the same entries faulted by threads of one
 # process and of forked ones; every page checked, on both designs.
 if timeout 120 "$USWAP" bench --workload sharedfault --design both --seconds 0.2 \
