@@ -34,6 +34,12 @@ struct uswap_mem_config {
 	int page_cluster;		/* vm.page-cluster 1..5: readahead windows up to
 					 * 2^N pages; 0: the default, 3; -1: page-cluster 0
 					 * (no readahead) */
+	/* optional: pages of memory outside the frame pool charged to the
+	 * budget (a compressed swap device's store, which the kernel keeps
+	 * in RAM); reclaim keeps free frames minus these above the marks.
+	 * Called from allocation and reclaim paths: lockless, cheap. */
+	uint64_t (*charged_pages)(void *arg);
+	void *charged_arg;
 };
 
 struct uswap_mem_stats {

@@ -72,6 +72,9 @@ struct uswap_workload_config {
 	unsigned int max_order;		/* largest anon folio order (0..9) */
 	unsigned int write_pct;		/* bgsave, random: % of operations that write */
 	bool nofork;			/* bgsave: no child; measure the parent alone */
+	bool zram_charge;		/* count compressed devices' memory against the
+					 * budget, as the kernel's RAM; false (default):
+					 * report it beside (figure zram_peak_bytes) */
 	int page_cluster;		/* vm.page-cluster as struct uswap_mem_config has it:
 					 * 1..5, 0 the default (3), -1 for page-cluster 0 */
 	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */

@@ -13,6 +13,9 @@
  *   --multiple X    random: working set = X * --memory when --size is not given
  *   --ops N         random, build: operations (jobs) instead of --seconds
  *   --page-cluster N  vm.page-cluster (0..5, default 3): readahead up to 2^N pages
+ *   --zram-charge   count zram's memory (compressed data and metadata) against
+ *                   --memory, as the kernel's RAM; by default it is reported
+ *                   beside the budget (zram_peak_bytes)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -112,6 +115,10 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 
 		if (!strcmp(a, "--nofork")) {
 			cfg->nofork = true;
+			continue;
+		}
+		if (!strcmp(a, "--zram-charge")) {
+			cfg->zram_charge = true;
 			continue;
 		}
 		if (!strcmp(a, "--multiple")) {

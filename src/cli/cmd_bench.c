@@ -33,7 +33,9 @@ static const struct bench_workload workloads[] = {
 	  "             swapped-out pages at once, round after round for --seconds (1);\n"
 	  "             --memory 64M, data 4M\n"
 	  "             mm workloads: options in [] go after '--', and [--page-cluster N (3)]\n"
-	  "             (vm.page-cluster: readahead up to 2^N pages); defaults --memory 128M,\n"
+	  "             (vm.page-cluster: readahead up to 2^N pages) and [--zram-charge]\n"
+	  "             (zram's memory counted against --memory; by default reported\n"
+	  "             beside it, zram_peak_bytes); defaults --memory 128M,\n"
 	  "             --swap zram:1G, 1 run" },
 };
 

@@ -19,9 +19,21 @@ struct folio *page_folio_pfn(uint64_t pfn)
 	return f ? f->head : NULL;
 }
 
+/*
+ * Free frames as the budget sees them: the pool's, less the memory outside
+ * it that is charged to the budget (cfg.charged_pages), never below 0.
+ */
+static size_t mem_free_frames(struct uswap_mem *mem)
+{
+	size_t free = uswap_frame_pool_free_frames(mem->pool);
+	uint64_t charged = mem->cfg.charged_pages ? mem->cfg.charged_pages(mem->cfg.charged_arg) : 0;
+
+	return charged >= free ? 0 : free - (size_t)charged;
+}
+
 static bool mem_below(struct uswap_mem *mem, size_t wmark)
 {
-	return uswap_frame_pool_free_frames(mem->pool) < wmark;
+	return mem_free_frames(mem) < wmark;
 }
 
 static void *kswapd_fn(void *arg)
@@ -46,8 +58,7 @@ static void *kswapd_fn(void *arg)
 			unsigned int idle = 0;
 
 			while (mem_below(mem, mem->wmark_high) && idle < 16) {
-				unsigned long want = mem->wmark_high -
-						     uswap_frame_pool_free_frames(mem->pool);
+				unsigned long want = mem->wmark_high - mem_free_frames(mem);
 
 				if (shrink_memory(mem, USWAP_MIN(want, 256UL), false))
 					idle = 0;
@@ -153,6 +164,14 @@ struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order)
 		f = uswap_folio_alloc(mem->pool, order);
 		if (mem_below(mem, mem->wmark_low))
 			mem_wake_kswapd(mem);
+		/* With memory outside the pool charged, the budget may be
+		 * spent while the pool still has frames: reclaim first, up to
+		 * four passes; then the frame is used anyway (a soft limit:
+		 * the charge may overshoot by what reclaim could not free). */
+		if (f && mem->cfg.charged_pages && !mem_free_frames(mem) && tries < 4) {
+			folio_put(f);
+			f = NULL;
+		}
 		if (f)
 			return f;
 		mem_stat_inc(mem, direct_reclaims);

@@ -10,6 +10,8 @@
 #include <time.h>
 
 #include <uswap/legacy.h>
+#include "io/backend.h"
+#include "swap/swap_internal.h"
 #include "workload/workload_internal.h"
 #include "util/debug.h"
 
@@ -188,6 +190,39 @@ static int split_spec(const char *in, char *spec, size_t len, int *flags)
 	return 0;
 }
 
+/*
+ * Memory the run's compressed devices hold now (zram's mem_used: data and
+ * metadata), in bytes. The devices stay on for the whole run, so reading
+ * their backends without a pin is safe here. Context: lockless.
+ */
+static uint64_t wl_zram_bytes(struct wl_env *env)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < env->nr_types; i++) {
+		struct swap_info_struct *si = atomic_load(&swap_info[env->types[i]]);
+		struct swap_zram_stats zs;
+
+		if (si && si->bdev && !swap_backend_zram_stats(si->bdev, &zs))
+			sum += zs.mem_used;
+	}
+	return sum;
+}
+
+/* uswap_mem_config.charged_pages: zram's memory, as pages (rounded up),
+ * when cfg->zram_charge; its peak is kept either way. */
+static uint64_t wl_charged_pages(void *arg)
+{
+	struct wl_env *env = arg;
+	uint64_t b = wl_zram_bytes(env), peak = atomic_load_explicit(&env->zram_peak,
+								      memory_order_relaxed);
+
+	while (b > peak && !atomic_compare_exchange_weak(&env->zram_peak, &peak, b))
+		;
+	return env->cfg->zram_charge ? (b + USWAP_PAGE_SIZE - 1) / USWAP_PAGE_SIZE : 0;
+}
+
 int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_config *cfg,
 	     struct uswap_workload_result *res)
 {
@@ -219,6 +254,9 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 	mc.budget_bytes = cfg->budget_bytes;
 	mc.max_order = cfg->max_order;
 	mc.page_cluster = cfg->page_cluster;
+	/* Installed before any device: it reads only env->nr_types of them. */
+	mc.charged_pages = wl_charged_pages;
+	mc.charged_arg = env;
 	ret = uswap_mem_create(&mc, &env->mem);
 	if (ret) {
 		snprintf(res->err, sizeof(res->err), "%s: uswap_mem_create: %s", name,
@@ -286,6 +324,8 @@ int wl_teardown(struct wl_env *env, int ret)
 		wl_figure(env, "swapin_cache_hits", (double)st.swapin_cache_hits);
 		wl_figure(env, "bypass_swapins", (double)byp);
 		wl_figure(env, "has_cache_retries", (double)(bretry + cretry));
+		wl_charged_pages(env);
+		wl_figure(env, "zram_peak_bytes", (double)atomic_load(&env->zram_peak));
 	}
 	res->swapins = st.swapins;
 	res->swapouts = st.swapouts;

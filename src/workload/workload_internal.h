@@ -25,6 +25,7 @@ struct wl_env {
 	_Atomic uint64_t bad_pages;
 	_Atomic uint64_t access_errors;
 	_Atomic int first_error;		/* first access error (-errno), 0 if none */
+	_Atomic uint64_t zram_peak;		/* compressed devices' memory, peak bytes */
 };
 
 /* Time. */

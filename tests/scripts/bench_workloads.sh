@@ -79,6 +79,9 @@ run sharedfault faults_per_s fault_p50_us fault_p99_us rounds -- --seconds 0.3 -
 run random ops_per_s major_faults_per_op -- --seconds 0.5 -- --write-pct 30
 run random ops_per_s major_faults_per_op -- --threads 2 -- --ops 20000 --max-order 4
 
+# zram's memory counted against the budget: still every page right.
+run usemem throughput_mb_per_s zram_peak_bytes -- --size 40M --procs 1 -- --zram-charge
+
 # Two runs: medians with min/max.
 out=$tmp/runs.json
 if "$USWAP" bench --workload usemem --design table --swap zram:256M --memory 16M --seed "$seed" \
