@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A layer includes only headers of its own layer or the layers below it:
-#   util < io < swap, legacy < mm < runtime < cli
+#   util < io < swap, legacy < mm < workload < runtime < cli
 # (runtime: the planned userfaultfd runtime, not in the tree yet)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,8 +11,9 @@ allowed() {
 	swap) echo "util io swap" ;;
 	legacy) echo "util io swap legacy" ;;
 	mm) echo "util io swap legacy mm" ;;
-	runtime) echo "util io swap legacy mm runtime" ;;
-	cli) echo "util io swap legacy mm runtime cli" ;;
+	workload) echo "util io swap legacy mm workload" ;;
+	runtime) echo "util io swap legacy mm workload runtime" ;;
+	cli) echo "util io swap legacy mm workload runtime cli" ;;
 	esac
 }
 bad=0

@@ -43,7 +43,16 @@ struct uswap_mem_config {
 	unsigned int high_pct;		/* ... until this % free (default 8) */
 	unsigned int max_order;		/* largest anon folio order faults use (0..9, default 0) */
 	bool no_kswapd;			/* direct reclaim only */
-	uint64_t __reserved[5];		/* must be zero */
+	int page_cluster;		/* vm.page-cluster 1..5: readahead windows up to
+					 * 2^N pages; 0: the default, 3; -1: page-cluster 0
+					 * (no readahead) */
+	/* optional: pages of memory outside the frame pool charged to the
+	 * budget (a compressed swap device's store, which the kernel keeps
+	 * in RAM); reclaim keeps free frames minus these above the marks.
+	 * Called from allocation and reclaim paths: lockless, cheap. */
+	uint64_t (*charged_pages)(void *arg);
+	void *charged_arg;
+	uint64_t __reserved[2];		/* must be zero */
 };
 
 struct uswap_mem_stats {
@@ -70,7 +79,8 @@ struct uswap_mem_stats {
  *
  * Context: may sleep; starts a thread unless @cfg->no_kswapd.
  * Return: 0 and *@out; -EINVAL (@cfg NULL, budget under 1 MiB, max_order
- * above USWAP_MAX_ORDER, @cfg->__reserved not zero), -ENOMEM.
+ * above USWAP_MAX_ORDER, page_cluster outside -1..5, @cfg->__reserved not
+ * zero), -ENOMEM.
  */
 USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_mem **out);
 
@@ -179,7 +189,9 @@ USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write);
 struct uswap_mm_stats {
 	uint64_t rss_pages;		/* present PTEs */
 	uint64_t swap_pages;		/* swap PTEs */
-	uint64_t __reserved[14];	/* zeroed; later fields come from here */
+	uint64_t readahead_pages;	/* folios read ahead by this mm's faults */
+	uint64_t readahead_hits;	/* this mm's faults that hit a readahead folio */
+	uint64_t __reserved[12];	/* zeroed; later fields come from here */
 };
 
 /**

@@ -352,13 +352,28 @@ struct uswap_swapin_info {
 	 * USWAP_SWAPIN_RA_MAX that receives the readahead folios, each with
 	 * a reference the caller must drop (an mm puts them on its LRU first) */
 	struct folio **ra_folios;
-	/* in, optional: VMA readahead. The swap entries of the PTEs that follow
-	 * the faulting one (virtual address order, up to USWAP_SWAPIN_RA_MAX)
-	 * and the faulting page number: readahead then takes its window from
-	 * these, by address, instead of from neighbouring swap offsets. */
+	/* in, optional: VMA readahead (the kernel's swap_vma_readahead()).
+	 * ra_entries[i] is the swap entry of the PTE of page ra_first + i (0
+	 * where the PTE holds none), for the pages around the faulting page
+	 * ra_addr that the window may cover: inside the VMA and its PMD, at
+	 * most ra_max_pages - 1 on either side. ra_info is the faulting VMA's
+	 * readahead state (vma->swap_readahead_info: last fault page, window,
+	 * hits), which swap-in reads and updates. Without ra_info, readahead
+	 * is the kernel's cluster readahead around the swap offset. */
 	const swp_entry_t *ra_entries;
 	unsigned int nr_ra_entries;
 	uint64_t ra_addr;
+	uint64_t ra_first;
+	_Atomic uint64_t *ra_info;
+	unsigned int ra_max_pages;	/* in: 1 << vm.page-cluster (0: 8) */
+	/* in, optional: an array of USWAP_SWAPIN_RA_MAX that receives each
+	 * readahead folio's workingset shadow (0 if none) */
+	uint64_t *ra_shadows;
+	/* out: the fault hit a readahead folio in the cache (PG_readahead) */
+	bool ra_hit;
+	/* out: the design drops the cache copy after mapping because the
+	 * device is synchronous (swap table phase II; not the old design) */
+	bool free_sync;
 };
 
 /**

@@ -11,7 +11,9 @@
  *   build   a "make" parent whose workers fork short-lived children that
  *           touch inherited and private pages, then exit (kernel build);
  *   random  uniform random reads/writes over a working set larger than
- *           the budget.
+ *           the budget;
+ *   sharedfault  many threads, in one process and across forked ones,
+ *           fault the same swapped-out entries at the same moment.
  *
  * Each run creates its own budget (uswap_mem_create) and swaps on its own
  * devices (uswap_swapon_spec, in the order given), and tears both down.
@@ -29,6 +31,12 @@
  * environment variable USWAP_WL_DEBUG set, the first ten mismatches are
  * reported (address space, address, wanted and found id/version) through
  * the output function of uswap_set_output(), by default on stderr.
+ *
+ * Per address space, the readahead its faults did and the readahead folios
+ * they hit are figures too (ROLE_readahead_pages, ROLE_readahead_wasted =
+ * pages - hits, ROLE being parent, child or children; a hit is credited to
+ * the faulting address space, as the kernel credits the faulting VMA),
+ * beside the device totals readahead_pages and readahead_wasted.
  */
 #ifndef USWAP_WORKLOAD_H
 #define USWAP_WORKLOAD_H
@@ -40,7 +48,7 @@ extern "C" {
 #endif
 
 #define USWAP_WL_MAX_SPECS	8
-#define USWAP_WL_MAX_FIGURES	16
+#define USWAP_WL_MAX_FIGURES	32
 
 /*
  * Progress report: @phase names what runs ("fill", "serve", ...), @frac
@@ -64,6 +72,11 @@ struct uswap_workload_config {
 	unsigned int max_order;		/* largest anon folio order (0..9) */
 	unsigned int write_pct;		/* bgsave, random: % of operations that write */
 	bool nofork;			/* bgsave: no child; measure the parent alone */
+	bool zram_charge;		/* count compressed devices' memory against the
+					 * budget, as the kernel's RAM; false (default):
+					 * report it beside (figure zram_peak_bytes) */
+	int page_cluster;		/* vm.page-cluster as struct uswap_mem_config has it:
+					 * 1..5, 0 the default (3), -1 for page-cluster 0 */
 	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */
 	uswap_workload_progress_fn progress;	/* may be NULL */
 	void *progress_arg;
@@ -139,8 +152,23 @@ USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
 				    struct uswap_workload_result *res);
 
 /**
+ * uswap_workload_sharedfault() - run the sharedfault workload with @cfg and
+ * fill @res. @cfg->threads threads in each of @cfg->procs address spaces
+ * related by fork (defaults 2 and 2) fault the same swapped-out pages at
+ * the same moment, round after round for @cfg->seconds: entries shared by
+ * fork (count @cfg->procs) and entries of the parent alone (count 1).
+ * Context: may sleep; creates threads; swaps devices on and off.
+ * Return: as uswap_workload_usemem(): 0 (check res->bad_pages), -EINVAL
+ * (more than 16 processes or 64 threads, or a bad config: reason in
+ * res->err), -ENOMEM, -EAGAIN (threads could not be started), -EBUSY
+ * (leaked slots), -EIO (accesses failed), or a swapon error.
+ */
+USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg,
+					 struct uswap_workload_result *res);
+
+/**
  * uswap_workload_run() - run the workload called @name.
- * @name: "usemem", "bgsave", "build" or "random".
+ * @name: "usemem", "bgsave", "build", "random" or "sharedfault".
  * Context: as the workload.
  * Return: as the workload; -ENOENT (@name is not a workload).
  */

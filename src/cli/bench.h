@@ -32,7 +32,7 @@ struct bench_opts {
 	char **argv;
 };
 
-#define BENCH_MAX_METRICS 40
+#define BENCH_MAX_METRICS 64
 #define BENCH_MAX_RUNS 64
 
 /* The figures of one run: key -> value, in a stable order. */
@@ -45,6 +45,30 @@ struct bench_result {
 };
 
 void bench_result_add(struct bench_result *r, const char *key, double value);
+
+struct bench_summary {
+	double median, min, max;
+};
+
+/* bench_driver.c */
+unsigned int bench_values(const struct bench_result *runs, unsigned int n, const char *key,
+			  double *v);
+struct bench_summary bench_figure(const struct bench_result *runs, unsigned int n,
+				  const char *key);
+int bench_compare(const struct bench_result *t, const struct bench_result *l, unsigned int n,
+		  const char *key, double *ratio, double *lo, double *hi);
+
+/* bench_plot.c */
+bool bench_plot_headline(const char *key);
+int bench_plot_svg(const char *path, const struct bench_opts *o, const struct bench_result *t,
+		   unsigned int nt, const struct bench_result *l, unsigned int nl);
+
+/* bench_stats.c */
+double bench_median(double *v, unsigned int n);
+double bench_ratio(double t, double l);
+int bench_ratio_ci95(const double *t, const double *l, unsigned int n, double *lo, double *hi);
+#define BENCH_CI_METHOD "95% interval: percentile bootstrap of the paired runs (4000 resamples)"
+
 int bench_drive(const struct bench_opts *o,
 		int (*measure)(const struct bench_opts *o, const char *design,
 			       struct bench_result *r));
@@ -60,5 +84,6 @@ int bench_usemem(const struct bench_opts *o);	/* bench_mm.c */
 int bench_bgsave(const struct bench_opts *o);
 int bench_build(const struct bench_opts *o);
 int bench_random(const struct bench_opts *o);
+int bench_sharedfault(const struct bench_opts *o);
 
 #endif

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bench driver: runs a workload's measure() --runs times on one design,
- * or on both designs interleaved (table, legacy, table, ... after one
- * warm-up run of each), and reports per figure the median, min and max,
- * and with both designs the ratio table/legacy of the medians.
- * Output: a readable table, --json, --csv, and --plot FILE.svg (gnuplot).
+ * or on both designs in pairs (after one warm-up run of each), the order of
+ * the two alternating from pair to pair (table first, then legacy first, ...)
+ * so that neither always runs on the warmer or the quieter machine. It
+ * reports per figure the median, min and max, and with both designs the
+ * ratio table/legacy of the medians with its 95% interval (bench_stats.c);
+ * a ratio whose interval contains 1 is "no difference".
+ * Output: a readable table, --json, --csv, and --plot FILE.svg (bench_plot.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -15,7 +18,11 @@
 
 #include "cli/bench.h"
 
-/** bench_result_add() - record figure @key of one run. */
+/**
+ * bench_result_add() - record figure @key (a string that outlives @r) of
+ * one run; a figure past BENCH_MAX_METRICS is dropped.
+ * Context: any. Return: nothing.
+ */
 void bench_result_add(struct bench_result *r, const char *key, double value)
 {
 	unsigned int i;
@@ -33,41 +40,63 @@ void bench_result_add(struct bench_result *r, const char *key, double value)
 	r->n++;
 }
 
-static int cmp_double(const void *a, const void *b)
+/**
+ * bench_figure() - figure @key over the @n runs of one design.
+ * Context: any. Return: its median, min and max (zeros when @n is 0).
+ */
+struct bench_summary bench_figure(const struct bench_result *runs, unsigned int n, const char *key)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct summary {
-	double median, min, max;
-};
-
-static struct summary summarize(double *v, unsigned int n)
-{
-	struct summary s = { 0, 0, 0 };
-
-	if (!n)
-		return s;
-	qsort(v, n, sizeof(*v), cmp_double);
-	s.min = v[0];
-	s.max = v[n - 1];
-	s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	return s;
-}
-
-/* Figure @key over the runs of one design. */
-static struct summary figure(struct bench_result *runs, unsigned int n, const char *key)
-{
+	struct bench_summary sm = { 0, 0, 0 };
 	double v[BENCH_MAX_RUNS];
-	unsigned int i, j, k = 0;
+	unsigned int k;
 
-	for (i = 0; i < n; i++)
+	k = bench_values(runs, n, key, v);
+	if (!k)
+		return sm;
+	sm.median = bench_median(v, k);	/* sorts */
+	sm.min = v[0];
+	sm.max = v[k - 1];
+	return sm;
+}
+
+/**
+ * bench_values() - figure @key of each of the @n runs, in run order, into
+ * @v (a run without it gives 0, so that pairs stay aligned).
+ * Context: any. Return: @n.
+ */
+unsigned int bench_values(const struct bench_result *runs, unsigned int n, const char *key,
+			  double *v)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		v[i] = 0;
 		for (j = 0; j < runs[i].n; j++)
 			if (!strcmp(runs[i].m[j].key, key))
-				v[k++] = runs[i].m[j].value;
-	return summarize(v, k);
+				v[i] = runs[i].m[j].value;
+	}
+	return n;
+}
+
+/**
+ * bench_compare() - ratio of the medians of figure @key (table over
+ * legacy) and its 95% interval over the paired runs.
+ * Context: any. Return: 0, or -EINVAL when there are fewer than two pairs
+ * (*@lo and *@hi are then NAN).
+ */
+int bench_compare(const struct bench_result *t, const struct bench_result *l, unsigned int n,
+		  const char *key, double *ratio, double *lo, double *hi)
+{
+	double tv[BENCH_MAX_RUNS], lv[BENCH_MAX_RUNS];
+
+	*ratio = bench_ratio(bench_figure(t, n, key).median, bench_figure(l, n, key).median);
+	bench_values(t, n, key, tv);
+	bench_values(l, n, key, lv);
+	if (bench_ratio_ci95(tv, lv, n, lo, hi)) {
+		*lo = *hi = NAN;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void print_json_summary(FILE *f, struct bench_result *runs, unsigned int n)
@@ -76,7 +105,7 @@ static void print_json_summary(FILE *f, struct bench_result *runs, unsigned int 
 
 	fputc('{', f);
 	for (j = 0; n && j < runs[0].n; j++) {
-		struct summary s = figure(runs, n, runs[0].m[j].key);
+		struct bench_summary s = bench_figure(runs, n, runs[0].m[j].key);
 
 		fprintf(f, "%s\"%s\":{\"median\":%.6g,\"min\":%.6g,\"max\":%.6g}", j ? "," : "",
 			runs[0].m[j].key, s.median, s.min, s.max);
@@ -84,49 +113,22 @@ static void print_json_summary(FILE *f, struct bench_result *runs, unsigned int 
 	fputc('}', f);
 }
 
-static double ratio(double t, double l)
+/* A number in JSON, or null (JSON has no infinity). */
+static void json_num(FILE *f, double v, const char *fmt)
 {
-	return l != 0 ? t / l : (t == 0 ? 1.0 : INFINITY);
+	if (isfinite(v))
+		fprintf(f, fmt, v);
+	else
+		fputs("null", f);
 }
 
-static int plot_svg(const char *path, const struct bench_opts *o, struct bench_result *t,
-		    unsigned int nt, struct bench_result *l, unsigned int nl)
+/* Run @design once into @r. Return: 0, or 1 when the workload failed. */
+static int measure_one(const struct bench_opts *o, const char *design, struct bench_result *r,
+		       int (*measure)(const struct bench_opts *o, const char *design,
+				      struct bench_result *r))
 {
-	char dat[] = "/tmp/uswap-plot-XXXXXX";
-	int fd = mkstemp(dat);
-	FILE *f, *gp;
-	unsigned int j;
-	int rc;
-
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	/* One row per figure: name, table median/min/max, legacy median/min/max,
-	 * normalized to the legacy median so that figures share one axis. */
-	for (j = 0; nt && j < t[0].n; j++) {
-		struct summary a = figure(t, nt, t[0].m[j].key);
-		struct summary b = nl ? figure(l, nl, t[0].m[j].key) : a;
-		double base = b.median != 0 ? b.median : 1;
-
-		fprintf(f, "\"%s\" %g %g %g %g %g %g\n", t[0].m[j].key, a.median / base,
-			a.min / base, a.max / base, b.median / base, b.min / base, b.max / base);
-	}
-	fclose(f);
-	gp = popen("gnuplot", "w");
-	if (!gp) {
-		unlink(dat);
-		return -ENOENT;
-	}
-	fprintf(gp, "set terminal svg size 1000,500 dynamic\nset output '%s'\n"
-		    "set title 'uswap bench %s: table vs legacy (normalized to legacy median)'\n"
-		    "set style data histograms\nset style histogram errorbars gap 1 lw 1\n"
-		    "set style fill solid 0.6 border -1\nset xtics rotate by -30\n"
-		    "set yrange [0:*]\nset grid ytics\n"
-		    "plot '%s' using 2:3:4:xtic(1) title 'table', '' using 5:6:7 title 'legacy'\n",
-		path, o->workload, dat);
-	rc = pclose(gp);
-	unlink(dat);
-	return rc ? -EIO : 0;
+	memset(r, 0, sizeof(*r));
+	return measure(o, design, r) ? 1 : 0;
 }
 
 /**
@@ -151,25 +153,28 @@ int bench_drive(const struct bench_opts *o,
 	if (both) {
 		if (!o->quiet && !o->json && !o->csv)
 			fprintf(stderr, "warm-up: table, legacy\n");
-		memset(&warm, 0, sizeof(warm));
-		if (measure(o, "table", &warm) || (memset(&warm, 0, sizeof(warm)),
-						   measure(o, "legacy", &warm)))
+		if (measure_one(o, "table", &warm, measure) ||
+		    measure_one(o, "legacy", &warm, measure))
 			return 1;
 	}
 	for (i = 0; i < runs; i++) {
+		/* Pair i: table first when i is even, legacy first when odd. */
+		bool legacy_first = both && (i & 1);
+
 		if (!o->quiet && !o->json && !o->csv && runs > 1)
-			fprintf(stderr, "run %u/%u\n", i + 1, runs);
-		if (both || !strcmp(one, "table")) {
-			memset(&t[nt], 0, sizeof(t[nt]));
-			if (measure(o, "table", &t[nt]))
+			fprintf(stderr, "run %u/%u%s\n", i + 1, runs,
+				both ? (legacy_first ? " (legacy, table)" : " (table, legacy)") : "");
+		if (legacy_first) {
+			if (measure_one(o, "legacy", &l[nl++], measure))
 				return 1;
-			nt++;
 		}
-		if (both || !strcmp(one, "legacy")) {
-			memset(&l[nl], 0, sizeof(l[nl]));
-			if (measure(o, "legacy", &l[nl]))
+		if (both || !strcmp(one, "table")) {
+			if (measure_one(o, "table", &t[nt++], measure))
 				return 1;
-			nl++;
+		}
+		if (!legacy_first && (both || !strcmp(one, "legacy"))) {
+			if (measure_one(o, "legacy", &l[nl++], measure))
+				return 1;
 		}
 	}
 	if (o->json) {
@@ -190,19 +195,27 @@ int bench_drive(const struct bench_opts *o,
 
 			for (j = 0; j < r[0].n; j++)
 				fprintf(out, ",\"%s\":%.6g", r[0].m[j].key,
-					figure(r, n, r[0].m[j].key).median);
+					bench_figure(r, n, r[0].m[j].key).median);
 		} else {
+			double q, lo, hi;
+
+			/* A figure that is 0 on the old design and not on the
+			 * new has no ratio: null. */
 			fprintf(out, ",\"ratio\":{");
 			for (j = 0; j < t[0].n; j++) {
-				double q = ratio(figure(t, nt, t[0].m[j].key).median,
-						 figure(l, nl, t[0].m[j].key).median);
-
-				/* JSON has no infinity: a figure that is 0 on the
-				 * old design and not on the new has no ratio. */
-				if (isfinite(q))
-					fprintf(out, "%s\"%s\":%.4f", j ? "," : "", t[0].m[j].key, q);
-				else
-					fprintf(out, "%s\"%s\":null", j ? "," : "", t[0].m[j].key);
+				bench_compare(t, l, nt, t[0].m[j].key, &q, &lo, &hi);
+				fprintf(out, "%s\"%s\":", j ? "," : "", t[0].m[j].key);
+				json_num(out, q, "%.4f");
+			}
+			fprintf(out, "},\"ratio_ci95_method\":\"paired percentile bootstrap\","
+				     "\"ratio_ci95\":{");
+			for (j = 0; j < t[0].n; j++) {
+				bench_compare(t, l, nt, t[0].m[j].key, &q, &lo, &hi);
+				fprintf(out, "%s\"%s\":[", j ? "," : "", t[0].m[j].key);
+				json_num(out, lo, "%.4f");
+				fputc(',', out);
+				json_num(out, hi, "%.4f");
+				fputc(']', out);
 			}
 			fputc('}', out);
 		}
@@ -210,13 +223,13 @@ int bench_drive(const struct bench_opts *o,
 	} else if (o->csv) {
 		fprintf(out, "workload,figure,design,median,min,max\n");
 		for (j = 0; nt && j < t[0].n; j++) {
-			struct summary s = figure(t, nt, t[0].m[j].key);
+			struct bench_summary s = bench_figure(t, nt, t[0].m[j].key);
 
 			fprintf(out, "%s,%s,table,%.6g,%.6g,%.6g\n", o->workload, t[0].m[j].key,
 				s.median, s.min, s.max);
 		}
 		for (j = 0; nl && j < l[0].n; j++) {
-			struct summary s = figure(l, nl, l[0].m[j].key);
+			struct bench_summary s = bench_figure(l, nl, l[0].m[j].key);
 
 			fprintf(out, "%s,%s,legacy,%.6g,%.6g,%.6g\n", o->workload, l[0].m[j].key,
 				s.median, s.min, s.max);
@@ -225,30 +238,35 @@ int bench_drive(const struct bench_opts *o,
 		struct bench_result *r0 = nt ? t : l;
 
 		fprintf(out, "workload %s, %u run%s%s\n", o->workload, runs, runs > 1 ? "s" : "",
-			both ? " of each design, interleaved" : "");
-		fprintf(out, "%-28s %14s %14s %14s", "figure", nt ? "table" : "", "", "");
+			both ? " of each design, in pairs, the order alternating" : "");
 		if (both)
-			fprintf(out, " %14s %14s %14s %8s", "legacy", "", "", "ratio");
-		fprintf(out, "\n%-28s %14s %14s %14s", "", "median", "min", "max");
+			fprintf(out, "ratio t/l: of the medians; %s\n", BENCH_CI_METHOD);
+		fprintf(out, "%-28s %12s %12s %12s", "figure", nt ? "table" : "", "", "");
 		if (both)
-			fprintf(out, " %14s %14s %14s %8s", "median", "min", "max", "t/l");
+			fprintf(out, " %12s %12s %12s %7s %17s", "legacy", "", "", "ratio", "95% interval");
+		fprintf(out, "\n%-28s %12s %12s %12s", "", "median", "min", "max");
+		if (both)
+			fprintf(out, " %12s %12s %12s %7s", "median", "min", "max", "t/l");
 		fputc('\n', out);
 		for (j = 0; j < r0[0].n; j++) {
 			const char *key = r0[0].m[j].key;
-			struct summary a = figure(r0, nt ? nt : nl, key);
+			struct bench_summary a = bench_figure(r0, nt ? nt : nl, key);
 
-			fprintf(out, "%-28s %14.6g %14.6g %14.6g", key, a.median, a.min, a.max);
+			fprintf(out, "%-28s %12.6g %12.6g %12.6g", key, a.median, a.min, a.max);
 			if (both) {
-				struct summary b = figure(l, nl, key);
+				struct bench_summary b = bench_figure(l, nl, key);
+				double q, lo, hi;
 
-				fprintf(out, " %14.6g %14.6g %14.6g %8.3f", b.median, b.min, b.max,
-					ratio(a.median, b.median));
+				bench_compare(t, l, nt, key, &q, &lo, &hi);
+				fprintf(out, " %12.6g %12.6g %12.6g %7.3f [%6.3f, %6.3f]%s", b.median,
+					b.min, b.max, q, lo, hi,
+					lo <= 1 && hi >= 1 ? " no difference" : "");
 			}
 			fputc('\n', out);
 		}
 	}
 	if (o->plot) {
-		int err = plot_svg(o->plot, o, nt ? t : l, nt ? nt : nl, nt ? l : NULL, nt ? nl : 0);
+		int err = bench_plot_svg(o->plot, o, nt ? t : l, nt ? nt : nl, nt ? l : NULL, nt ? nl : 0);
 
 		if (err) {
 			fprintf(stderr, "uswap bench: --plot %s: gnuplot failed (%s)\n", o->plot,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The mm workloads of uswap bench: usemem, bgsave, build, random
- * (src/mm/workload_*.c). Each runs --runs times (1 unless --runs is
+ * (src/workload/workload_*.c). Each runs --runs times (1 unless --runs is
  * given), prints medians (with min/max over several runs) and exits 1 if
  * any page read back wrong, any access failed or any slot leaked.
  *
@@ -12,6 +12,10 @@
  *   --max-order N   largest anonymous folio order faults use (0..9, default 0)
  *   --multiple X    random: working set = X * --memory when --size is not given
  *   --ops N         random, build: operations (jobs) instead of --seconds
+ *   --page-cluster N  vm.page-cluster (0..5, default 3): readahead up to 2^N pages
+ *   --zram-charge   count zram's memory (compressed data and metadata) against
+ *                   --memory, as the kernel's RAM; by default it is reported
+ *                   beside the budget (zram_peak_bytes)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,6 +117,10 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			cfg->nofork = true;
 			continue;
 		}
+		if (!strcmp(a, "--zram-charge")) {
+			cfg->zram_charge = true;
+			continue;
+		}
 		if (!strcmp(a, "--multiple")) {
 			char *end;
 
@@ -130,6 +138,8 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			cfg->max_order = (unsigned int)x;
 		else if (!strcmp(a, "--ops"))
 			cfg->ops = x;
+		else if (!strcmp(a, "--page-cluster") && x <= 5)
+			cfg->page_cluster = x ? (int)x : -1;
 		else
 			goto bad;
 		i++;
@@ -215,8 +225,8 @@ static int mm_bench_config(const struct bench_opts *o, const struct mm_bench *b,
 		cfg->specs[0] = "zram:1G";
 		cfg->nr_specs = 1;
 	}
-	/* cmd_bench's default --threads is 1: that means "the workload's". */
-	cfg->threads = o->threads > 1 ? o->threads : b->threads;
+	/* No --threads (0): the workload's default. */
+	cfg->threads = o->threads ? o->threads : b->threads;
 	cfg->procs = o->procs ? o->procs : b->procs;
 	cfg->seconds = o->seconds > 0 ? o->seconds : b->seconds;
 	return 0;
@@ -438,6 +448,16 @@ int bench_random(const struct bench_opts *o)
 	static const struct mm_bench b = {
 		.name = "random", .memory = 128ULL << 20, .multiple = 3.0, .write_pct = 20,
 		.threads = 1, .seconds = 2.0,
+	};
+
+	return mm_bench_run(o, &b);
+}
+
+int bench_sharedfault(const struct bench_opts *o)
+{
+	static const struct mm_bench b = {
+		.name = "sharedfault", .memory = 64ULL << 20, .multiple = 1.0 / 16, .procs = 2,
+		.threads = 2, .seconds = 1.0,
 	};
 
 	return mm_bench_run(o, &b);

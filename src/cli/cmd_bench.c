@@ -19,15 +19,23 @@ static const struct bench_workload workloads[] = {
 	{ "usemem", bench_usemem,
 	  "vm-scalability usemem: --procs N (4) fill data/N each, read back [--max-order N]" },
 	{ "bgsave", bench_bgsave,
-	  "Redis BGSAVE: parent serves random pages [--write-pct N (10)] while a\n"
+	  "Redis BGSAVE: parent serves random pages from --threads N (1) threads\n"
+	  "             [--write-pct N (10)] while a\n"
 	  "             forked child reads all once [--nofork] [--max-order N]" },
 	{ "build", bench_build,
 	  "kernel build: --threads N (2) workers fork short-lived children of a parent\n"
 	  "             [--ops JOBS] [--max-order N]" },
 	{ "random", bench_random,
 	  "uniform random pages over [--multiple X (3)] x --memory [--write-pct N (20)]\n"
-	  "             [--ops N] [--max-order N]\n"
-	  "             mm workloads: options in [] go after '--'; defaults --memory 128M,\n"
+	  "             [--ops N] [--max-order N]" },
+	{ "sharedfault", bench_sharedfault,
+	  "--threads N (2) in each of --procs N (2) forked processes fault the same\n"
+	  "             swapped-out pages at once, round after round for --seconds (1);\n"
+	  "             --memory 64M, data 4M\n"
+	  "             mm workloads: options in [] go after '--', and [--page-cluster N (3)]\n"
+	  "             (vm.page-cluster: readahead up to 2^N pages) and [--zram-charge]\n"
+	  "             (zram's memory counted against --memory; by default reported\n"
+	  "             beside it, zram_peak_bytes); defaults --memory 128M,\n"
 	  "             --swap zram:1G, 1 run" },
 };
 
@@ -61,7 +69,12 @@ static void usage(FILE *f)
 		   "                   [--size SIZE] [--threads N] [--procs N] [--runs N]\n"
 		   "                   [--seed N] [--seconds S] [--design table|legacy|both]\n"
 		   "                   [--json] [--csv] [--plot FILE.svg]\n"
-		   "specs: zram:SIZE[:lz4|zstd], file:PATH\nworkloads:\n");
+		   "specs: zram:SIZE[:lz4|zstd], file:PATH\n"
+		   "--design both: pairs of runs, the order alternating pair to pair; each\n"
+		   "  ratio table/legacy (of the medians) with its\n  %s;\n"
+		   "  an interval that contains 1 reads \"no difference\"\n"
+		   "--plot: headline figures side by side, min..max bars, ratios with intervals\n"
+		   "workloads:\n", BENCH_CI_METHOD);
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		fprintf(f, "  %-10s %s\n", workloads[i].name, workloads[i].help);
 }
@@ -87,8 +100,7 @@ int cmd_bench(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	/* The main job by default: the BGSAVE shape on both designs. */
-	struct bench_opts o = { .workload = "bgsave", .design = NULL, .threads = 1,
-				.runs = 5 };
+	struct bench_opts o = { .workload = "bgsave", .design = NULL, .runs = 5 };
 	size_t i;
 	int c;
 
@@ -116,7 +128,14 @@ int cmd_bench(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 't': o.threads = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 't':
+			/* 0 is refused below; unset (0) means the workload's default. */
+			o.threads = (unsigned int)strtoul(optarg, NULL, 0);
+			if (!o.threads) {
+				fprintf(stderr, "uswap bench: --threads must be at least 1\n");
+				return 2;
+			}
+			break;
 		case 'p': o.procs = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'r': o.runs = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'S': o.seed = strtoull(optarg, NULL, 0); break;
@@ -137,8 +156,8 @@ int cmd_bench(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!o.threads || !o.runs) {
-		fprintf(stderr, "uswap bench: --threads and --runs must be at least 1\n");
+	if (!o.runs) {
+		fprintf(stderr, "uswap bench: --runs must be at least 1\n");
 		return 2;
 	}
 	/* Both designs unless asked otherwise; swapio measures the I/O path,

@@ -12,7 +12,12 @@
  *    every device: __read_swap_cache_async takes SWAP_HAS_CACHE, then adds
  *    the folio to the cache; a reader that finds the bit taken but no folio
  *    in the cache (another reader between the two steps) waits a jiffy and
- *    looks again.
+ *    looks again, for the faulting slot and the readahead slots alike;
+ *  - a large folio is read around the cache only where can_swapin_thp()
+ *    allows: no slot of the range has SWAP_HAS_CACHE;
+ *  - the cache copy is kept after mapping unless should_try_to_free_swap()
+ *    (6.17) says otherwise (swap full, or an exclusive write fault): no
+ *    "always free on synchronous devices", that is phase II's rule.
  */
 #include <sched.h>
 #include <unistd.h>
@@ -23,25 +28,24 @@
 
 #define LEGACY_JIFFY_US		1000	/* schedule_timeout_uninterruptible(1) at HZ=1000 */
 
-static void legacy_ra_hit(struct swap_info_struct *si, struct folio *folio)
-{
-	if (folio_test_clear_flag(folio, PG_readahead)) {
-		atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
-	}
-}
-
-/* The old alloc_swap_folio() rule for a large folio: every slot of the
- * aligned range has count exactly 1 and no SWAP_HAS_CACHE. Lockless. */
-static bool legacy_range_exclusive(struct swap_info_struct *si, uint64_t start, unsigned int nr)
+/*
+ * The kernel's can_swapin_thp() for the bypass of a large folio (the
+ * caller's page table already holds the aligned run of entries, in
+ * order): no slot of the range may have SWAP_HAS_CACHE (non_swapcache_batch()),
+ * or the large folio would conflict with a cached one. Lockless.
+ */
+static bool legacy_can_swapin_thp(struct swap_info_struct *si, uint64_t start, unsigned int nr)
 {
 	unsigned int i;
 
 	if (start + nr > si->max || start % SWAPFILE_CLUSTER + nr > SWAPFILE_CLUSTER)
 		return false;
-	for (i = 0; i < nr; i++)
-		if (legacy_map_get(si, start + i) != 1)
+	for (i = 0; i < nr; i++) {
+		unsigned char ent = legacy_map_get(si, start + i);
+
+		if ((ent & SWAP_HAS_CACHE) || !swap_count(ent))
 			return false;
+	}
 	return true;
 }
 
@@ -65,7 +69,7 @@ static int legacy_swapin_bypass(struct swap_info_struct *si, swp_entry_t entry,
 	for (order = SWAP_NR_ORDERS - 1; order > 0; order--) {
 		if (!(orders & (1UL << order)))
 			continue;
-		if (!legacy_range_exclusive(si, offset & ~((1ULL << order) - 1), 1U << order))
+		if (!legacy_can_swapin_thp(si, offset & ~((1ULL << order) - 1), 1U << order))
 			continue;
 		folio = uswap_folio_alloc(pool, order);
 		if (folio)
@@ -203,7 +207,7 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 
 	folio = legacy_cache_get(si, entry);
 	if (folio) {
-		legacy_ra_hit(si, folio);
+		swap_update_readahead(si, folio, info);
 		*out = folio;
 		return 0;
 	}
@@ -217,7 +221,7 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		return err;
 	if (!new) {
 		/* A racing reader cached it meanwhile. */
-		legacy_ra_hit(si, folio);
+		swap_update_readahead(si, folio, info);
 		*out = folio;
 		return 0;
 	}
@@ -227,17 +231,28 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		struct folio *ra;
 		int rerr;
 
-		ra = legacy_read_swap_cache_async(si, o, pool, false, &new, NULL, &rerr);
+		uint64_t rshadow = 0;
+
+		/*
+		 * 6.17's swap_vma_readahead() and swap_cluster_readahead() call
+		 * __read_swap_cache_async() with skip_if_exists false: a slot
+		 * whose SWAP_HAS_CACHE is taken without a cached folio is waited
+		 * for, a jiffy at a time, as for the faulting slot. The shadow
+		 * goes to workingset refault handling as any other's.
+		 */
+		ra = legacy_read_swap_cache_async(si, o, pool, true, &new, &rshadow, &rerr);
 		if (!ra) {
 			if (rerr == -ENOMEM)
 				break;	/* no frame to spare: read what we have */
-			continue;	/* unused, bad, or being read by someone */
+			continue;	/* unused or bad */
 		}
 		if (!new) {
 			folio_put(ra);	/* already cached */
 			continue;
 		}
 		folio_set_flag(ra, PG_readahead);
+		if (info && info->ra_shadows)
+			info->ra_shadows[n - 1] = rshadow;
 		batch[n++] = ra;
 	}
 	swapin_read_batch(si, batch, n, shadow, info);

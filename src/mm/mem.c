@@ -19,9 +19,21 @@ struct folio *page_folio_pfn(uint64_t pfn)
 	return f ? f->head : NULL;
 }
 
+/*
+ * Free frames as the budget sees them: the pool's, less the memory outside
+ * it that is charged to the budget (cfg.charged_pages), never below 0.
+ */
+static size_t mem_free_frames(struct uswap_mem *mem)
+{
+	size_t free = uswap_frame_pool_free_frames(mem->pool);
+	uint64_t charged = mem->cfg.charged_pages ? mem->cfg.charged_pages(mem->cfg.charged_arg) : 0;
+
+	return charged >= free ? 0 : free - (size_t)charged;
+}
+
 static bool mem_below(struct uswap_mem *mem, size_t wmark)
 {
-	return uswap_frame_pool_free_frames(mem->pool) < wmark;
+	return mem_free_frames(mem) < wmark;
 }
 
 static void *kswapd_fn(void *arg)
@@ -46,8 +58,7 @@ static void *kswapd_fn(void *arg)
 			unsigned int idle = 0;
 
 			while (mem_below(mem, mem->wmark_high) && idle < 16) {
-				unsigned long want = mem->wmark_high -
-						     uswap_frame_pool_free_frames(mem->pool);
+				unsigned long want = mem->wmark_high - mem_free_frames(mem);
 
 				if (shrink_memory(mem, USWAP_MIN(want, 256UL), false))
 					idle = 0;
@@ -108,8 +119,25 @@ int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
 	if (err)
 		return err;
 	for (j = 0; j < info->ra_pages; j++) {
-		lru_add(mem, info->ra_folios[j], false);
-		folio_put(info->ra_folios[j]);
+		struct folio *ra = info->ra_folios[j];
+		bool active = false;
+
+		/* A readahead folio's refault is judged as any other's
+		 * (workingset_refault() in __read_swap_cache_async()). */
+		if (info->ra_shadows && info->ra_shadows[j]) {
+			bool was_ws = false;
+			unsigned long wss = (unsigned long)atomic_load(&mem->nr_active);
+
+			mem_stat_inc(mem, refaults);
+			if (workingset_test_recent(&mem->ws, info->ra_shadows[j], wss, &was_ws)) {
+				active = true;
+				mem_stat_inc(mem, refault_activations);
+				workingset_age_nonresident(&mem->ws, folio_nr_pages(ra));
+				folio_set_flag(ra, PG_workingset);
+			}
+		}
+		lru_add(mem, ra, active);
+		folio_put(ra);
 	}
 	if (info->major) {
 		mem_stat_inc(mem, major_faults);
@@ -136,6 +164,14 @@ struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order)
 		f = uswap_folio_alloc(mem->pool, order);
 		if (mem_below(mem, mem->wmark_low))
 			mem_wake_kswapd(mem);
+		/* With memory outside the pool charged, the budget may be
+		 * spent while the pool still has frames: reclaim first, up to
+		 * four passes; then the frame is used anyway (a soft limit:
+		 * the charge may overshoot by what reclaim could not free). */
+		if (f && mem->cfg.charged_pages && !mem_free_frames(mem) && tries < 4) {
+			folio_put(f);
+			f = NULL;
+		}
 		if (f)
 			return f;
 		mem_stat_inc(mem, direct_reclaims);
@@ -159,6 +195,7 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	int err;
 
 	if (!cfg || cfg->budget_bytes < (1ULL << 20) || cfg->max_order > USWAP_MAX_ORDER ||
+	    cfg->page_cluster < -1 || cfg->page_cluster > 5 ||
 	    !uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved)))
 		return -EINVAL;
 	mem = calloc(1, sizeof(*mem));

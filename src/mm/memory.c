@@ -127,8 +127,16 @@ static unsigned long swapin_orders(struct uswap_vma *vma, uint64_t pgno, swp_ent
 	return orders;
 }
 
-/* The largest readahead window (vm.page-cluster 3): 8 pages. */
-#define SWAP_VMA_RA_MAX 8
+/* The largest window vm.page-cluster may ask for (SWAP_RA_ORDER_CEILING). */
+#define SWAP_VMA_RA_MAX 32
+
+/* 1 << vm.page-cluster for this budget (mem config: 0 the default 3, -1 none). */
+static unsigned int mem_ra_max_pages(const struct uswap_mem *mem)
+{
+	int pc = mem->cfg.page_cluster;
+
+	return pc < 0 ? 1 : 1U << (pc ? pc : 3);
+}
 
 /*
  * Whether a folio we hold locked, with no mapping left and out of the swap
@@ -141,32 +149,73 @@ static bool folio_refs_only_ours(struct folio *folio)
 	       folio_ref_count(folio) == 1 + (folio_test_flag(folio, PG_lru) ? 1 : 0);
 }
 
-static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig)
+/*
+ * The kernel's should_try_to_free_swap(), asked after this mapping's swap
+ * references are put and before the folio is mapped: drop the cache copy
+ * when swap is full, or on a write fault when nobody but the cache and we
+ * hold the folio (mlock is not modelled). Swap table phase II adds "always
+ * on a synchronous device" (info->free_sync, set by the new design only);
+ * 6.17 has no such rule. The LRU's reference is ours to discount: the
+ * kernel's LRU holds none.
+ */
+static bool should_try_to_free_swap(struct folio *folio, const struct uswap_swapin_info *info,
+				    bool write)
+{
+	long lru = folio_test_flag(folio, PG_lru) ? 1 : 0;
+
+	if (!folio_test_swapcache(folio))
+		return false;
+	if (info->free_sync || uswap_vm_swap_full())
+		return true;
+	return write && folio_ref_count(folio) == 1 + lru + (long)folio_nr_pages(folio);
+}
+
+static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
+			bool write)
 {
 	struct folio *ra[USWAP_SWAPIN_RA_MAX];
-	swp_entry_t next[USWAP_SWAPIN_RA_MAX];
-	struct uswap_swapin_info info = { .ra_folios = ra, .ra_entries = next, .ra_addr = pgno };
+	swp_entry_t around[USWAP_SWAPIN_RA_MAX];
+	uint64_t ra_shadows[USWAP_SWAPIN_RA_MAX];
+	struct uswap_swapin_info info = { .ra_folios = ra, .ra_entries = around, .ra_addr = pgno,
+					  .ra_info = &vma->swap_readahead_info,
+					  .ra_shadows = ra_shadows };
 	struct uswap_mem *mem = mm->mem;
 	swp_entry_t entry = pte_to_swp_entry(orig);
 	unsigned long orders = 1, nr, idx, j;
 	struct uswap_spinlock *ptl;
 	struct folio *folio;
-	uint64_t head_pg;
+	uint64_t head_pg, pmd = pgno & ~(uint64_t)(PTES_PER_PTL - 1), lo, hi;
+	unsigned int max = mem_ra_max_pages(mem);
 	bool whole = false, activate = false, exclusive;
 	int err;
 
+	_Static_assert(2 * SWAP_VMA_RA_MAX - 1 <= USWAP_SWAPIN_RA_MAX, "window fits the array");
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
-	/* VMA readahead: the swap entries of the next PTEs, in this vma and
-	 * PTL range, read lock-free (the swap layer rechecks each slot). */
-	for (j = pgno + 1; j < vma->end && j <= pgno + SWAP_VMA_RA_MAX &&
-	     j / PTES_PER_PTL == pgno / PTES_PER_PTL; j++) {
+	/*
+	 * VMA readahead (swap_vma_readahead()): the swap entries of the PTEs
+	 * any window may cover, max - 1 pages either side of the fault, inside
+	 * the vma and the PMD (one PTL range), read lock-free (the swap layer
+	 * rechecks each slot); swap_vma_ra_win() picks the window from them.
+	 */
+	lo = pgno >= vma->start + (max - 1) ? pgno - (max - 1) : vma->start;
+	lo = lo > pmd ? lo : pmd;
+	hi = USWAP_MIN(USWAP_MIN(vma->end, pgno + max), pmd + PTES_PER_PTL);
+	info.ra_first = lo;
+	info.ra_max_pages = max;
+	for (j = lo; j < hi; j++) {
 		pte_t p = pte_get(vma, j);
 
-		if (pte_is_swap(p))
-			next[info.nr_ra_entries++] = pte_to_swp_entry(p);
+		around[info.nr_ra_entries++] = pte_is_swap(p) ? pte_to_swp_entry(p) :
+				(swp_entry_t){ 0 };
 	}
 	err = mem_swapin(mem, entry, orders, &info, &folio);
+	if (!err) {
+		if (info.ra_pages)
+			atomic_fetch_add_explicit(&mm->ra_pages, info.ra_pages, memory_order_relaxed);
+		if (info.ra_hit)
+			atomic_fetch_add_explicit(&mm->ra_hits, 1, memory_order_relaxed);
+	}
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;	/* the PTE changed, or a racing swap-in: look again */
 	if (err == -ENODEV && pte_get(vma, pgno) != orig)
@@ -249,16 +298,16 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		exclusive = true;
 	else if (exclusive && folio_test_writeback(folio) && uswap_swap_stable_writes(entry))
 		exclusive = false;
-	/* This mapping's swap references go; then the cache copy, if no
-	 * other reference needs it (folio_free_swap checks) and keeping it
-	 * buys nothing: on a synchronous device a second copy in memory costs
-	 * more than writing again; an exclusive page will be written through
-	 * its writable mapping anyway; swap is short. Otherwise the copy
-	 * stays, saving a write if the page stays clean. */
+	/* This mapping's swap references go; then the cache copy, if
+	 * should_try_to_free_swap() says so and no other reference needs it
+	 * (folio_free_swap checks). A folio read around the cache (the old
+	 * design's bypass) gives its SWAP_HAS_CACHE pins back here, the
+	 * kernel's swapcache_clear() after mapping. */
 	folio_put_swap(folio, whole ? -1 : (long)idx);
-	if (uswap_swap_synchronous(entry) || exclusive || uswap_vm_swap_full())
-		if (folio_free_swap(folio) == 1)
-			mem_stat_inc(mem, swap_frees_after_map);
+	if (!folio_test_swapcache(folio))
+		folio_free_swap(folio);
+	else if (should_try_to_free_swap(folio, &info, write) && folio_free_swap(folio) == 1)
+		mem_stat_inc(mem, swap_frees_after_map);
 	/* Not exclusive by its PTE, but nobody else holds a reference: ours. */
 	if (!exclusive && folio_refs_only_ours(folio))
 		exclusive = true;
@@ -380,7 +429,7 @@ int handle_mm_fault(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, b
 	if (pte_none(p))
 		return do_anonymous_page(mm, vma, pgno);
 	if (pte_is_swap(p))
-		return do_swap_page(mm, vma, pgno, p);
+		return do_swap_page(mm, vma, pgno, p, write);
 	if (write && !pte_write(p))
 		return do_wp_page(mm, vma, pgno, p);
 	return 0;
@@ -510,7 +559,7 @@ int unuse_vma(struct uswap_vma *vma, unsigned int type)
 
 			if (!pte_is_swap(p) || swp_type(pte_to_swp_entry(p)) != type)
 				break;
-			err = do_swap_page(vma->mm, vma, pg, p);
+			err = do_swap_page(vma->mm, vma, pg, p, false);
 			if (err)
 				return err;
 		}

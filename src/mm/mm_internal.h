@@ -49,6 +49,10 @@ struct uswap_vma {
 	struct anon_vma *anon;
 	struct cds_list_head node;	/* mm->vmas (mmap_lock) */
 	struct cds_list_head anon_node;	/* anon->vmas (anon->lock) */
+	/* swap-in readahead state (the kernel's vma->swap_readahead_info:
+	 * last fault page, window, hits; swap_state.c packs it); copied at
+	 * fork as vm_area_dup() copies it. Lockless, relaxed. */
+	_Atomic uint64_t swap_readahead_info;
 };
 
 struct uswap_mm {
@@ -58,6 +62,9 @@ struct uswap_mm {
 	uint64_t next_addr;		/* page number for the next mmap */
 	struct cds_list_head mmlist;	/* mem->mmlist */
 	_Atomic long rss, swapents;
+	/* readahead by this mm's faults, and its faults that hit a readahead
+	 * folio (relaxed counters, uswap_mm_get_stats()) */
+	_Atomic uint64_t ra_pages, ra_hits;
 };
 
 struct uswap_shmem {

@@ -173,6 +173,11 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 			err = -ENOMEM;
 			break;
 		}
+		/* vm_area_dup() copies the readahead state with the vma. */
+		atomic_store_explicit(&cv->swap_readahead_info,
+				      atomic_load_explicit(&vma->swap_readahead_info,
+							   memory_order_relaxed),
+				      memory_order_relaxed);
 		anon_vma_get(vma->anon);
 		anon_vma_link(vma->anon, cv);
 		cds_list_add_tail(&cv->node, &child->vmas);
@@ -295,4 +300,6 @@ USWAP_API void uswap_mm_get_stats(struct uswap_mm *mm, struct uswap_mm_stats *st
 	memset(st, 0, sizeof(*st));
 	st->rss_pages = (uint64_t)atomic_load(&mm->rss);
 	st->swap_pages = (uint64_t)atomic_load(&mm->swapents);
+	st->readahead_pages = atomic_load_explicit(&mm->ra_pages, memory_order_relaxed);
+	st->readahead_hits = atomic_load_explicit(&mm->ra_hits, memory_order_relaxed);
 }

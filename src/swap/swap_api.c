@@ -347,6 +347,8 @@ USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, uns
 		info->shadow = 0;
 		info->major = false;
 		info->ra_pages = 0;
+		info->ra_hit = false;
+		info->free_sync = false;
 	}
 	err = swap_entry_pin(entry, &si);
 	if (err)

@@ -329,12 +329,17 @@ int swap_table_cache_replace(struct swap_info_struct *si, struct folio *old, str
 			     swp_entry_t entry);
 
 /* ---- swap_state.c (readahead: both designs; swap-in: table design) ---- */
-unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset);
+unsigned int __swapin_nr_pages(uint64_t prev, uint64_t offset, unsigned int hits,
+			       unsigned int max_pages, unsigned int prev_win);
+unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset, unsigned int max);
+unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *start,
+			     uint64_t *end);
+void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
+			   struct uswap_swapin_info *info);
 void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsigned int n,
 		       uint64_t shadow, struct uswap_swapin_info *info);
 unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
-			       const struct uswap_swapin_info *info, uint64_t *offs,
-			       unsigned int max);
+			       struct uswap_swapin_info *info, uint64_t *offs, unsigned int max);
 int swap_table_swapin(struct swap_info_struct *si, swp_entry_t entry,
 		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
 		      struct uswap_swapin_info *info);

@@ -16,20 +16,37 @@
 #include "swap/swap_internal.h"
 #include "swap/swap_io.h"
 
-#define SWAP_RA_ORDER_MAX	3	/* vm.page-cluster: windows up to 8 pages */
+#define SWAP_RA_ORDER_CEILING	5	/* the kernel's cap on vm.page-cluster's windows */
+#define SWAP_RA_WIN_DEFAULT	8	/* vm.page-cluster 3 */
+#define SWAP_RA_HITS_MAX	0xffU
 
-/*
- * The readahead window for a fault at @offset (the kernel's swapin_nr_pages):
- * hits + 2 pages, 1 without hits unless the fault is next to the last one,
- * rounded up to a power of two, capped, and not below half the last window.
- * Shared by both slot designs. Context: lockless (relaxed atomics).
- */
-unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
+/* vma->swap_readahead_info, packed as the kernel packs it (SWAP_RA_VAL),
+ * with a page number where the kernel keeps the page-aligned address. */
+#define SWAP_RA_VAL(pg, win, hits)	(((uint64_t)(pg) << 16) | ((uint64_t)(win) << 8) | (hits))
+#define SWAP_RA_PG(v)			((v) >> 16)
+#define SWAP_RA_WIN(v)			((unsigned int)((v) >> 8) & 0xffU)
+#define SWAP_RA_HITS(v)			((unsigned int)(v) & SWAP_RA_HITS_MAX)
+
+/* The largest window vm.page-cluster allows, as swap_vma_ra_win() caps it. */
+static unsigned int swap_ra_max_win(const struct uswap_swapin_info *info)
 {
-	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
-	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
-	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
-	unsigned int pages = hits + 2, max = 1U << SWAP_RA_ORDER_MAX;
+	unsigned int max = info && info->ra_max_pages ? info->ra_max_pages : SWAP_RA_WIN_DEFAULT;
+
+	return max > (1U << SWAP_RA_ORDER_CEILING) ? 1U << SWAP_RA_ORDER_CEILING : max;
+}
+
+/**
+ * __swapin_nr_pages() - the kernel's __swapin_nr_pages(): the readahead
+ * window for a fault at @offset after one at @prev with @hits readahead
+ * hits between them: hits + 2 rounded up to a power of two (from 4), or 1
+ * without hits unless the fault is next to the last one; at most
+ * @max_pages, and not below half the last window @prev_win.
+ * Context: any. Return: the window in pages (>= 1).
+ */
+unsigned int __swapin_nr_pages(uint64_t prev, uint64_t offset, unsigned int hits,
+			       unsigned int max_pages, unsigned int prev_win)
+{
+	unsigned int pages = hits + 2;
 
 	if (pages == 2) {
 		if (offset != prev + 1 && offset + 1 != prev)
@@ -41,41 +58,147 @@ unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset)
 			p <<= 1;
 		pages = p;
 	}
-	if (pages > max)
-		pages = max;
-	if (pages < last / 2)
-		pages = last / 2;
+	if (pages > max_pages)
+		pages = max_pages;
+	/* Don't shrink readahead too fast. */
+	if (pages < prev_win / 2)
+		pages = prev_win / 2;
+	return pages ? pages : 1;
+}
+
+/*
+ * The cluster readahead window for a fault at @offset (the kernel's
+ * swapin_nr_pages(), with its state per device here: the kernel keeps one
+ * global state, which is the same with one device). Context: lockless
+ * (relaxed atomics).
+ */
+unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset, unsigned int max)
+{
+	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
+	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
+	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
+	unsigned int pages = __swapin_nr_pages(prev, offset, hits, max, last);
+
 	atomic_store_explicit(&si->ra_win, pages, memory_order_relaxed);
 	return pages;
 }
 
+/*
+ * Whether VMA readahead applies (the kernel's swap_use_vma_readahead():
+ * not while a rotational device is in use). Here the faulting device
+ * decides: VMA readahead for a solid-state one when the caller gave its
+ * VMA state, cluster readahead otherwise.
+ */
+static bool swap_use_vma_readahead(struct swap_info_struct *si,
+				   const struct uswap_swapin_info *info)
+{
+	return info && info->ra_info && info->ra_entries &&
+	       (atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE);
+}
+
+/**
+ * swap_vma_ra_win() - the kernel's swap_vma_ra_win(): the VMA readahead
+ * window [*@start, *@end) in pages for the fault at info->ra_addr, from and
+ * into the VMA's state info->ra_info (window and hits reset, fault page
+ * recorded). The window counts PTE positions: forward after a fault at
+ * the next page, backward after one at the previous page, otherwise
+ * centred; clamped to the pages the caller gave (the VMA and the PMD).
+ * Context: lockless (the state is one atomic word, as the kernel's).
+ * Return: the window size before clamping (1: no readahead).
+ */
+unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *start,
+			     uint64_t *end)
+{
+	uint64_t ra = atomic_load_explicit(info->ra_info, memory_order_relaxed);
+	uint64_t fpg = info->ra_addr, prev = SWAP_RA_PG(ra), lo, hi, left;
+	unsigned int max = swap_ra_max_win(info), win;
+
+	*start = fpg;
+	*end = fpg + 1;
+	if (max == 1)
+		return 1;
+	win = __swapin_nr_pages(prev, fpg, SWAP_RA_HITS(ra), max, SWAP_RA_WIN(ra));
+	atomic_store_explicit(info->ra_info, SWAP_RA_VAL(fpg, win, 0), memory_order_relaxed);
+	if (win == 1)
+		return 1;
+	if (fpg == prev + 1) {
+		lo = fpg;
+		hi = fpg + win;
+	} else if (prev == fpg + 1) {
+		lo = fpg + 1 >= win ? fpg + 1 - win : 0;
+		hi = fpg + 1;
+	} else {
+		left = (win - 1) / 2;
+		lo = fpg >= left ? fpg - left : 0;
+		hi = lo + win;
+	}
+	*start = lo > info->ra_first ? lo : info->ra_first;
+	*end = hi < info->ra_first + info->nr_ra_entries ? hi : info->ra_first + info->nr_ra_entries;
+	return win;
+}
+
+/**
+ * swap_update_readahead() - a swap-in found @folio in the cache: clear its
+ * PG_readahead and count the hit, and as the kernel's lookup does, record
+ * the fault in the VMA's state (page, window kept, hits + 1 on a readahead
+ * folio), or for cluster readahead in the global hits.
+ * Context: lockless. Return: nothing; info->ra_hit says whether it was a
+ * readahead folio.
+ */
+void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
+			   struct uswap_swapin_info *info)
+{
+	bool readahead = folio_test_clear_flag(folio, PG_readahead);
+
+	if (swap_use_vma_readahead(si, info)) {
+		uint64_t ra = atomic_load_explicit(info->ra_info, memory_order_relaxed);
+		unsigned int hits = SWAP_RA_HITS(ra);
+
+		if (readahead && hits < SWAP_RA_HITS_MAX)
+			hits++;
+		atomic_store_explicit(info->ra_info, SWAP_RA_VAL(info->ra_addr, SWAP_RA_WIN(ra), hits),
+				      memory_order_relaxed);
+	} else if (readahead) {
+		atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
+	}
+	if (readahead)
+		atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
+	if (info)
+		info->ra_hit = readahead;
+}
+
 /**
  * swapin_ra_offsets() - the slots to read ahead with a fault at @entry:
- * by virtual address when the caller gave the entries of the following
- * PTEs (the kernel's VMA readahead), else the aligned block of swap offsets
- * around it (cluster readahead). The window size comes from
- * swapin_nr_pages() either way. Context: lockless. Return: how many
- * offsets were written to @offs (at most @max), the faulting one excluded.
+ * VMA readahead (swap_vma_readahead()): the swap PTEs of this device in
+ * the window swap_vma_ra_win() gives, in address order; else cluster
+ * readahead (swap_cluster_readahead()): the aligned block of swap offsets
+ * around it, sized by swapin_nr_pages().
+ * Context: lockless. Return: how many offsets were written to @offs (at
+ * most @max), the faulting one excluded.
  */
 unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
-			       const struct uswap_swapin_info *info, uint64_t *offs,
-			       unsigned int max)
+			       struct uswap_swapin_info *info, uint64_t *offs, unsigned int max)
 {
-	uint64_t offset = swp_offset(entry);
+	uint64_t offset = swp_offset(entry), start, end, pg;
 	unsigned int win, i, n = 0;
 
-	if (info && info->ra_entries) {
-		win = swapin_nr_pages(si, info->ra_addr);
-		for (i = 0; i < info->nr_ra_entries && n + 1 < win && n < max; i++) {
-			swp_entry_t e = info->ra_entries[i];
+	if (swap_use_vma_readahead(si, info)) {
+		if (swap_vma_ra_win(info, &start, &end) == 1)
+			return 0;
+		for (pg = start; pg < end && n < max; pg++) {
+			swp_entry_t e = info->ra_entries[pg - info->ra_first];
 
-			if (swp_type(e) == swp_type(entry) && swp_offset(e) &&
-			    swp_offset(e) < si->max && swp_offset(e) != offset)
-				offs[n++] = swp_offset(e);
+			/* Only swap PTEs; this device's (one read batch). */
+			if (pg == info->ra_addr || !e.val || swp_type(e) != swp_type(entry) ||
+			    !swp_offset(e) || swp_offset(e) >= si->max || swp_offset(e) == offset)
+				continue;
+			offs[n++] = swp_offset(e);
 		}
 		return n;
 	}
-	win = swapin_nr_pages(si, offset);
+	win = swapin_nr_pages(si, offset, swap_ra_max_win(info));
+	if (win <= 1)
+		return 0;
 	for (i = 0; i < win && n < max; i++) {
 		uint64_t o = (offset & ~((uint64_t)win - 1)) + i;
 
@@ -169,12 +292,13 @@ int swap_table_swapin(struct swap_info_struct *si, swp_entry_t entry,
 
 	_Static_assert(USWAP_SWAPIN_RA_MAX + 1 <= SWAP_READ_BATCH_MAX, "batch holds the readahead");
 again:
+	/* Phase II's should_try_to_free_swap(): a synchronous device's cache
+	 * copy goes once mapped. */
+	if (info && (atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO))
+		info->free_sync = true;
 	folio = swap_table_cache_get(si, entry);
 	if (folio) {
-		if (folio_test_clear_flag(folio, PG_readahead)) {
-			atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
-		}
+		swap_update_readahead(si, folio, info);
 		goto out;
 	}
 	if (atomic_load(&si->flags) & SWP_SYNCHRONOUS_IO) {
@@ -207,7 +331,11 @@ again:
 			struct folio *ra;
 			int rerr;
 
-			ra = swap_cache_alloc_folio(si, swp_entry(swp_type(entry), o), pool, 0, NULL,
+			/* Readahead folios get workingset refault handling too
+			 * (__read_swap_cache_async() passes every shadow on). */
+			uint64_t rshadow = 0;
+
+			ra = swap_cache_alloc_folio(si, swp_entry(swp_type(entry), o), pool, 0, &rshadow,
 						    &rerr);
 			if (!ra) {
 				if (rerr == -ENOMEM)
@@ -215,6 +343,8 @@ again:
 				continue;	/* unused or already cached */
 			}
 			folio_set_flag(ra, PG_readahead);
+			if (info && info->ra_shadows)
+				info->ra_shadows[n - 1] = rshadow;
 			batch[n++] = ra;
 		}
 	}

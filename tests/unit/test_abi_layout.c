@@ -30,7 +30,7 @@ _Static_assert(offsetof(struct uswap_swap_stat, ra_hits) == 120, "uswap_swap_sta
 _Static_assert(offsetof(struct uswap_legacy_stat, cache_retries) == 40,
 	       "uswap_legacy_stat.cache_retries");
 _Static_assert(offsetof(struct uswap_mem_config, no_kswapd) == 20, "uswap_mem_config.no_kswapd");
-_Static_assert(offsetof(struct uswap_mem_config, __reserved) == 24,
+_Static_assert(offsetof(struct uswap_mem_config, __reserved) == 48,
 	       "uswap_mem_config.__reserved");
 _Static_assert(offsetof(struct uswap_mem_stats, swap_frees_after_map) == 160,
 	       "uswap_mem_stats.swap_frees_after_map");

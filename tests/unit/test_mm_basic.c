@@ -1259,7 +1259,13 @@ static void read_error_case(bool file)
 		assert_in_range(db.read_errors - da.read_errors, 0, 1);
 	}
 	assert_int_equal(mm_swap_pages(mm), 1);
-	assert_int_equal(inuse(type), 1);
+	/* Read faults keep the cache copy of a page on a device that is not
+	 * synchronous (should_try_to_free_swap(): no write, swap not full);
+	 * a synchronous device's goes once mapped (phase II). */
+	if (file)
+		assert_int_equal(inuse(type), n);
+	else
+		assert_int_equal(inuse(type), 1);
 
 	/* The bad page still fails; each failed read reported once. */
 	assert_int_equal(uswap_mm_read(mm, addr + bad * PAGE, buf, PAGE), -EIO);
@@ -1277,7 +1283,8 @@ static void read_error_case(bool file)
 	assert_int_equal(swap_backend_fault_injected(fb), 3);
 	assert_int_equal(dstats(type).reads - da.reads, 1);
 	assert_int_equal(mm_swap_pages(mm), 0);
-	assert_int_equal(inuse(type), 0);
+	/* The file device's read-fault copies stay cached (see above). */
+	assert_int_equal(inuse(type), file ? n : 0);
 }
 
 static void test_read_error(void **state)

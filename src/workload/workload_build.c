@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mm/workload_internal.h"
+#include "workload/workload_internal.h"
 #include "util/debug.h"
 
 #define BUILD_PRIVATE_ID	(1ULL << 62)

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mm/workload_internal.h"
+#include "workload/workload_internal.h"
 #include "util/debug.h"
 
 struct random_shared {

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mm/workload_internal.h"
+#include "workload/workload_internal.h"
 #include "util/debug.h"
 
 struct usemem_proc {

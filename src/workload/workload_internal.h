@@ -25,6 +25,7 @@ struct wl_env {
 	_Atomic uint64_t bad_pages;
 	_Atomic uint64_t access_errors;
 	_Atomic int first_error;		/* first access error (-errno), 0 if none */
+	_Atomic uint64_t zram_peak;		/* compressed devices' memory, peak bytes */
 };
 
 /* Time. */
@@ -63,6 +64,16 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
  * @ret: the workload's own result so far. Return: the run's result.
  */
 int wl_teardown(struct wl_env *env, int ret);
+
+/* Readahead of some address spaces, summed (uswap_mm_stats). */
+struct wl_ra {
+	uint64_t pages, hits;
+};
+/* Add @mm's readahead to @acc (before the mm is destroyed). */
+void wl_ra_add(struct wl_ra *acc, struct uswap_mm *mm);
+/* Record @acc as figures @pages_name and @wasted_name (pages - hits). */
+void wl_ra_figures(struct wl_env *env, const struct wl_ra *acc, const char *pages_name,
+		   const char *wasted_name);
 
 /* Record a figure in the result (name: a static string). */
 void wl_figure(struct wl_env *env, const char *name, double value);

@@ -10,7 +10,9 @@
 #include <time.h>
 
 #include <uswap/legacy.h>
-#include "mm/workload_internal.h"
+#include "io/backend.h"
+#include "swap/swap_internal.h"
+#include "workload/workload_internal.h"
 #include "util/debug.h"
 
 double wl_now(void)
@@ -188,6 +190,39 @@ static int split_spec(const char *in, char *spec, size_t len, int *flags)
 	return 0;
 }
 
+/*
+ * Memory the run's compressed devices hold now (zram's mem_used: data and
+ * metadata), in bytes. The devices stay on for the whole run, so reading
+ * their backends without a pin is safe here. Context: lockless.
+ */
+static uint64_t wl_zram_bytes(struct wl_env *env)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < env->nr_types; i++) {
+		struct swap_info_struct *si = atomic_load(&swap_info[env->types[i]]);
+		struct swap_zram_stats zs;
+
+		if (si && si->bdev && !swap_backend_zram_stats(si->bdev, &zs))
+			sum += zs.mem_used;
+	}
+	return sum;
+}
+
+/* uswap_mem_config.charged_pages: zram's memory, as pages (rounded up),
+ * when cfg->zram_charge; its peak is kept either way. */
+static uint64_t wl_charged_pages(void *arg)
+{
+	struct wl_env *env = arg;
+	uint64_t b = wl_zram_bytes(env), peak = atomic_load_explicit(&env->zram_peak,
+								      memory_order_relaxed);
+
+	while (b > peak && !atomic_compare_exchange_weak(&env->zram_peak, &peak, b))
+		;
+	return env->cfg->zram_charge ? (b + USWAP_PAGE_SIZE - 1) / USWAP_PAGE_SIZE : 0;
+}
+
 int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_config *cfg,
 	     struct uswap_workload_result *res)
 {
@@ -218,6 +253,10 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 	env->t0 = wl_now();
 	mc.budget_bytes = cfg->budget_bytes;
 	mc.max_order = cfg->max_order;
+	mc.page_cluster = cfg->page_cluster;
+	/* Installed before any device: it reads only env->nr_types of them. */
+	mc.charged_pages = wl_charged_pages;
+	mc.charged_arg = env;
 	ret = uswap_mem_create(&mc, &env->mem);
 	if (ret) {
 		snprintf(res->err, sizeof(res->err), "%s: uswap_mem_create: %s", name,
@@ -285,6 +324,8 @@ int wl_teardown(struct wl_env *env, int ret)
 		wl_figure(env, "swapin_cache_hits", (double)st.swapin_cache_hits);
 		wl_figure(env, "bypass_swapins", (double)byp);
 		wl_figure(env, "has_cache_retries", (double)(bretry + cretry));
+		wl_charged_pages(env);
+		wl_figure(env, "zram_peak_bytes", (double)atomic_load(&env->zram_peak));
 	}
 	res->swapins = st.swapins;
 	res->swapouts = st.swapouts;
@@ -333,6 +374,22 @@ int wl_teardown(struct wl_env *env, int ret)
 	}
 	res->elapsed = wl_now() - env->t0;
 	return ret;
+}
+
+void wl_ra_add(struct wl_ra *acc, struct uswap_mm *mm)
+{
+	struct uswap_mm_stats ms;
+
+	uswap_mm_get_stats(mm, &ms);
+	acc->pages += ms.readahead_pages;
+	acc->hits += ms.readahead_hits;
+}
+
+void wl_ra_figures(struct wl_env *env, const struct wl_ra *acc, const char *pages_name,
+		   const char *wasted_name)
+{
+	wl_figure(env, pages_name, (double)acc->pages);
+	wl_figure(env, wasted_name, (double)(acc->pages > acc->hits ? acc->pages - acc->hits : 0));
 }
 
 void wl_figure(struct wl_env *env, const char *name, double value)
@@ -391,6 +448,8 @@ USWAP_API int uswap_workload_run(const char *name, const struct uswap_workload_c
 		return uswap_workload_build(cfg, res);
 	if (!strcmp(name, "random"))
 		return uswap_workload_random(cfg, res);
+	if (!strcmp(name, "sharedfault"))
+		return uswap_workload_sharedfault(cfg, res);
 	return -ENOENT;
 }
 
