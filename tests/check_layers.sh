@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A layer includes only headers of its own layer or the layers below it:
-#   util < io < swap, legacy < mm < runtime < cli
-# (runtime: the planned userfaultfd runtime, not in the tree yet)
+#   util < io < swap, legacy < mm < (workload) < runtime < cli
+# (runtime: the userfaultfd runtime of `uswap run`, docs/RUNTIME.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 allowed() {
@@ -11,8 +11,9 @@ allowed() {
 	swap) echo "util io swap" ;;
 	legacy) echo "util io swap legacy" ;;
 	mm) echo "util io swap legacy mm" ;;
-	runtime) echo "util io swap legacy mm runtime" ;;
-	cli) echo "util io swap legacy mm runtime cli" ;;
+	workload) echo "util io swap legacy mm workload" ;;
+	runtime) echo "util io swap legacy mm workload runtime" ;;
+	cli) echo "util io swap legacy mm workload runtime cli" ;;
 	esac
 }
 bad=0

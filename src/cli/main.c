@@ -13,6 +13,7 @@ static const struct uswap_cmd commands[] = {
 	{ "mkswap", cmd_mkswap, "mkswap [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
 	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
 	{ "bench", cmd_bench, "bench [--workload NAME] [--swap SPEC].. [--json] ...  (bench --help)" },
+	{ "run", cmd_run, "run [--memory SIZE] [--swap SPEC].. [--stats] -- CMD ...  (run --help)" },
 };
 
 static void usage(FILE *out)
