@@ -69,6 +69,7 @@ struct rt_session {
 	unsigned int nr_chunks;
 	uint32_t next_idx, *free_idx;
 	size_t nr_free, cap_free;
+	uint64_t ra_next;			/* the page after the last swap-in run */
 	bool inflight;				/* an EVICT is out */
 	uint32_t batch_n;
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */

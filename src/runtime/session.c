@@ -129,6 +129,20 @@ static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
 
 /* ---- faults ---- */
 
+static void wake(struct rt_session *s, uint64_t addr)
+{
+	struct uffdio_range r = { .start = addr, .len = PAGE };
+
+	ioctl(s->uffd, UFFDIO_WAKE, &r);
+}
+
+/*
+ * UFFDIO_COPY @len bytes to @dst; *@done gets the bytes copied. A run that
+ * fails for another reason than a pending event or a present page (it
+ * crosses into another VMA: ENOENT) is retried as its first page alone;
+ * if that fails too the faulting thread is woken to fault again (or get
+ * the kernel's SIGSEGV/SIGBUS), never left waiting.
+ */
 static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint64_t len,
 		      uint64_t *done)
 {
@@ -136,14 +150,15 @@ static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint6
 	int err = ioctl(s->uffd, UFFDIO_COPY, &c) ? -errno : 0;
 
 	*done = err ? (c.copy > 0 ? (uint64_t)c.copy : 0) : len;
+	if (err && err != -EAGAIN && err != -EEXIST && !*done && len > PAGE)
+		return copy_pages(s, dst, src, PAGE, done);
+	if (err && err != -EAGAIN && err != -EEXIST && !*done)
+		wake(s, dst);
+	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
+		fprintf(stderr, "uswap run: copy to 0x%llx (%llu bytes): %s, %llu done\n",
+			(unsigned long long)dst, (unsigned long long)len, strerror(-err),
+			(unsigned long long)*done);
 	return err;
-}
-
-static void wake(struct rt_session *s, uint64_t addr)
-{
-	struct uffdio_range r = { .start = addr, .len = PAGE };
-
-	ioctl(s->uffd, UFFDIO_WAKE, &r);
 }
 
 static void track_resident(struct rt_session *s, uint64_t addr)
@@ -197,6 +212,9 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	uint64_t n = 0, v, done;
 	int err = 0;
 
+	/* Prefetch only what looks sequential: the page after the last run. */
+	if (addr != s->ra_next && room > 1)
+		room = 1;
 	while (n < RT_RUN && (n == 0 || n < room) && pt_get(&s->tab, addr + n * PAGE, &v) &&
 	       PT_STATE(v) == PS_SWAPPED) {
 		idx[n] = PT_IDX(v);
@@ -233,6 +251,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 		fifo_push(&s->fifo, addr + i * PAGE);
 	}
 	if (done) {
+		s->ra_next = addr + done;
 		s->sup->st.swapins++;
 		s->sup->st.prefetched += done / PAGE - 1;
 	}

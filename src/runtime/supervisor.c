@@ -434,6 +434,15 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sigset_t mask, old;
 	const char *def = "zram:4G";
 
+	/* Before any thread exists (the devices start workers): every thread
+	 * must have these blocked, or the signalfd misses them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &old);
 	if (find_shim(shim, sizeof(shim))) {
 		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
 			SHIM_NAME, USWAP_LIBDIR);
@@ -460,13 +469,6 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: socket: %s\n", strerror(-lfd));
 		goto out_mem;
 	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, &old);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
@@ -478,7 +480,6 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	ws = serve(&sup, lfd, sfd);
 	close(lfd);
 	close(sfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (WIFEXITED(ws)) {
 		ret = WEXITSTATUS(ws);
 	} else {
@@ -493,11 +494,13 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	uswap_mem_destroy(sup.mem);
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
 out_mem:
 	uswap_mem_destroy(sup.mem);
 out_swap:
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	return 1;
 }

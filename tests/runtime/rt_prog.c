@@ -97,7 +97,7 @@ static void *incr(void *a)
 
 static int check(uint64_t mb)
 {
-	uint64_t pages = mb << 8, seed = 12345, half;
+	uint64_t pages = mb << 8, seed = 12345, fpages;
 	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	_Atomic uint64_t *ctr = mmap(NULL, NR_CTR_PAGES * PG, PROT_READ | PROT_WRITE,
@@ -125,7 +125,7 @@ static int check(uint64_t mb)
 		args[i].seed = 777 + (uint64_t)i;
 		pthread_create(&t[i], NULL, incr, &args[i]);
 	}
-	for (uint64_t i = 0; i < pages * 2; i++) {
+	for (uint64_t i = 0; i < pages; i++) {
 		uint64_t p = rnd(&seed) % pages;
 
 		report("random read", check_page(a + p * (PG / 8), p, 1));
@@ -171,27 +171,39 @@ static int check(uint64_t mb)
 			report("pass", check_page(a + p * (PG / 8), p, p < pages / 4 ? 2 : 1));
 	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
 		report("malloc buffer", check_page(m + p * (PG / 8), p, 3));
-	/* fork: the child reads everything and writes half */
+	/* fork, on a smaller set (a fork brings the parent's pages in first):
+	 * the child reads everything and writes half */
+	munmap(a, pages / 2 * PG);	/* not the hole mremap left: malloc may use it */
+	munmap(a + 3 * pages / 4 * (PG / 8), pages / 4 * PG);
+	munmap(r, pages / 2 * PG);
+	fpages = pages / 4;
+	a = mmap(NULL, fpages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (uint64_t p = 0; p < fpages; p++)
+		fill_page(a + p * (PG / 8), p, 5);
+	printf("rt_prog: forking\n");
 	fflush(stdout);
-	half = pages / 4;
 	pid = fork();
 	if (pid == 0) {
-		for (uint64_t p = 0; p < pages / 4; p++)
-			report("child read", check_page(a + p * (PG / 8), p, 2));
-		for (uint64_t p = 0; p < half / 2; p++)
-			fill_page(a + p * (PG / 8), p, 4);
-		for (uint64_t p = 0; p < pages / 4; p++)
-			report("child reread", check_page(a + p * (PG / 8), p, p < half / 2 ? 4 : 2));
+		for (uint64_t p = 0; p < fpages; p++)
+			report("child read", check_page(a + p * (PG / 8), p, 5));
+		for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+			report("child reads the malloc buffer", check_page(m + p * (PG / 8), p, 3));
+		for (uint64_t p = 0; p < fpages / 2; p++)
+			fill_page(a + p * (PG / 8), p, 6);
+		for (uint64_t p = 0; p < fpages; p++)
+			report("child reread", check_page(a + p * (PG / 8), p, p < fpages / 2 ? 6 : 5));
 		_exit(wrong ? 1 : 0);
 	}
-	for (uint64_t p = 0; p < pages / 4; p++)
-		report("parent after fork", check_page(a + p * (PG / 8), p, 2));
+	for (uint64_t p = 0; p < fpages; p++)
+		report("parent after fork", check_page(a + p * (PG / 8), p, 5));
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		printf("rt_prog: the child failed (status 0x%x)\n", st);
 		wrong++;
 	}
-	for (uint64_t p = 0; p < pages / 4; p++)
-		report("parent at the end", check_page(a + p * (PG / 8), p, 2));
+	for (uint64_t p = 0; p < fpages; p++)
+		report("parent at the end", check_page(a + p * (PG / 8), p, 5));
+	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+		report("malloc buffer at the end", check_page(m + p * (PG / 8), p, 3));
 	free(m);
 	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
 	return wrong ? 1 : 0;
