@@ -14,7 +14,9 @@
  *
  * Exit status 0 when every byte was right; it prints what was wrong.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -28,7 +30,7 @@
 #define PG		4096UL
 #define NR_THREADS	4
 #define NR_CTR_PAGES	64
-#define INCS		200000
+#define INCS		50000
 
 static unsigned long wrong;
 
@@ -233,7 +235,7 @@ static int loop(uint64_t mb)
 
 int main(int argc, char **argv)
 {
-	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 48;
+	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
 
 	if (argc > 1 && !strcmp(argv[1], "loop"))
 		return loop(mb);
