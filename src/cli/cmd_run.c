@@ -3,6 +3,7 @@
  * uswap run: run a program under a memory budget, its cold anonymous pages
  * swapped through userfaultfd (docs/RUNTIME.md).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,4 +104,29 @@ int cmd_run(int argc, char **argv)
 	}
 	cfg.argv = argv + optind;
 	return uswap_runtime_run(&cfg);
+}
+
+/* cmd_stat() - see cli/commands.h: uswap stat [--json] PID. */
+int cmd_stat(int argc, char **argv)
+{
+	bool json = false;
+	char *end;
+	long pid;
+	int i = 1, err;
+
+	if (i < argc && !strcmp(argv[i], "--json")) {
+		json = true;
+		i++;
+	}
+	if (i != argc - 1 || (pid = strtol(argv[i], &end, 10)) <= 0 || *end) {
+		fprintf(stderr, "usage: uswap stat [--json] PID\n");
+		return 2;
+	}
+	err = uswap_runtime_stat((pid_t)pid, json);
+	if (err) {
+		fprintf(stderr, "uswap stat: %ld: %s\n", pid,
+			err == -ENOENT ? "not a process under uswap run" : strerror(-err));
+		return 1;
+	}
+	return 0;
 }

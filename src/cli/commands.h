@@ -17,5 +17,6 @@ int cmd_mkswap(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 #endif

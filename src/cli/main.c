@@ -14,6 +14,7 @@ static const struct uswap_cmd commands[] = {
 	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
 	{ "bench", cmd_bench, "bench [--workload NAME] [--swap SPEC].. [--json] ...  (bench --help)" },
 	{ "run", cmd_run, "run [--memory SIZE] [--swap SPEC].. [--stats] -- CMD ...  (run --help)" },
+	{ "stat", cmd_stat, "stat [--json] PID          live counters of a program under uswap run" },
 };
 
 static void usage(FILE *out)

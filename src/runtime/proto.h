@@ -23,6 +23,8 @@ enum rt_msg_type {
 	RT_PREFORK,		/* shim -> sup: bring every page in, stop evicting */
 	RT_PREFORK_DONE,	/* sup -> shim: done */
 	RT_POSTFORK,		/* shim -> sup: evicting may resume */
+	RT_STAT,		/* `uswap stat` -> sup (as an rt_hello, no fds): the
+				 * answer is one packet of JSON text */
 };
 
 struct rt_hello {

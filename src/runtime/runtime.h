@@ -35,6 +35,15 @@ struct uswap_run_config {
  */
 int uswap_runtime_run(const struct uswap_run_config *cfg);
 
+/**
+ * uswap_runtime_stat() - print the live counters of the `uswap run` that
+ * serves process @pid (found through its environment), as JSON or as
+ * "name value" lines.
+ * Context: any; connects to the supervisor's socket.
+ * Return: 0; -ENOENT (@pid is not under uswap run), -errno.
+ */
+int uswap_runtime_stat(pid_t pid, bool json);
+
 struct rt_stats {
 	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;
 	uint64_t evict_batches, evicted, evict_busy, evict_gone, evict_other;
@@ -90,6 +99,8 @@ struct rt_sup {
 	pid_t child;
 	struct rt_stats st;
 	const char *kill_reason;
+	const int *types;			/* the devices */
+	unsigned int nr_types;
 };
 
 int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,

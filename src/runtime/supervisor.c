@@ -177,6 +177,8 @@ static int listen_sock(char *name, size_t len)
 	return fd;
 }
 
+static void answer_stat(const struct rt_sup *sup, int fd);
+
 /* A process connects: its hello, its fds, UFFDIO_API on its uffd. */
 static void accept_one(struct rt_sup *sup, int lfd)
 {
@@ -198,6 +200,8 @@ static void accept_one(struct rt_sup *sup, int lfd)
 	if (fd < 0)
 		return;
 	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != sizeof(h) || h.type != RT_HELLO) {
+		if (h.type == RT_STAT)
+			answer_stat(sup, fd);
 		close(fd);
 		return;
 	}
@@ -242,23 +246,21 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	}
 }
 
-static void write_json(const struct rt_sup *sup, const char *path, int status,
-		       const int *types, unsigned int nr_types)
+/* The counters as one JSON object (uswap run --json, uswap stat). */
+static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
+		       unsigned int nr_types)
 {
 	const struct rt_stats *st = &sup->st;
-	FILE *f = fopen(path, "we");
 
-	if (!f) {
-		fprintf(stderr, "uswap run: --json %s: %s\n", path, strerror(errno));
-		return;
-	}
-	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"peak_resident_pages\":%llu,"
+	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,"
+		"\"peak_resident_pages\":%llu,"
 		"\"sessions\":%llu,\"faults\":%llu,\"zero_fills\":%llu,\"zero_pages\":%llu,"
 		"\"swapins\":%llu,\"prefetched\":%llu,\"evict_batches\":%llu,\"evicted\":%llu,"
 		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
-		"\"deferred\":%llu,\"over_budget\":%llu,\"devices\":[",
-		status, (unsigned long long)sup->budget, (unsigned long long)st->peak_resident,
+		"\"deferred\":%llu,\"over_budget\":%llu,\"processes\":[",
+		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
+		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
 		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
 		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
@@ -268,6 +270,11 @@ static void write_json(const struct rt_sup *sup, const char *path, int status,
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget);
+	for (const struct rt_session *s = sup->sessions; s; s = s->next)
+		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
+			s == sup->sessions ? "" : ",", (int)s->pid,
+			(unsigned long long)s->nr_resident, (unsigned long long)s->nr_swapped);
+	fprintf(f, "],\"devices\":[");
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 
@@ -277,7 +284,34 @@ static void write_json(const struct rt_sup *sup, const char *path, int status,
 			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
 	}
 	fprintf(f, "]}\n");
+}
+
+static void write_json(const struct rt_sup *sup, const char *path, int status,
+		       const int *types, unsigned int nr_types)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f) {
+		fprintf(stderr, "uswap run: --json %s: %s\n", path, strerror(errno));
+		return;
+	}
+	json_stats(f, sup, status, types, nr_types);
 	fclose(f);
+}
+
+/* Answer `uswap stat`: the live counters, one packet. */
+static void answer_stat(const struct rt_sup *sup, int fd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	json_stats(f, sup, -1, sup->types, sup->nr_types);
+	fclose(f);
+	send(fd, buf, len, MSG_NOSIGNAL);
+	free(buf);
 }
 
 static void print_stats(const struct rt_sup *sup, const int *types, unsigned int nr_types)
@@ -460,6 +494,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 			goto out_swap;
 		types[nr_types++] = t;
 	}
+	sup.types = types;
+	sup.nr_types = (unsigned int)nr_types;
 	if ((ret = uswap_mem_create(&mc, &sup.mem))) {
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
 		goto out_swap;
