@@ -29,6 +29,9 @@
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
 #endif
+#ifndef USWAP_BIN_TO_LIB
+#define USWAP_BIN_TO_LIB "../lib"
+#endif
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(4ULL << 20)	/* the mm layer's frames: pages in transit */
 #define HEADROOM	32		/* pages evicted below the budget per round */
@@ -45,11 +48,16 @@ static int find_shim(char *out, size_t len)
 
 	if (n > 0) {
 		exe[n] = 0;
-		snprintf(out, len, "%s/%s", dirname(exe), SHIM_NAME);
-		if (!access(out, R_OK))
+		if ((size_t)snprintf(out, len, "%s/%s", dirname(exe), SHIM_NAME) < len &&
+		    !access(out, R_OK))
+			return 0;
+		/* dirname() cut exe to the directory */
+		if ((size_t)snprintf(out, len, "%s/%s/%s", exe, USWAP_BIN_TO_LIB, SHIM_NAME) < len &&
+		    !access(out, R_OK))
 			return 0;
 	}
-	snprintf(out, len, "%s/%s", USWAP_LIBDIR, SHIM_NAME);
+	if ((size_t)snprintf(out, len, "%s/%s", USWAP_LIBDIR, SHIM_NAME) >= len)
+		return -ENAMETOOLONG;
 	return access(out, R_OK) ? -ENOENT : 0;
 }
 

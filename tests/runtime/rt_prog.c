@@ -11,6 +11,9 @@
  *                      madvise(DONTNEED), mremap, a malloc'd buffer, fork
  *                      (the child reads everything and writes half), exit.
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
+ *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
+ *                      reads: MB/s and the random reads' p50/p99 (a
+ *                      benchmark, not a test: it prints, it checks data).
  *
  * Exit status 0 when every byte was right; it prints what was wrong.
  */
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PG		4096UL
@@ -233,6 +237,53 @@ static int loop(uint64_t mb)
 	}
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench(uint64_t mb)
+{
+	enum { NR = 20000 };
+	uint64_t pages = mb << 8, seed = 4242;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static double lat[NR];
+	double t0, t1, t2;
+
+	if (a == MAP_FAILED)
+		return 2;
+	t0 = now_us();
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	t1 = now_us();
+	for (uint64_t p = 0; p < pages; p++)
+		report("sequential", check_page(a + p * (PG / 8), p, 1));
+	t2 = now_us();
+	for (int i = 0; i < NR; i++) {
+		uint64_t p = rnd(&seed) % pages;
+		double t = now_us();
+
+		report("random", a[p * (PG / 8) + 7] != word(p, 7, 1));
+		lat[i] = now_us() - t;
+	}
+	qsort(lat, NR, sizeof(lat[0]), cmp_double);
+	printf("fill_MBps %.1f seq_read_MBps %.1f rand_p50_us %.2f rand_p99_us %.2f wrong %lu\n",
+	       (double)mb / ((t1 - t0) / 1e6), (double)mb / ((t2 - t1) / 1e6), lat[NR / 2],
+	       lat[NR * 99 / 100], wrong);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -241,6 +292,8 @@ int main(int argc, char **argv)
 		return loop(mb);
 	if (argc > 1 && !strcmp(argv[1], "check"))
 		return check(mb);
-	fprintf(stderr, "usage: rt_prog check|loop [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return bench(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench [MB]\n");
 	return 2;
 }
