@@ -85,6 +85,7 @@ struct rt_session {
 	uint64_t *pending;			/* faults waiting */
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
+	bool orphan;				/* the agent's socket closed */
 };
 
 struct rt_sup {
@@ -111,5 +112,7 @@ int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);
 bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);
+bool rt_session_mm_alive(struct rt_session *s);
+void rt_session_orphan(struct rt_session *s);
 
 #endif

@@ -635,6 +635,55 @@ int rt_session_sock(struct rt_session *s)
 }
 
 /**
+ * rt_session_orphan() - the agent's socket closed while the process lives
+ * (it closed the shim's descriptors): settle the batch in flight, whose
+ * answer will never come. A page of it still present in the process was
+ * not moved; one that is not was moved, and its bytes are in the
+ * transfer buffer (the agent copies each page right after its move).
+ * Context: supervisor thread.
+ */
+void rt_session_orphan(struct rt_session *s)
+{
+	struct rt_evict m = { .type = RT_EVICTED, .n = s->batch_n };
+
+	s->orphan = true;
+	s->no_evict = true;
+	if (!s->inflight)
+		return;
+	for (uint32_t i = 0; i < s->batch_n; i++) {
+		uint64_t pm = 0;
+
+		if (s->pagemap >= 0 &&
+		    pread(s->pagemap, &pm, 8, (off_t)(s->batch_addr[i] / PAGE * 8)) == 8 &&
+		    (pm >> 63) & 1)
+			m.status[i] = -EBUSY;	/* still there: stays resident */
+		else
+			m.status[i] = 0;
+	}
+	batch_done(s, &m);
+}
+
+/**
+ * rt_session_mm_alive() - whether the process's address space still
+ * exists (not exited, not replaced by exec): uffd ioctls on a gone mm fail
+ * with ESRCH. The probe maps a zero page into the staging area, which
+ * only matters to an agent that is gone too.
+ * Context: supervisor thread.
+ * Return: true while the mm lives.
+ */
+bool rt_session_mm_alive(struct rt_session *s)
+{
+	struct uffdio_zeropage z = {
+		.range = { .start = s->staging, .len = PAGE },
+		.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE,
+	};
+
+	if (!ioctl(s->uffd, UFFDIO_ZEROPAGE, &z))
+		return true;
+	return errno != ESRCH;
+}
+
+/**
  * rt_session_create() - a session for the process that sent @h, with its
  * uffd (UFFDIO_API already done) and transfer buffer.
  * Context: supervisor thread.

@@ -288,6 +288,8 @@ static void *agent_main(void *arg)
 
 		if (r < 0 && errno != EINTR)
 			return NULL;
+		if (r > 0 && (p.revents & POLLNVAL))
+			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
 			ssize_t n = recv(S.sock, &m, sizeof(m), 0);
 
@@ -327,9 +329,22 @@ static void *watch_main(void *arg)
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
 
-		if (poll(&p, 1, -1) < 0 && errno == EINTR)
+		/* A timeout, so that a descriptor the program closed is seen
+		 * (POLLNVAL) and not kept open by this poll. */
+		if (poll(&p, 1, 500) < 0 && errno == EINTR)
 			continue;
-		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
+		if (p.revents & POLLNVAL) {
+			/* The program closed a descriptor it did not open (a
+			 * daemon closing everything): nothing can evict or
+			 * watch any more; the supervisor still serves faults
+			 * through its own copy of the uffd. Say it, once. */
+			snprintf(msg, sizeof(msg), "uswap: pid %d closed uswap's socket: no more "
+				 "eviction, and the supervisor's death is no longer watched\n",
+				 (int)getpid());
+			shim_say(msg);
+			return NULL;
+		}
+		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
 	}
 	snprintf(msg, sizeof(msg),

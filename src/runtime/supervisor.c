@@ -391,7 +391,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
-			busy |= s->nr_pending || s->prefork;
+			busy |= s->nr_pending || s->prefork || s->orphan;
 		}
 		if (need > cap) {
 			struct pollfd *np = realloc(p, need * sizeof(*p));
@@ -407,7 +407,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
-			p[n++] = (struct pollfd){ .fd = s->sock, .events = POLLIN };
+			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
 		}
 		if (poll(p, n, busy ? 1 : 100) < 0 && errno != EINTR)
 			break;
@@ -445,10 +445,16 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			if (i + 1 < n && p[i].fd == s->uffd) {
 				if (p[i].revents & POLLIN)
 					rt_session_uffd(s);
-				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR))
-					gone = rt_session_sock(s) != 0;
+				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
+				    rt_session_sock(s))
+					rt_session_orphan(s);
 				i += 2;
 			}
+			/* The agent's socket closed: exit or exec if the mm is
+			 * gone; else the program closed the shim's descriptors,
+			 * and its faults are served until it goes. */
+			if (s->orphan)
+				gone = !rt_session_mm_alive(s);
 			if (!gone) {
 				rt_session_retry(s);
 				rt_session_prefork(s);

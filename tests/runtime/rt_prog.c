@@ -11,6 +11,8 @@
  *                      madvise(DONTNEED), mremap, a malloc'd buffer, fork
  *                      (the child reads everything and writes half), exit.
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
+ *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
+ *                      everything twice.
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
@@ -215,6 +217,27 @@ static int check(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+/* A daemon's habit: close every descriptor, then use the memory again. */
+static int closefds(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	usleep(100000);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t p = 0; p < pages; p++)
+			report("after closing every fd", check_page(a + p * (PG / 8), p, 1));
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
 static int loop(uint64_t mb)
 {
 	uint64_t pages = mb << 8, seed = 99;
@@ -294,6 +317,8 @@ int main(int argc, char **argv)
 		return check(mb);
 	if (argc > 1 && !strcmp(argv[1], "bench"))
 		return bench(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "closefds"))
+		return closefds(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds [MB]\n");
 	return 2;
 }

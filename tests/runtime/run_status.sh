@@ -29,5 +29,8 @@ grep -q "was killed by signal 9" "$err" || { echo "FAIL: no message for the sign
 expect 3 "rt_prog through sh (fork + exec), then exit 3" -- sh -c "\"$prog\" check 6 && exit 3"
 grep -q "rt_prog: ok, 0 wrong words" "$out" || { echo "FAIL: rt_prog through sh"; cat "$out"; fail=1; }
 grep -Eq "[3-9] process\(es\)" "$err" || { echo "FAIL: the shell and the program were not both served"; grep -v '^  ' "$err"; fail=1; }
+expect 0 "a program that closes uswap's descriptors" -- "$prog" closefds 6
+grep -q "rt_prog: ok, 0 wrong words" "$out" || { echo "FAIL: closefds"; cat "$out"; fail=1; }
+grep -q "closed uswap's socket" "$err" || { echo "FAIL: no message for the closed socket"; fail=1; }
 expect 127 "a program that does not exist" -- /nonexistent/program
 exit $fail
