@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
@@ -43,6 +44,12 @@ int uswap_runtime_run(const struct uswap_run_config *cfg);
  * Return: 0; -ENOENT (@pid is not under uswap run), -errno.
  */
 int uswap_runtime_stat(pid_t pid, bool json);
+
+/* The supervisor @pid's socket name (abstract, without the leading NUL). */
+static inline void rt_sock_name(pid_t pid, char *name, size_t len)
+{
+	snprintf(name, len, "uswap-run-%d", (int)pid);
+}
 
 struct rt_stats {
 	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;

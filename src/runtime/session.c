@@ -585,8 +585,10 @@ void rt_session_prefork(struct rt_session *s)
 		return;
 	n = pt_collect(&s->tab, 0, ~0ULL, &e);
 	for (size_t i = 0; i < n; i++)
-		if (PT_STATE(e[i].val) == PS_SWAPPED)
+		if (PT_STATE(e[i].val) == PS_SWAPPED) {
+			s->ra_next = e[i].key;	/* runs of 16, as a sequential read */
 			serve_swapin(s, e[i].key, RT_RUN);
+		}
 	free(e);
 	if (s->nr_swapped && !s->dead)
 		return;

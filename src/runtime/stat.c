@@ -61,18 +61,33 @@ static void print_lines(const char *j)
 	putchar('\n');
 }
 
-/** uswap_runtime_stat() - see runtime/runtime.h. */
-int uswap_runtime_stat(pid_t pid, bool json)
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int fd;
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = 0;
+	p = strrchr(buf, ')');	/* the name may hold spaces and parentheses */
+	return p ? (pid_t)strtol(p + 3, NULL, 10) : 0;	/* ") S PPID" */
+}
+
+static int ask(const char *name, bool json)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct rt_hello h = { .type = RT_STAT, .pid = getpid() };
 	static char buf[1 << 16];
-	char name[100];
 	ssize_t r;
-	int fd, err = sock_name(pid, name, sizeof(name));
+	int fd, err;
 
-	if (err)
-		return err;
 	memcpy(a.sun_path + 1, name, strlen(name));
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
@@ -92,4 +107,22 @@ int uswap_runtime_stat(pid_t pid, bool json)
 	else
 		print_lines(buf);
 	return 0;
+}
+
+/** uswap_runtime_stat() - see runtime/runtime.h. */
+int uswap_runtime_stat(pid_t pid, bool json)
+{
+	char name[100];
+
+	/* The program's environment names the socket, unless the program
+	 * wrote over it (redis sets its process title there): then the
+	 * supervisor is found among its ancestors (or is @pid itself). */
+	if (!sock_name(pid, name, sizeof(name)) && !ask(name, json))
+		return 0;
+	for (int depth = 0; pid > 1 && depth < 64; depth++, pid = parent_of(pid)) {
+		rt_sock_name(pid, name, sizeof(name));
+		if (!ask(name, json))
+			return 0;
+	}
+	return -ENOENT;
 }

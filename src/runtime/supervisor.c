@@ -20,7 +20,6 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
@@ -33,7 +32,7 @@
 #define USWAP_BIN_TO_LIB "../lib"
 #endif
 #define SHIM_NAME	"libuswap_preload.so"
-#define MIRROR_FRAMES	(4ULL << 20)	/* the mm layer's frames: pages in transit */
+#define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
 #define HEADROOM	32		/* pages evicted below the budget per round */
 
 /* The features every program's uffd gets; the first four are required. */
@@ -164,12 +163,12 @@ static int swapon_one(const char *arg, const char *design)
 static int listen_sock(char *name, size_t len)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	struct timespec ts;
 	size_t n;
 	int fd;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	snprintf(name, len, "uswap-run-%d-%ld", (int)getpid(), (long)ts.tv_nsec);
+	/* One name per supervisor: `uswap stat` finds it from any process of
+	 * the tree by walking up to its supervisor (rt_sock_name()). */
+	rt_sock_name(getpid(), name, len);
 	n = strlen(name);
 	memcpy(a.sun_path + 1, name, n);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
