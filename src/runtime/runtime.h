@@ -51,15 +51,23 @@ static inline void rt_sock_name(pid_t pid, char *name, size_t len)
 	snprintf(name, len, "uswap-run-%d", (int)pid);
 }
 
+#define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
+
 struct rt_stats {
 	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;
 	uint64_t evict_batches, evicted, evict_busy, evict_gone, evict_other;
 	uint64_t removes, unmaps, remaps, forks, poisoned, deferred, over_budget;
 	uint64_t peak_resident;
+	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
 };
 
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define RT_MIRROR_MAX	256		/* mirror mappings per process (64 GiB) */
+
+/* A fault not served yet, and when it was read (ns, CLOCK_MONOTONIC). */
+struct rt_pending {
+	uint64_t addr, t0;
+};
 
 /* A registered range, as the supervisor knows it. */
 struct rt_range {
@@ -89,7 +97,7 @@ struct rt_session {
 	bool inflight;				/* an EVICT is out */
 	uint32_t batch_n;
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
-	uint64_t *pending;			/* faults waiting */
+	struct rt_pending *pending;		/* faults waiting */
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
 	bool orphan;				/* the agent's socket closed */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
@@ -292,14 +293,36 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 	return known ? serve_swapin(s, addr, room) : serve_zero(s, addr, false, room);
 }
 
-static void defer(struct rt_session *s, uint64_t addr)
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Count a served fault in the latency histogram (supervisor side: from the
+ * read of its message to its copy). */
+static void fault_served(struct rt_session *s, uint64_t t0)
+{
+	uint64_t us = (now_ns() - t0) / 1000;
+	unsigned int b = 0;
+
+	while (us > 1 && b < RT_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	s->sup->st.lat[b]++;
+}
+
+static void defer(struct rt_session *s, uint64_t addr, uint64_t t0)
 {
 	for (size_t i = 0; i < s->nr_pending; i++)
-		if (s->pending[i] == addr)
+		if (s->pending[i].addr == addr)
 			return;
 	if (s->nr_pending == s->cap_pending) {
 		size_t ncap = s->cap_pending ? s->cap_pending * 2 : 64;
-		uint64_t *n = realloc(s->pending, ncap * sizeof(*n));
+		struct rt_pending *n = realloc(s->pending, ncap * sizeof(*n));
 
 		if (!n) {
 			oom_kill(s, "the supervisor is out of memory");
@@ -308,7 +331,7 @@ static void defer(struct rt_session *s, uint64_t addr)
 		s->pending = n;
 		s->cap_pending = ncap;
 	}
-	s->pending[s->nr_pending++] = addr;
+	s->pending[s->nr_pending++] = (struct rt_pending){ addr, t0 };
 	s->sup->st.deferred++;
 }
 
@@ -321,9 +344,12 @@ bool rt_session_retry(struct rt_session *s)
 {
 	size_t j = 0;
 
-	for (size_t i = 0; i < s->nr_pending; i++)
-		if (serve_fault(s, s->pending[i]))
+	for (size_t i = 0; i < s->nr_pending; i++) {
+		if (serve_fault(s, s->pending[i].addr))
 			s->pending[j++] = s->pending[i];
+		else
+			fault_served(s, s->pending[i].t0);
+	}
 	s->nr_pending = j;
 	return j != 0;
 }
@@ -413,10 +439,13 @@ int rt_session_uffd(struct rt_session *s)
 			switch (m->event) {
 			case UFFD_EVENT_PAGEFAULT: {
 				uint64_t a = m->arg.pagefault.address & ~(PAGE - 1);
+				uint64_t t0 = now_ns();
 
 				s->sup->st.faults++;
 				if (serve_fault(s, a))
-					defer(s, a);
+					defer(s, a, t0);
+				else
+					fault_served(s, t0);
 				break;
 			}
 			case UFFD_EVENT_REMOVE:

@@ -253,6 +253,23 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	}
 }
 
+/* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
+static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++)
+		total += st->lat[b];
+	if (!total)
+		return 0;
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++) {
+		seen += st->lat[b];
+		if (seen * 100 >= total * pct)
+			return 2ULL << b;
+	}
+	return 0;
+}
+
 /* The counters as one JSON object (uswap run --json, uswap stat). */
 static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
 		       unsigned int nr_types)
@@ -265,7 +282,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"swapins\":%llu,\"prefetched\":%llu,\"evict_batches\":%llu,\"evicted\":%llu,"
 		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
-		"\"deferred\":%llu,\"over_budget\":%llu,\"processes\":[",
+		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
+		"\"fault_p99_us_below\":%llu,\"processes\":[",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -276,7 +294,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget);
+		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
 			s == sup->sessions ? "" : ",", (int)s->pid,
@@ -329,7 +348,7 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		"faults %llu (zero-fill runs %llu, %llu pages; swap-ins %llu, prefetched %llu); "
 		"evicted %llu in %llu batches (busy %llu, gone %llu, other %llu); events: remove "
 		"%llu, unmap %llu, remap %llu; forks %llu; poisoned %llu; deferred %llu, over "
-		"budget %llu\n",
+		"budget %llu; fault service p50 < %llu us, p99 < %llu us\n",
 		(unsigned long long)sup->budget, (unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
 		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
@@ -339,7 +358,8 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget);
+		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 
