@@ -38,6 +38,8 @@ static void resident_add(struct rt_session *s, long n)
 
 static void oom_kill(struct rt_session *s, const char *why)
 {
+	if (s->dead)
+		return;		/* killed already */
 	fprintf(stderr, "uswap run: %s: killing pid %d as the OOM killer would\n", why, (int)s->pid);
 	s->sup->kill_reason = "out of memory and swap (killed by uswap run)";
 	kill(s->pid, SIGKILL);

@@ -32,5 +32,14 @@ grep -Eq "[3-9] process\(es\)" "$err" || { echo "FAIL: the shell and the program
 expect 0 "a program that closes uswap's descriptors" -- "$prog" closefds 6
 grep -q "rt_prog: ok, 0 wrong words" "$out" || { echo "FAIL: closefds"; cat "$out"; fail=1; }
 grep -q "closed uswap's socket" "$err" || { echo "FAIL: no message for the closed socket"; fail=1; }
+# Swap full with the budget reached: killed as the OOM killer would.
+"$uswap" run --memory 2M --swap zram:4M -- "$prog" check 12 >"$out" 2>"$err"
+rc=$?
+if [ $rc -ne 137 ] || ! grep -q "out of memory and swap (killed by uswap run)" "$err" ||
+   [ "$(grep -c 'as the OOM killer would' "$err")" -ne 1 ]; then
+	echo "FAIL: swap full: exit status $rc"; grep -v '^  ' "$err"; fail=1
+else
+	echo "ok: swap full: killed with one message, $rc"
+fi
 expect 127 "a program that does not exist" -- /nonexistent/program
 exit $fail
