@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A layer includes only headers of its own layer or the layers below it:
 #   util < io < swap, legacy < mm < workload < runtime < cli
-# (runtime: the planned userfaultfd runtime, not in the tree yet)
+# (runtime: the userfaultfd runtime of `uswap run`, docs/RUNTIME.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 allowed() {

@@ -16,5 +16,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_mkswap(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 #endif

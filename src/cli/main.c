@@ -13,6 +13,8 @@ static const struct uswap_cmd commands[] = {
 	{ "mkswap", cmd_mkswap, "mkswap [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
 	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
 	{ "bench", cmd_bench, "bench [--workload NAME] [--swap SPEC].. [--json] ...  (bench --help)" },
+	{ "run", cmd_run, "run [--memory SIZE] [--swap SPEC].. [--stats] -- CMD ...  (run --help)" },
+	{ "stat", cmd_stat, "stat [--json] PID          live counters of a program under uswap run" },
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap run: run a program under a memory budget, its cold anonymous pages
+ * swapped through userfaultfd (docs/RUNTIME.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "runtime/runtime.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
+		"[--design table|legacy] [--stats] [--json FILE] -- CMD ARGS...\n"
+		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
+		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
+		"  --design D      slot design of the devices: table (default) or legacy\n"
+		"  --stats         print the counters at the end\n"
+		"  --json FILE     write the counters to FILE\n");
+}
+
+static int parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* cmd_run() - see cli/commands.h. */
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "memory", required_argument, NULL, 'm' },
+		{ "swap", required_argument, NULL, 's' },
+		{ "design", required_argument, NULL, 'd' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct uswap_run_config cfg = { .memory = 256ULL << 20, .design = "table" };
+	unsigned long long mem;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+m:s:d:j:Sh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (parse_size(optarg, &mem) || mem < (1ULL << 20)) {
+				fprintf(stderr, "uswap run: --memory %s: a size of at least 1M\n", optarg);
+				return 2;
+			}
+			cfg.memory = mem;
+			break;
+		case 's':
+			if (cfg.nr_swap == RT_MAX_SWAP) {
+				fprintf(stderr, "uswap run: at most %d --swap\n", RT_MAX_SWAP);
+				return 2;
+			}
+			cfg.swap[cfg.nr_swap++] = optarg;
+			break;
+		case 'd':
+			if (strcmp(optarg, "table") && strcmp(optarg, "legacy")) {
+				fprintf(stderr, "uswap run: --design %s: table or legacy\n", optarg);
+				return 2;
+			}
+			cfg.design = optarg;
+			break;
+		case 'S':
+			cfg.stats = true;
+			break;
+		case 'j':
+			cfg.json = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cfg.argv = argv + optind;
+	return uswap_runtime_run(&cfg);
+}
+
+/* cmd_stat() - see cli/commands.h: uswap stat [--json] PID. */
+int cmd_stat(int argc, char **argv)
+{
+	bool json = false;
+	char *end;
+	long pid;
+	int i = 1, err;
+
+	if (i < argc && !strcmp(argv[i], "--json")) {
+		json = true;
+		i++;
+	}
+	if (i != argc - 1 || (pid = strtol(argv[i], &end, 10)) <= 0 || *end) {
+		fprintf(stderr, "usage: uswap stat [--json] PID\n");
+		return 2;
+	}
+	err = uswap_runtime_stat((pid_t)pid, json);
+	if (err) {
+		fprintf(stderr, "uswap stat: %ld: %s\n", pid,
+			err == -ENOENT ? "not a process under uswap run" : strerror(-err));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The messages between `uswap run` (the supervisor) and the shim in each
+ * program process, over a SOCK_SEQPACKET unix socket (one message per
+ * packet). docs/RUNTIME.md draws who sends what, and when.
+ */
+#ifndef USWAP_RUNTIME_PROTO_H
+#define USWAP_RUNTIME_PROTO_H
+
+#include <stdint.h>
+
+#define RT_ENV_SOCK	"USWAP_RUN_SOCK"	/* abstract socket name, without the NUL */
+#define RT_BATCH	64			/* pages per eviction batch */
+#define RT_PAGE		4096UL
+
+enum rt_msg_type {
+	RT_HELLO = 1,		/* shim -> sup, with fds [uffd, transfer memfd] */
+	RT_HELLO_ACK,		/* sup -> shim: features enabled, or an error */
+	RT_REG,			/* shim -> sup: [start, end) was registered */
+	RT_EVICT,		/* sup -> shim: move these pages out */
+	RT_EVICTED,		/* shim -> sup: status per page, bytes in the transfer buffer */
+	RT_FORGET,		/* sup -> shim: [start, end) was unmapped */
+	RT_PREFORK,		/* shim -> sup: bring every page in, stop evicting */
+	RT_PREFORK_DONE,	/* sup -> shim: done */
+	RT_POSTFORK,		/* shim -> sup: evicting may resume */
+	RT_STAT,		/* `uswap stat` -> sup (as an rt_hello, no fds): the
+				 * answer is one packet of JSON text */
+};
+
+struct rt_hello {
+	uint32_t type;
+	int32_t pid;
+	uint64_t staging;		/* the agent's staging area: events there are its own */
+	uint64_t staging_len;
+	uint64_t xfer_pages;		/* transfer buffer size in pages (>= RT_BATCH) */
+};
+
+struct rt_hello_ack {
+	uint32_t type;
+	int32_t err;			/* 0, or -errno: the shim gives up (and says so) */
+	uint64_t features;		/* UFFD_FEATURE_* enabled on the uffd */
+};
+
+struct rt_range_msg {			/* RT_REG, RT_FORGET */
+	uint32_t type;
+	uint32_t pad;
+	uint64_t start, end;
+};
+
+struct rt_evict {			/* RT_EVICT, RT_EVICTED */
+	uint32_t type;
+	uint32_t n;			/* <= RT_BATCH */
+	uint64_t addr[RT_BATCH];
+	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), -errno */
+};
+
+struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */
+	uint32_t type;
+	uint32_t pad;
+};
+
+#endif

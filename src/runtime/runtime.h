@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime layer: `uswap run`'s supervisor (docs/RUNTIME.md). The cli
+ * calls uswap_runtime_run(); the rest is shared by the supervisor's files.
+ */
+#ifndef USWAP_RUNTIME_RUNTIME_H
+#define USWAP_RUNTIME_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <uswap/uswap.h>
+#include "runtime/pagetab.h"
+#include "runtime/proto.h"
+
+#define RT_MAX_SWAP	8
+
+struct uswap_run_config {
+	uint64_t memory;			/* budget of resident bytes */
+	const char *swap[RT_MAX_SWAP];		/* device specs, ",prio=N" allowed */
+	unsigned int nr_swap;
+	const char *design;			/* "table" or "legacy" */
+	bool stats;				/* print counters at the end */
+	const char *json;			/* write counters there, or NULL */
+	char **argv;				/* the program */
+};
+
+/**
+ * uswap_runtime_run() - run @cfg->argv under a budget (docs/RUNTIME.md).
+ * Context: the process's only thread; forks the program, returns when the
+ * program and every process of its tree that connected have exited.
+ * Return: the program's exit status (128 + signal when killed), or 1 when
+ * the runtime could not start (a message says why).
+ */
+int uswap_runtime_run(const struct uswap_run_config *cfg);
+
+/**
+ * uswap_runtime_stat() - print the live counters of the `uswap run` that
+ * serves process @pid (found through its environment), as JSON or as
+ * "name value" lines.
+ * Context: any; connects to the supervisor's socket.
+ * Return: 0; -ENOENT (@pid is not under uswap run), -errno.
+ */
+int uswap_runtime_stat(pid_t pid, bool json);
+
+/* The supervisor @pid's socket name (abstract, without the leading NUL). */
+static inline void rt_sock_name(pid_t pid, char *name, size_t len)
+{
+	snprintf(name, len, "uswap-run-%d", (int)pid);
+}
+
+#define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
+
+struct rt_stats {
+	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;
+	uint64_t evict_batches, evicted, evict_busy, evict_gone, evict_other;
+	uint64_t removes, unmaps, remaps, forks, poisoned, deferred, over_budget;
+	uint64_t peak_resident;
+	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
+};
+
+#define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
+#define RT_MIRROR_MAX	256		/* mirror mappings per process (64 GiB) */
+
+/* A fault not served yet, and when it was read (ns, CLOCK_MONOTONIC). */
+struct rt_pending {
+	uint64_t addr, t0;
+};
+
+/* A registered range, as the supervisor knows it. */
+struct rt_range {
+	uint64_t start, end;
+};
+
+/* One process of the tree. Invariant: nr_resident == number of RESIDENT,
+ * EVICTING, DEAD and UNEVICTABLE entries of tab. */
+struct rt_session {
+	struct rt_session *next;
+	struct rt_sup *sup;
+	pid_t pid;
+	int sock, uffd, pagemap;
+	char *xfer;				/* transfer buffer, shared with the agent */
+	uint64_t staging, staging_end;		/* the agent's staging area */
+	struct pagetab tab;
+	struct rt_fifo fifo;
+	uint64_t nr_resident, nr_swapped;
+	struct rt_range *ranges;		/* registered ranges */
+	size_t nr_ranges, cap_ranges;
+	struct uswap_mm *mm;			/* the mirror: swapped pages' data */
+	uint64_t chunk[RT_MIRROR_MAX];
+	unsigned int nr_chunks;
+	uint32_t next_idx, *free_idx;
+	size_t nr_free, cap_free;
+	uint64_t ra_next;			/* the page after the last swap-in run */
+	bool inflight;				/* an EVICT is out */
+	uint32_t batch_n;
+	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
+	struct rt_pending *pending;		/* faults waiting */
+	size_t nr_pending, cap_pending;
+	bool prefork, no_evict, dead;
+	bool orphan;				/* the agent's socket closed */
+};
+
+struct rt_sup {
+	struct rt_session *sessions;
+	struct uswap_mem *mem;
+	uint64_t budget, slack;			/* pages */
+	uint64_t resident;			/* sum of nr_resident */
+	uint64_t inflight_pages;
+	unsigned int inflight;			/* batches out */
+	bool stalled;				/* the last batches freed nothing */
+	uint64_t features;
+	pid_t child;
+	struct rt_stats st;
+	const char *kill_reason;
+	const int *types;			/* the devices */
+	unsigned int nr_types;
+};
+
+int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,
+		      int memfd, struct rt_session **out);
+void rt_session_destroy(struct rt_session *s);
+int rt_session_uffd(struct rt_session *s);
+int rt_session_sock(struct rt_session *s);
+bool rt_session_retry(struct rt_session *s);
+bool rt_session_evict(struct rt_session *s, uint64_t want);
+void rt_session_prefork(struct rt_session *s);
+bool rt_session_mm_alive(struct rt_session *s);
+void rt_session_orphan(struct rt_session *s);
+
+#endif

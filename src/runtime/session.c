@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One process of the tree, as the supervisor serves it: its faults
+ * (zero-fill, swap-in through the mirror mm), its events (REMOVE, UNMAP,
+ * REMAP), its agent's messages (REG, EVICTED, PREFORK, POSTFORK) and the
+ * eviction batches sent to it. docs/RUNTIME.md gives the states and races.
+ * Context of everything here: the supervisor's one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "runtime/uffd_compat.h"
+
+#define RT_RUN		16	/* pages per fault: prefetch and zero-fill batches */
+#define PAGE		RT_PAGE
+
+static const char zeros[RT_RUN * PAGE];
+
+static void resident_add(struct rt_session *s, long n)
+{
+	struct rt_sup *sup = s->sup;
+
+	s->nr_resident += (uint64_t)n;
+	sup->resident += (uint64_t)n;
+	if (sup->resident > sup->st.peak_resident)
+		sup->st.peak_resident = sup->resident;
+}
+
+static void oom_kill(struct rt_session *s, const char *why)
+{
+	if (s->dead)
+		return;		/* killed already */
+	fprintf(stderr, "uswap run: %s: killing pid %d as the OOM killer would\n", why, (int)s->pid);
+	s->sup->kill_reason = "out of memory and swap (killed by uswap run)";
+	kill(s->pid, SIGKILL);
+	s->dead = true;
+}
+
+/* ---- the mirror: a page index in the session's mm ---- */
+
+static uint64_t mirror_addr(struct rt_session *s, uint32_t idx)
+{
+	return s->chunk[idx / RT_MIRROR_CHUNK] + (uint64_t)(idx % RT_MIRROR_CHUNK) * PAGE;
+}
+
+static int mirror_alloc(struct rt_session *s, uint32_t *idx)
+{
+	if (s->nr_free) {
+		*idx = s->free_idx[--s->nr_free];
+		return 0;
+	}
+	if (s->next_idx == s->nr_chunks * RT_MIRROR_CHUNK) {
+		int err;
+
+		if (s->nr_chunks == RT_MIRROR_MAX)
+			return -ENOMEM;
+		err = uswap_mm_mmap(s->mm, (uint64_t)RT_MIRROR_CHUNK * PAGE, &s->chunk[s->nr_chunks]);
+		if (err)
+			return err;
+		s->nr_chunks++;
+	}
+	*idx = s->next_idx++;
+	return 0;
+}
+
+/* Drop the mirror page: its frame freed, its swap entry put. */
+static void mirror_free(struct rt_session *s, uint32_t idx)
+{
+	uswap_mm_madvise_dontneed(s->mm, mirror_addr(s, idx), PAGE);
+	if (s->nr_free == s->cap_free) {
+		size_t ncap = s->cap_free ? s->cap_free * 2 : 1024;
+		uint32_t *n = realloc(s->free_idx, ncap * sizeof(*n));
+
+		if (!n)
+			return;		/* the index is leaked, its page is not */
+		s->free_idx = n;
+		s->cap_free = ncap;
+	}
+	s->free_idx[s->nr_free++] = idx;
+}
+
+/* ---- registered ranges ---- */
+
+static struct rt_range *range_of(struct rt_session *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->nr_ranges; i++)
+		if (s->ranges[i].start <= addr && addr < s->ranges[i].end)
+			return &s->ranges[i];
+	return NULL;
+}
+
+static void range_add(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	if (s->nr_ranges == s->cap_ranges) {
+		size_t ncap = s->cap_ranges ? s->cap_ranges * 2 : 16;
+		struct rt_range *n = realloc(s->ranges, ncap * sizeof(*n));
+
+		if (!n)
+			return;	/* zero-fill batches stay one page in it */
+		s->ranges = n;
+		s->cap_ranges = ncap;
+	}
+	s->ranges[s->nr_ranges++] = (struct rt_range){ start, end };
+}
+
+static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < s->nr_ranges;) {
+		struct rt_range r = s->ranges[i];
+
+		if (r.start < end && start < r.end) {
+			s->ranges[i] = s->ranges[--s->nr_ranges];
+			if (r.start < start)
+				range_add(s, r.start, start);
+			if (end < r.end)
+				range_add(s, end, r.end);
+			continue;
+		}
+		i++;
+	}
+}
+
+/* ---- faults ---- */
+
+static void wake(struct rt_session *s, uint64_t addr)
+{
+	struct uffdio_range r = { .start = addr, .len = PAGE };
+
+	ioctl(s->uffd, UFFDIO_WAKE, &r);
+}
+
+/*
+ * UFFDIO_COPY @len bytes to @dst; *@done gets the bytes copied. A run that
+ * fails for another reason than a pending event or a present page (it
+ * crosses into another VMA: ENOENT) is retried as its first page alone;
+ * if that fails too the faulting thread is woken to fault again (or get
+ * the kernel's SIGSEGV/SIGBUS), never left waiting.
+ */
+static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint64_t len,
+		      uint64_t *done)
+{
+	struct uffdio_copy c = { .dst = dst, .src = (uint64_t)src, .len = len };
+	int err = ioctl(s->uffd, UFFDIO_COPY, &c) ? -errno : 0;
+
+	*done = err ? (c.copy > 0 ? (uint64_t)c.copy : 0) : len;
+	if (err && err != -EAGAIN && err != -EEXIST && !*done && len > PAGE)
+		return copy_pages(s, dst, src, PAGE, done);
+	if (err && err != -EAGAIN && err != -EEXIST && !*done)
+		wake(s, dst);
+	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
+		fprintf(stderr, "uswap run: copy to 0x%llx (%llu bytes): %s, %llu done\n",
+			(unsigned long long)dst, (unsigned long long)len, strerror(-err),
+			(unsigned long long)*done);
+	return err;
+}
+
+static void track_resident(struct rt_session *s, uint64_t addr)
+{
+	if (pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0)))
+		return;
+	resident_add(s, 1);
+	fifo_push(&s->fifo, addr);
+}
+
+/*
+ * Zero-fill @addr and the absent pages after it in its registered range.
+ * Return: 0 served, -EAGAIN retry after the pending event.
+ */
+static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_t room)
+{
+	struct rt_range *r = range_of(s, addr);
+	uint64_t n = 1, v, done;
+	int err;
+
+	if (!tracked && r)
+		while (n < RT_RUN && n < room && addr + n * PAGE < r->end &&
+		       !pt_get(&s->tab, addr + n * PAGE, &v))
+			n++;
+	err = copy_pages(s, addr, zeros, n * PAGE, &done);
+	for (uint64_t i = 0; i < done / PAGE; i++)
+		if (!tracked)
+			track_resident(s, addr + i * PAGE);
+	s->sup->st.zero_pages += done / PAGE;
+	if (done)
+		s->sup->st.zero_fills++;
+	if (err == -EAGAIN && !done)
+		return -EAGAIN;
+	if (err == -EEXIST && !done) {	/* already there: someone served it */
+		if (!tracked)
+			track_resident(s, addr);
+		wake(s, addr);
+	}
+	return 0;
+}
+
+/*
+ * Swap @addr in, with the SWAPPED pages after it (sequential prefetch), in
+ * one copy; the mirror is dropped only for pages copied.
+ * Return: 0 served (or poisoned), -EAGAIN retry after the pending event.
+ */
+static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
+{
+	static char buf[RT_RUN * PAGE];
+	uint32_t idx[RT_RUN];
+	uint64_t n = 0, v, done;
+	int err = 0;
+
+	/* Prefetch only what looks sequential: the page after the last run. */
+	if (addr != s->ra_next && room > 1)
+		room = 1;
+	while (n < RT_RUN && (n == 0 || n < room) && pt_get(&s->tab, addr + n * PAGE, &v) &&
+	       PT_STATE(v) == PS_SWAPPED) {
+		idx[n] = PT_IDX(v);
+		err = uswap_mm_read(s->mm, mirror_addr(s, idx[n]), buf + n * PAGE, PAGE);
+		if (err)
+			break;
+		n++;
+	}
+	if (!n && !err)
+		return 0;	/* no longer swapped: served meanwhile */
+	if (!n) {
+		if (err == -EIO) {	/* the device lost it: SIGBUS for this page alone */
+			struct uffdio_poison p = { .range = { .start = addr, .len = PAGE } };
+
+			fprintf(stderr, "uswap run: pid %d: page 0x%llx lost to a device read error: "
+				"SIGBUS on access\n", (int)s->pid, (unsigned long long)addr);
+			if (ioctl(s->uffd, UFFDIO_POISON, &p) && errno == EAGAIN)
+				return -EAGAIN;
+			mirror_free(s, idx[0]);
+			pt_del(&s->tab, addr);
+			s->nr_swapped--;
+			s->sup->st.poisoned++;
+			return 0;
+		}
+		oom_kill(s, "a page cannot be read back");
+		return 0;
+	}
+	err = copy_pages(s, addr, buf, n * PAGE, &done);
+	for (uint64_t i = 0; i < done / PAGE; i++) {
+		mirror_free(s, idx[i]);
+		s->nr_swapped--;
+		pt_set(&s->tab, addr + i * PAGE, PT_VAL(PS_RESIDENT, 0));
+		resident_add(s, 1);
+		fifo_push(&s->fifo, addr + i * PAGE);
+	}
+	if (done) {
+		s->ra_next = addr + done;
+		s->sup->st.swapins++;
+		s->sup->st.prefetched += done / PAGE - 1;
+	}
+	if (err == -EAGAIN && !done)
+		return -EAGAIN;
+	if (err == -EEXIST && !done)
+		wake(s, addr);	/* cannot happen to a SWAPPED page; do not leave a waiter */
+	return 0;
+}
+
+/*
+ * Serve the fault at @addr if it can be now.
+ * Return: 0 served or nothing to do, -EAGAIN/-EBUSY leave it pending.
+ */
+static int serve_fault(struct rt_session *s, uint64_t addr)
+{
+	struct rt_sup *sup = s->sup;
+	uint64_t v, room = RT_RUN;
+	bool known = pt_get(&s->tab, addr, &v);
+
+	if (s->dead)
+		return 0;
+	if (addr >= s->staging && addr < s->staging_end)
+		return copy_pages(s, addr, zeros, PAGE, &v) == -EAGAIN ? -EAGAIN : 0;
+	if (known && (PT_STATE(v) == PS_EVICTING || PT_STATE(v) == PS_DEAD))
+		return -EBUSY;		/* after the batch's answer */
+	if (known && PT_STATE(v) != PS_SWAPPED)
+		return serve_zero(s, addr, true, 1);	/* dropped without an event we saw */
+	if (!s->prefork) {
+		if (sup->resident >= sup->budget + sup->slack) {
+			if (sup->inflight && !sup->stalled)
+				return -EBUSY;	/* wait for eviction, as direct reclaim would */
+			sup->st.over_budget++;
+		}
+		if (sup->resident + RT_RUN > sup->budget + sup->slack)
+			room = 1;
+	}
+	return known ? serve_swapin(s, addr, room) : serve_zero(s, addr, false, room);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Count a served fault in the latency histogram (supervisor side: from the
+ * read of its message to its copy). */
+static void fault_served(struct rt_session *s, uint64_t t0)
+{
+	uint64_t us = (now_ns() - t0) / 1000;
+	unsigned int b = 0;
+
+	while (us > 1 && b < RT_LAT_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	s->sup->st.lat[b]++;
+}
+
+static void defer(struct rt_session *s, uint64_t addr, uint64_t t0)
+{
+	for (size_t i = 0; i < s->nr_pending; i++)
+		if (s->pending[i].addr == addr)
+			return;
+	if (s->nr_pending == s->cap_pending) {
+		size_t ncap = s->cap_pending ? s->cap_pending * 2 : 64;
+		struct rt_pending *n = realloc(s->pending, ncap * sizeof(*n));
+
+		if (!n) {
+			oom_kill(s, "the supervisor is out of memory");
+			return;
+		}
+		s->pending = n;
+		s->cap_pending = ncap;
+	}
+	s->pending[s->nr_pending++] = (struct rt_pending){ addr, t0 };
+	s->sup->st.deferred++;
+}
+
+/**
+ * rt_session_retry() - serve the faults left pending, those that can be.
+ * Context: supervisor thread.
+ * Return: true if some are still pending.
+ */
+bool rt_session_retry(struct rt_session *s)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < s->nr_pending; i++) {
+		if (serve_fault(s, s->pending[i].addr))
+			s->pending[j++] = s->pending[i];
+		else
+			fault_served(s, s->pending[i].t0);
+	}
+	s->nr_pending = j;
+	return j != 0;
+}
+
+/* ---- events ---- */
+
+/* The program dropped [start, end): every page of it reads zeros now. */
+static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	struct pt_ent *e;
+	size_t n = pt_collect(&s->tab, start, end, &e);
+
+	for (size_t i = 0; i < n; i++) {
+		switch (PT_STATE(e[i].val)) {
+		case PS_SWAPPED:
+			mirror_free(s, PT_IDX(e[i].val));
+			s->nr_swapped--;
+			pt_del(&s->tab, e[i].key);
+			break;
+		case PS_EVICTING:	/* the answer decides; then zeros */
+			pt_set(&s->tab, e[i].key, PT_VAL(PS_DEAD, PT_IDX(e[i].val)));
+			break;
+		case PS_DEAD:
+			break;
+		default:
+			pt_del(&s->tab, e[i].key);
+			resident_add(s, -1);
+		}
+	}
+	free(e);
+}
+
+static void remap_range(struct rt_session *s, uint64_t from, uint64_t to, uint64_t len)
+{
+	struct pt_ent *e;
+	size_t n = pt_collect(&s->tab, from, from + len, &e);
+
+	for (size_t i = 0; i < n; i++)
+		pt_del(&s->tab, e[i].key);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t na = to + (e[i].key - from);
+		enum rt_page_state st = PT_STATE(e[i].val);
+
+		pt_set(&s->tab, na, e[i].val);
+		if (st == PS_RESIDENT)
+			fifo_push(&s->fifo, na);
+		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(e[i].val) < RT_BATCH)
+			s->batch_addr[PT_IDX(e[i].val)] = na;
+	}
+	free(e);
+	/* The registration moved with the pages. */
+	for (size_t i = 0; i < s->nr_ranges; i++) {
+		struct rt_range r = s->ranges[i];
+
+		if (r.start < from + len && from < r.end) {
+			uint64_t a = r.start > from ? r.start : from;
+			uint64_t b = r.end < from + len ? r.end : from + len;
+
+			range_sub(s, a, b);
+			range_add(s, to + (a - from), to + (b - from));
+			break;
+		}
+	}
+}
+
+static void tell_forget(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	struct rt_range_msg m = { .type = RT_FORGET, .start = start, .end = end };
+
+	send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/**
+ * rt_session_uffd() - read and handle what the process's uffd has.
+ * Context: supervisor thread.
+ * Return: 0, or -errno when the uffd is unusable (the process is gone).
+ */
+int rt_session_uffd(struct rt_session *s)
+{
+	struct uffd_msg msg[32];
+	ssize_t r;
+
+	while ((r = read(s->uffd, msg, sizeof(msg))) > 0) {
+		for (size_t i = 0; i < (size_t)r / sizeof(msg[0]); i++) {
+			struct uffd_msg *m = &msg[i];
+
+			switch (m->event) {
+			case UFFD_EVENT_PAGEFAULT: {
+				uint64_t a = m->arg.pagefault.address & ~(PAGE - 1);
+				uint64_t t0 = now_ns();
+
+				s->sup->st.faults++;
+				if (serve_fault(s, a))
+					defer(s, a, t0);
+				else
+					fault_served(s, t0);
+				break;
+			}
+			case UFFD_EVENT_REMOVE:
+			case UFFD_EVENT_UNMAP: {
+				uint64_t a = m->arg.remove.start, b = m->arg.remove.end;
+
+				if (a >= s->staging && b <= s->staging_end)
+					break;	/* the agent emptying its staging area */
+				drop_range(s, a, b);
+				if (m->event == UFFD_EVENT_UNMAP) {
+					range_sub(s, a, b);
+					tell_forget(s, a, b);
+					s->sup->st.unmaps++;
+				} else {
+					s->sup->st.removes++;
+				}
+				break;
+			}
+			case UFFD_EVENT_REMAP:
+				remap_range(s, m->arg.remap.from, m->arg.remap.to, m->arg.remap.len);
+				s->sup->st.remaps++;
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	if (r < 0 && errno != EAGAIN && errno != EINTR)
+		return -errno;
+	rt_session_retry(s);
+	return 0;
+}
+
+/* ---- the agent's messages ---- */
+
+/* Learn the pages present in a newly registered range from pagemap. */
+static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	static uint64_t pm[4096];
+	uint64_t v;
+
+	range_add(s, start, end);
+	if (s->pagemap < 0)
+		return;
+	for (uint64_t a = start; a < end;) {
+		uint64_t n = (end - a) / PAGE;
+		ssize_t r;
+
+		if (n > 4096)
+			n = 4096;
+		r = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
+		if (r <= 0)
+			return;
+		n = (uint64_t)r / 8;
+		for (uint64_t i = 0; i < n; i++)
+			if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v))
+				track_resident(s, a + i * PAGE);
+		a += n * PAGE;
+	}
+}
+
+static void batch_done(struct rt_session *s, const struct rt_evict *m)
+{
+	struct rt_sup *sup = s->sup;
+	uint64_t moved = 0, v;
+
+	for (uint32_t i = 0; i < s->batch_n; i++) {
+		uint64_t a = s->batch_addr[i];
+		int st = i < m->n ? m->status[i] : -EINVAL;
+		uint32_t idx;
+
+		if (!pt_get(&s->tab, a, &v) || PT_IDX(v) != i ||
+		    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD))
+			continue;
+		if (PT_STATE(v) == PS_DEAD) {
+			pt_del(&s->tab, a);
+			resident_add(s, -1);
+			continue;
+		}
+		if (!st) {
+			int err = mirror_alloc(s, &idx);
+
+			if (!err)
+				err = uswap_mm_write(s->mm, mirror_addr(s, idx), s->xfer + i * PAGE, PAGE);
+			if (err) {
+				pt_del(&s->tab, a);
+				resident_add(s, -1);
+				oom_kill(s, "swap is full and the budget is reached");
+				continue;
+			}
+			pt_set(&s->tab, a, PT_VAL(PS_SWAPPED, idx));
+			resident_add(s, -1);
+			s->nr_swapped++;
+			moved++;
+		} else if (st == -EBUSY || st == -EAGAIN) {
+			pt_set(&s->tab, a, PT_VAL(PS_RESIDENT, 0));
+			fifo_push(&s->fifo, a);
+			sup->st.evict_busy++;
+		} else if (st == -ENOENT) {
+			pt_del(&s->tab, a);
+			resident_add(s, -1);
+			sup->st.evict_gone++;
+		} else {
+			pt_set(&s->tab, a, PT_VAL(PS_UNEVICTABLE, 0));
+			sup->st.evict_other++;
+		}
+	}
+	sup->st.evicted += moved;
+	sup->stalled = moved == 0;
+	sup->inflight--;
+	sup->inflight_pages -= s->batch_n;
+	s->inflight = false;
+	s->batch_n = 0;
+}
+
+/**
+ * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH)
+ * taken from the FIFO, if none is out.
+ * Context: supervisor thread.
+ * Return: true if a batch was sent.
+ */
+bool rt_session_evict(struct rt_session *s, uint64_t want)
+{
+	struct rt_evict m = { .type = RT_EVICT };
+	uint64_t a, v;
+
+	if (s->inflight || s->no_evict || s->prefork || s->dead)
+		return false;
+	if (want > RT_BATCH)
+		want = RT_BATCH;
+	while (m.n < want && fifo_pop(&s->fifo, &a))
+		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT) {
+			pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
+			s->batch_addr[m.n] = a;
+			m.addr[m.n++] = a;
+		}
+	if (!m.n)
+		return false;
+	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
+		for (uint32_t i = 0; i < m.n; i++) {
+			pt_set(&s->tab, m.addr[i], PT_VAL(PS_RESIDENT, 0));
+			fifo_push(&s->fifo, m.addr[i]);
+		}
+		return false;
+	}
+	s->inflight = true;
+	s->batch_n = m.n;
+	s->sup->inflight++;
+	s->sup->inflight_pages += m.n;
+	s->sup->st.evict_batches++;
+	return true;
+}
+
+/**
+ * rt_session_prefork() - while a fork is being prepared, bring every
+ * SWAPPED page in; answer PREFORK_DONE when none is left.
+ * Context: supervisor thread.
+ */
+void rt_session_prefork(struct rt_session *s)
+{
+	struct rt_simple done = { .type = RT_PREFORK_DONE };
+	struct pt_ent *e;
+	size_t n;
+
+	if (!s->prefork || s->inflight)
+		return;
+	n = pt_collect(&s->tab, 0, ~0ULL, &e);
+	for (size_t i = 0; i < n; i++)
+		if (PT_STATE(e[i].val) == PS_SWAPPED) {
+			s->ra_next = e[i].key;	/* runs of 16, as a sequential read */
+			serve_swapin(s, e[i].key, RT_RUN);
+		}
+	free(e);
+	if (s->nr_swapped && !s->dead)
+		return;
+	send(s->sock, &done, sizeof(done), MSG_NOSIGNAL);
+	s->prefork = false;
+	s->sup->st.forks++;
+}
+
+/**
+ * rt_session_sock() - read and handle the agent's messages.
+ * Context: supervisor thread.
+ * Return: 0, or -EPIPE when the process has gone (exit or exec).
+ */
+int rt_session_sock(struct rt_session *s)
+{
+	static struct rt_evict m;
+	ssize_t r;
+
+	while ((r = recv(s->sock, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
+		switch (m.type) {
+		case RT_REG: {
+			struct rt_range_msg *g = (struct rt_range_msg *)&m;
+
+			reg_range(s, g->start, g->end);
+			break;
+		}
+		case RT_EVICTED:
+			if (s->inflight)
+				batch_done(s, &m);
+			break;
+		case RT_PREFORK:
+			s->prefork = true;
+			s->no_evict = true;
+			break;
+		case RT_POSTFORK:
+			s->no_evict = false;
+			break;
+		default:
+			break;
+		}
+	}
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+		return -EPIPE;
+	rt_session_retry(s);
+	return 0;
+}
+
+/**
+ * rt_session_orphan() - the agent's socket closed while the process lives
+ * (it closed the shim's descriptors): settle the batch in flight, whose
+ * answer will never come. A page of it still present in the process was
+ * not moved; one that is not was moved, and its bytes are in the
+ * transfer buffer (the agent copies each page right after its move).
+ * Context: supervisor thread.
+ */
+void rt_session_orphan(struct rt_session *s)
+{
+	struct rt_evict m = { .type = RT_EVICTED, .n = s->batch_n };
+
+	s->orphan = true;
+	s->no_evict = true;
+	if (!s->inflight)
+		return;
+	for (uint32_t i = 0; i < s->batch_n; i++) {
+		uint64_t pm = 0;
+
+		if (s->pagemap >= 0 &&
+		    pread(s->pagemap, &pm, 8, (off_t)(s->batch_addr[i] / PAGE * 8)) == 8 &&
+		    (pm >> 63) & 1)
+			m.status[i] = -EBUSY;	/* still there: stays resident */
+		else
+			m.status[i] = 0;
+	}
+	batch_done(s, &m);
+}
+
+/**
+ * rt_session_mm_alive() - whether the process's address space still
+ * exists (not exited, not replaced by exec): uffd ioctls on a gone mm fail
+ * with ESRCH. The probe maps a zero page into the staging area, which
+ * only matters to an agent that is gone too.
+ * Context: supervisor thread.
+ * Return: true while the mm lives.
+ */
+bool rt_session_mm_alive(struct rt_session *s)
+{
+	struct uffdio_zeropage z = {
+		.range = { .start = s->staging, .len = PAGE },
+		.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE,
+	};
+
+	if (!ioctl(s->uffd, UFFDIO_ZEROPAGE, &z))
+		return true;
+	return errno != ESRCH;
+}
+
+/**
+ * rt_session_create() - a session for the process that sent @h, with its
+ * uffd (UFFDIO_API already done) and transfer buffer.
+ * Context: supervisor thread.
+ * Return: 0 and *@out; -ENOMEM, or the error of mapping the buffer.
+ */
+int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,
+		      int memfd, struct rt_session **out)
+{
+	struct rt_session *s = calloc(1, sizeof(*s));
+	char path[64];
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->sup = sup;
+	s->pid = h->pid;
+	s->sock = sock;
+	s->uffd = uffd;
+	s->staging = h->staging;
+	s->staging_end = h->staging + h->staging_len;
+	s->xfer = mmap(NULL, RT_BATCH * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (s->xfer == MAP_FAILED) {
+		err = -errno;
+		free(s);
+		return err;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)h->pid);
+	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	if ((err = pt_init(&s->tab)) || (err = uswap_mm_create(sup->mem, &s->mm))) {
+		pt_free(&s->tab);
+		munmap(s->xfer, RT_BATCH * PAGE);
+		if (s->pagemap >= 0)
+			close(s->pagemap);
+		free(s);
+		return err;
+	}
+	s->next = sup->sessions;
+	sup->sessions = s;
+	sup->st.sessions++;
+	*out = s;
+	return 0;
+}
+
+/**
+ * rt_session_destroy() - the process has gone: free its mirror (swap
+ * entries put), its states and descriptors.
+ * Context: supervisor thread; @s is unlinked by the caller.
+ */
+void rt_session_destroy(struct rt_session *s)
+{
+	struct rt_sup *sup = s->sup;
+
+	if (s->inflight) {
+		sup->inflight--;
+		sup->inflight_pages -= s->batch_n;
+	}
+	sup->resident -= s->nr_resident;
+	uswap_mm_destroy(s->mm);
+	pt_free(&s->tab);
+	fifo_free(&s->fifo);
+	munmap(s->xfer, RT_BATCH * PAGE);
+	close(s->sock);
+	close(s->uffd);
+	if (s->pagemap >= 0)
+		close(s->pagemap);
+	free(s->ranges);
+	free(s->free_idx);
+	free(s->pending);
+	free(s);
+}

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libuswap_preload.so: the shim `uswap run` puts into every process of the
+ * program's tree with LD_PRELOAD. It creates the process's userfaultfd,
+ * hands it to the supervisor, registers the private anonymous mappings and
+ * runs the agent thread that moves pages out on the supervisor's request,
+ * and a watchdog thread that kills the process if the supervisor dies.
+ * docs/RUNTIME.md is the design; this file depends on libc only and
+ * touches no memory it registers from its own threads' stacks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "runtime/proto.h"
+#include "runtime/uffd_compat.h"
+
+#define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
+#define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
+#define SHIM_MAX_RANGES	4096
+#define SHIM_SCAN_MS	10
+
+struct shim_range {
+	uint64_t start, end;
+};
+
+/* The session of this process; replaced in a forked child. */
+static struct {
+	bool active;				/* connected and registered */
+	int uffd, sock, memfd;
+	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
+	char *agent_stack, *watch_stack;
+	pid_t sup_pid;
+	unsigned long last_vsize;
+} S = { .uffd = -1, .sock = -1, .memfd = -1 };
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
+static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
+static unsigned int nr_reg;
+static struct shim_range snap[SHIM_MAX_RANGES];			/* anon VMAs at start-up */
+static unsigned int nr_snap;
+static char maps_buf[1 << 20];					/* /proc/self/maps */
+
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;	/* held across fork() */
+static pthread_mutex_t fork_wait_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fork_cond = PTHREAD_COND_INITIALIZER;
+static bool fork_done;
+
+static void shim_say(const char *msg)
+{
+	ssize_t r = write(2, msg, strlen(msg));
+
+	(void)r;
+}
+
+/* A raw mmap: the interposer below must not see the shim's own maps. */
+static void *raw_mmap(size_t len, int prot, int flags, int fd)
+{
+	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);
+
+	return p == -1 ? MAP_FAILED : (void *)p;
+}
+
+static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (r[i].start < e && s < r[i].end)
+			return true;
+	return false;
+}
+
+static bool own_memory(uint64_t s, uint64_t e)
+{
+	struct shim_range own[3] = {
+		{ (uint64_t)S.staging, (uint64_t)S.staging + RT_BATCH * RT_PAGE },
+		{ (uint64_t)S.agent_stack, (uint64_t)S.agent_stack + SHIM_STACK },
+		{ (uint64_t)S.watch_stack, (uint64_t)S.watch_stack + SHIM_STACK },
+	};
+	return overlaps(own, 3, s, e);
+}
+
+static int send_msg(const void *msg, size_t len)
+{
+	return send(S.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+/* One line of /proc/self/maps. */
+struct shim_vma {
+	uint64_t start, end;
+	char perms[5];
+	unsigned long inode;
+	const char *path;		/* "" for anonymous */
+};
+
+static bool parse_line(char *line, struct shim_vma *v)
+{
+	unsigned long long s, e, off;
+	unsigned int maj, min;
+	int n = 0;
+
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj, &min,
+		   &v->inode, &n) < 7)
+		return false;
+	v->start = s;
+	v->end = e;
+	v->path = line + n;
+	return true;
+}
+
+static bool is_anon(const struct shim_vma *v)
+{
+	return v->inode == 0 && (!v->path[0] || !strcmp(v->path, "[heap]"));
+}
+
+/*
+ * Read /proc/self/maps into maps_buf; returns the length or -1.
+ * Context: reg_lock held (maps_buf is shared).
+ */
+static ssize_t read_maps(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while ((r = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	maps_buf[len] = 0;
+	return (ssize_t)len;
+}
+
+/* Remember the anonymous VMAs that exist before the program runs. */
+static void snapshot(void)
+{
+	struct shim_vma v;
+	char *line, *save = NULL;
+
+	pthread_mutex_lock(&reg_lock);
+	if (read_maps() >= 0)
+		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (parse_line(line, &v) && is_anon(&v) && strcmp(v.path, "[heap]") &&
+			    nr_snap < SHIM_MAX_RANGES)
+				snap[nr_snap++] = (struct shim_range){ v.start, v.end };
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static bool registered(uint64_t s, uint64_t e)
+{
+	for (unsigned int i = 0; i < nr_reg; i++)
+		if (reg[i].start <= s && e <= reg[i].end)
+			return true;
+	return false;
+}
+
+static void forget(uint64_t s, uint64_t e)
+{
+	for (unsigned int i = 0; i < nr_reg;) {
+		if (reg[i].start < e && s < reg[i].end) {
+			if (reg[i].start < s && nr_reg < SHIM_MAX_RANGES)
+				reg[nr_reg++] = (struct shim_range){ reg[i].start, s };
+			if (e < reg[i].end && nr_reg < SHIM_MAX_RANGES)
+				reg[nr_reg++] = (struct shim_range){ e, reg[i].end };
+			reg[i] = reg[--nr_reg];
+			continue;
+		}
+		i++;
+	}
+}
+
+/*
+ * Register every candidate VMA not registered yet (docs/RUNTIME.md, "What
+ * is registered") and tell the supervisor.
+ * Context: any thread of the process; takes reg_lock.
+ */
+static void scan(void)
+{
+	struct shim_vma v, prev = { 0 };
+	char *line, *save = NULL;
+	bool have_prev = false;
+
+	pthread_mutex_lock(&reg_lock);
+	if (!S.active || read_maps() < 0) {
+		pthread_mutex_unlock(&reg_lock);
+		return;
+	}
+	for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!parse_line(line, &v))
+			continue;
+		bool guard_below = have_prev && prev.end == v.start && is_anon(&prev) &&
+				   !strcmp(prev.perms, "---p");
+		bool heap = !strcmp(v.path, "[heap]");
+
+		prev = v;
+		have_prev = true;
+		if (strcmp(v.perms, "rw-p") || !is_anon(&v) || guard_below ||
+		    v.end - v.start < SHIM_MIN_VMA || own_memory(v.start, v.end) ||
+		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
+		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
+			continue;
+		struct uffdio_register r = {
+			.range = { .start = v.start, .len = v.end - v.start },
+			.mode = UFFDIO_REGISTER_MODE_MISSING,
+		};
+		if (ioctl(S.uffd, UFFDIO_REGISTER, &r))
+			continue;
+		reg[nr_reg++] = (struct shim_range){ v.start, v.end };
+		struct rt_range_msg m = { .type = RT_REG, .start = v.start, .end = v.end };
+		send_msg(&m, sizeof(m));
+	}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* The process's virtual size in pages (statm's first field), 0 on error. */
+static unsigned long vsize(void)
+{
+	char buf[64];
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = 0;
+	return strtoul(buf, NULL, 10);
+}
+
+/*
+ * Move the requested pages out into the staging area, copy them into the
+ * transfer buffer, empty the staging area and answer.
+ * Context: the agent thread.
+ */
+static void evict(struct rt_evict *m)
+{
+	bool moved = false;
+
+	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++) {
+		struct uffdio_move mv = {
+			.dst = (uint64_t)S.staging + i * RT_PAGE,
+			.src = m->addr[i],
+			.len = RT_PAGE,
+		};
+		int tries = 0, err;
+
+		/* EAGAIN: an event is pending; the supervisor reads it soon. */
+		while ((err = ioctl(S.uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN &&
+		       mv.move <= 0 && tries++ < 1000)
+			usleep(50);
+		m->status[i] = err;
+		if (!err) {
+			memcpy(S.xfer + i * RT_PAGE, S.staging + i * RT_PAGE, RT_PAGE);
+			moved = true;
+		}
+	}
+	/* Raises REMOVE for the staging range, which the supervisor only reads. */
+	if (moved)
+		madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	m->type = RT_EVICTED;
+	send_msg(m, sizeof(*m));
+}
+
+/* The agent: requests from the supervisor, and rescans. Context: own thread. */
+static void *agent_main(void *arg)
+{
+	static struct rt_evict m;	/* static: never on a registered page */
+
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .fd = S.sock, .events = POLLIN };
+		int r = poll(&p, 1, SHIM_SCAN_MS);
+
+		if (r < 0 && errno != EINTR)
+			return NULL;
+		if (r > 0 && (p.revents & POLLNVAL))
+			return NULL;	/* the program closed it: the watchdog says so */
+		if (r > 0) {
+			ssize_t n = recv(S.sock, &m, sizeof(m), 0);
+
+			if (n <= 0)
+				return NULL;	/* the watchdog handles a dead supervisor */
+			if (m.type == RT_EVICT) {
+				evict(&m);
+			} else if (m.type == RT_FORGET) {
+				struct rt_range_msg *f = (struct rt_range_msg *)&m;
+
+				pthread_mutex_lock(&reg_lock);
+				forget(f->start, f->end);
+				pthread_mutex_unlock(&reg_lock);
+			} else if (m.type == RT_PREFORK_DONE) {
+				pthread_mutex_lock(&fork_wait_lock);
+				fork_done = true;
+				pthread_cond_broadcast(&fork_cond);
+				pthread_mutex_unlock(&fork_wait_lock);
+			}
+			continue;
+		}
+		unsigned long vs = vsize();
+
+		if (vs != S.last_vsize) {
+			S.last_vsize = vs;
+			scan();
+		}
+	}
+}
+
+/* The watchdog: dies loudly with the supervisor. Context: own thread. */
+static void *watch_main(void *arg)
+{
+	char msg[160];
+
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
+
+		/* A timeout, so that a descriptor the program closed is seen
+		 * (POLLNVAL) and not kept open by this poll. */
+		if (poll(&p, 1, 500) < 0 && errno == EINTR)
+			continue;
+		if (p.revents & POLLNVAL) {
+			/* The program closed a descriptor it did not open (a
+			 * daemon closing everything): nothing can evict or
+			 * watch any more; the supervisor still serves faults
+			 * through its own copy of the uffd. Say it, once. */
+			snprintf(msg, sizeof(msg), "uswap: pid %d closed uswap's socket: no more "
+				 "eviction, and the supervisor's death is no longer watched\n",
+				 (int)getpid());
+			shim_say(msg);
+			return NULL;
+		}
+		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
+			break;
+	}
+	snprintf(msg, sizeof(msg),
+		 "uswap: the supervisor (uswap run, pid %d) died: killing pid %d, whose evicted "
+		 "pages are gone\n", (int)S.sup_pid, (int)getpid());
+	shim_say(msg);
+	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+static int new_uffd(void)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int dev;
+
+	if (fd >= 0)
+		return fd;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+	close(dev);
+	return fd;
+}
+
+static int connect_sup(const char *name)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t len = strlen(name);
+	int fd;
+
+	if (len + 1 > sizeof(a.sun_path))
+		return -1;
+	memcpy(a.sun_path + 1, name, len);	/* abstract: sun_path[0] = 0 */
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int send_hello(void)
+{
+	struct rt_hello h = {
+		.type = RT_HELLO, .pid = getpid(),
+		.staging = (uint64_t)S.staging, .staging_len = RT_BATCH * RT_PAGE,
+		.xfer_pages = RT_BATCH,
+	};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	int fds[2] = { S.uffd, S.memfd };
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	return sendmsg(S.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
+}
+
+static void close_session(void)
+{
+	if (S.uffd >= 0)
+		close(S.uffd);
+	if (S.sock >= 0)
+		close(S.sock);
+	if (S.memfd >= 0)
+		close(S.memfd);
+	S.uffd = S.sock = S.memfd = -1;
+	S.active = false;
+}
+
+/*
+ * Start this process's session: uffd, socket, hello, registration, threads.
+ * On any failure the program runs on without a budget, and says so.
+ * Context: the constructor, or the child after fork() (one thread).
+ */
+static void session_start(const char *name)
+{
+	struct rt_hello_ack ack;
+	pthread_attr_t at;
+	pthread_t t;
+	char msg[200];
+	const char *why = "cannot create a userfaultfd";
+
+	S.uffd = new_uffd();
+	if (S.uffd < 0)
+		goto fail;
+	why = "cannot map its buffers";
+	S.memfd = memfd_create("uswap-xfer", MFD_CLOEXEC);
+	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)(RT_BATCH * RT_PAGE)))
+		goto fail;
+	S.xfer = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
+	S.staging = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	S.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
+	S.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
+	if (S.xfer == MAP_FAILED || S.staging == MAP_FAILED || S.agent_stack == MAP_FAILED ||
+	    S.watch_stack == MAP_FAILED)
+		goto fail;
+	why = "cannot reach the supervisor";
+	S.sock = connect_sup(name);
+	if (S.sock < 0 || send_hello() || recv(S.sock, &ack, sizeof(ack), 0) != sizeof(ack) ||
+	    ack.type != RT_HELLO_ACK)
+		goto fail;
+	why = "was refused by the supervisor";
+	if (ack.err)
+		goto fail;
+	struct uffdio_register r = {
+		.range = { .start = (uint64_t)S.staging, .len = RT_BATCH * RT_PAGE },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	why = "cannot register its staging area";
+	if (ioctl(S.uffd, UFFDIO_REGISTER, &r))
+		goto fail;
+	S.sup_pid = getppid();
+	S.active = true;
+	S.last_vsize = vsize();
+	scan();
+	pthread_attr_init(&at);
+	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
+	if (pthread_create(&t, &at, agent_main, NULL) == 0)
+		pthread_detach(t);
+	pthread_attr_setstack(&at, S.watch_stack, SHIM_STACK);
+	if (pthread_create(&t, &at, watch_main, NULL) == 0)
+		pthread_detach(t);
+	pthread_attr_destroy(&at);
+	return;
+fail:
+	snprintf(msg, sizeof(msg), "uswap: pid %d %s (%s): it runs without a memory budget\n",
+		 (int)getpid(), why, strerror(errno));
+	shim_say(msg);
+	close_session();
+}
+
+/* pthread_atfork prepare: bring every page in, stop eviction. */
+static void shim_prefork(void)
+{
+	struct rt_simple m = { .type = RT_PREFORK };
+
+	pthread_mutex_lock(&fork_lock);
+	if (!S.active)
+		return;
+	pthread_mutex_lock(&fork_wait_lock);
+	fork_done = false;
+	if (!send_msg(&m, sizeof(m)))
+		while (!fork_done)
+			pthread_cond_wait(&fork_cond, &fork_wait_lock);
+	pthread_mutex_unlock(&fork_wait_lock);
+}
+
+static void shim_postfork_parent(void)
+{
+	struct rt_simple m = { .type = RT_POSTFORK };
+
+	if (S.active)
+		send_msg(&m, sizeof(m));
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* The child: drop the parent's session, start its own. */
+static void shim_postfork_child(void)
+{
+	const char *name = getenv(RT_ENV_SOCK);
+	bool was_active = S.active;
+
+	pthread_mutex_init(&fork_lock, NULL);
+	pthread_mutex_init(&fork_wait_lock, NULL);
+	pthread_mutex_init(&reg_lock, NULL);
+	pthread_cond_init(&fork_cond, NULL);
+	if (!was_active)
+		return;
+	close_session();
+	munmap(S.xfer, RT_BATCH * RT_PAGE);
+	munmap(S.staging, RT_BATCH * RT_PAGE);
+	munmap(S.agent_stack, SHIM_STACK);
+	munmap(S.watch_stack, SHIM_STACK);
+	nr_reg = 0;	/* without EVENT_FORK the child's VMAs are not registered */
+	if (name)
+		session_start(name);
+}
+
+__attribute__((constructor)) static void shim_init(void)
+{
+	const char *name = getenv(RT_ENV_SOCK);
+
+	if (!name || !*name)
+		return;
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+	snapshot();
+	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
+	session_start(name);
+}
+
+/*
+ * mmap() as the program calls it: a large private anonymous mapping is
+ * registered before the program can touch it (glibc's own mmaps and brk
+ * are found by the agent's rescans instead).
+ */
+__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
+						   int fd, off_t off)
+{
+	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+
+	if (p == -1)
+		return MAP_FAILED;
+	if (S.active && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
+	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
+	    len >= SHIM_MIN_VMA)
+		scan();
+	return (void *)p;
+}
+
+__attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
+						     int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}

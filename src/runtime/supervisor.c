@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `uswap run`'s supervisor: the start-up check, the devices and the
+ * budget, the program's start, and the one event loop that serves every
+ * process of the tree (docs/RUNTIME.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "runtime/uffd_compat.h"
+
+#ifndef USWAP_LIBDIR
+#define USWAP_LIBDIR "/usr/local/lib"
+#endif
+#ifndef USWAP_BIN_TO_LIB
+#define USWAP_BIN_TO_LIB "../lib"
+#endif
+#define SHIM_NAME	"libuswap_preload.so"
+#define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
+#define HEADROOM	32		/* pages evicted below the budget per round */
+
+/* The features every program's uffd gets; the first four are required. */
+#define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
+			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
+#define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON)
+
+static int find_shim(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = 0;
+		if ((size_t)snprintf(out, len, "%s/%s", dirname(exe), SHIM_NAME) < len &&
+		    !access(out, R_OK))
+			return 0;
+		/* dirname() cut exe to the directory */
+		if ((size_t)snprintf(out, len, "%s/%s/%s", exe, USWAP_BIN_TO_LIB, SHIM_NAME) < len &&
+		    !access(out, R_OK))
+			return 0;
+	}
+	if ((size_t)snprintf(out, len, "%s/%s", USWAP_LIBDIR, SHIM_NAME) >= len)
+		return -ENAMETOOLONG;
+	return access(out, R_OK) ? -ENOENT : 0;
+}
+
+static bool has_cap_sys_ptrace(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	bool yes = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "CapEff:", 7))
+			yes = (strtoull(line + 7, NULL, 16) >> 19) & 1;	/* CAP_SYS_PTRACE */
+	fclose(f);
+	return yes;
+}
+
+/*
+ * The start-up check: create a uffd, read the kernel's features, print
+ * what holds. Return: 0 and *@features, -errno (printed) when the runtime
+ * cannot work here.
+ */
+static int startup_check(const char *shim, uint64_t *features)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	const char *how = "userfaultfd(2)";
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	int err = 0;
+
+	if (fd < 0) {
+		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+		how = "/dev/userfaultfd";
+		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
+		if (dev >= 0)
+			close(dev);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "uswap run: userfaultfd is not available (%s): needs CAP_SYS_PTRACE, "
+			"vm.unprivileged_userfaultfd=1 or access to /dev/userfaultfd\n", strerror(errno));
+		return -EPERM;
+	}
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		err = -errno;
+		fprintf(stderr, "uswap run: UFFDIO_API: %s\n", strerror(errno));
+		close(fd);
+		return err;
+	}
+	close(fd);
+	*features = api.features;
+#define YN(f) ((api.features & (f)) ? "yes" : "no")
+	fprintf(stderr, "uswap run: start-up check\n"
+		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
+		"  features: MOVE %s, EVENT_REMOVE %s, EVENT_UNMAP %s, EVENT_REMAP %s, POISON %s, "
+		"THREAD_ID %s, EVENT_FORK %s (not used), WP_ASYNC %s (not used)\n"
+		"  shim: %s\n", how, (int)getuid(), has_cap_sys_ptrace() ? "yes" : "no",
+		YN(UFFD_FEATURE_MOVE), YN(UFFD_FEATURE_EVENT_REMOVE), YN(UFFD_FEATURE_EVENT_UNMAP),
+		YN(UFFD_FEATURE_EVENT_REMAP), YN(UFFD_FEATURE_POISON), YN(UFFD_FEATURE_THREAD_ID),
+		YN(UFFD_FEATURE_EVENT_FORK), YN(UFFD_FEATURE_WP_ASYNC), shim);
+#undef YN
+	if ((api.features & RT_FEATURES_REQUIRED) != RT_FEATURES_REQUIRED) {
+		fprintf(stderr, "uswap run: this kernel lacks UFFDIO_MOVE or the REMOVE/UNMAP/REMAP "
+			"events: pages could not be evicted without losing writes; refusing to run\n");
+		return -EOPNOTSUPP;
+	}
+	fprintf(stderr,
+		"  guarantees: evicted pages come back intact (eviction by UFFDIO_MOVE); munmap, "
+		"madvise and mremap are followed; a child of fork() gets a fully resident copy "
+		"(its parent's pages are brought in first); a raw clone() without CLONE_VM is not "
+		"followed; static and setuid programs run without a budget; if uswap run dies, the "
+		"program is killed with a message%s\n",
+		(api.features & UFFD_FEATURE_POISON) ? "; a page lost to a device read error raises "
+		"SIGBUS for that page alone" : "");
+	return 0;
+}
+
+/* "SPEC[,prio=N]": swap it on. Return: the type, or -errno (printed). */
+static int swapon_one(const char *arg, const char *design)
+{
+	char spec[512], err[256] = "";
+	char *p;
+	int flags = 0, type;
+
+	snprintf(spec, sizeof(spec), "%s", arg);
+	p = strstr(spec, ",prio=");
+	if (p) {
+		long prio = strtol(p + 6, NULL, 10);
+
+		if (prio < 0 || prio > SWAP_FLAG_PRIO_MASK) {
+			fprintf(stderr, "uswap run: --swap %s: bad priority\n", arg);
+			return -EINVAL;
+		}
+		flags = SWAP_FLAG_PREFER | (int)prio;
+		*p = 0;
+	}
+	type = uswap_swapon_spec_design(spec, flags, design, err, sizeof(err));
+	if (type < 0)
+		fprintf(stderr, "uswap run: --swap %s: %s%s%s\n", arg, strerror(-type),
+			err[0] ? ": " : "", err);
+	return type;
+}
+
+static int listen_sock(char *name, size_t len)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	size_t n;
+	int fd;
+
+	/* One name per supervisor: `uswap stat` finds it from any process of
+	 * the tree by walking up to its supervisor (rt_sock_name()). */
+	rt_sock_name(getpid(), name, len);
+	n = strlen(name);
+	memcpy(a.sun_path + 1, name, n);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
+	    listen(fd, 64)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static void answer_stat(const struct rt_sup *sup, int fd);
+
+/* A process connects: its hello, its fds, UFFDIO_API on its uffd. */
+static void accept_one(struct rt_sup *sup, int lfd)
+{
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct rt_hello h;
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	struct rt_hello_ack ack = { .type = RT_HELLO_ACK };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct rt_session *s;
+	struct cmsghdr *cm;
+	int fd, fds[2] = { -1, -1 };
+
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != sizeof(h) || h.type != RT_HELLO) {
+		if (h.type == RT_STAT)
+			answer_stat(sup, fd);
+		close(fd);
+		return;
+	}
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds))) {
+		close(fd);
+		return;
+	}
+	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
+	api.features = sup->features;
+	if (ioctl(fds[0], UFFDIO_API, &api))
+		ack.err = -errno;
+	else if ((ack.err = rt_session_create(sup, fd, &h, fds[0], fds[1], &s)) == 0)
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+	ack.features = api.features;
+	send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
+	close(fds[1]);
+	if (ack.err) {
+		fprintf(stderr, "uswap run: pid %d refused: %s\n", (int)h.pid, strerror(-ack.err));
+		close(fds[0]);
+		close(fd);
+	}
+}
+
+/* Start batches until the tree is back under its budget. */
+static void balance(struct rt_sup *sup, uint64_t *stall_mark)
+{
+	uint64_t want;
+	bool sent = true;
+
+	if (sup->stalled && sup->st.faults == *stall_mark)
+		return;		/* nothing changed since the last batches freed nothing */
+	*stall_mark = sup->st.faults;
+	while (sent && sup->resident > sup->budget + sup->inflight_pages) {
+		want = sup->resident - sup->inflight_pages - sup->budget + HEADROOM;
+		sent = false;
+		for (struct rt_session *s = sup->sessions; s && want; s = s->next)
+			if (rt_session_evict(s, want)) {
+				want = want > s->batch_n ? want - s->batch_n : 0;
+				sent = true;
+			}
+	}
+}
+
+/* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
+static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++)
+		total += st->lat[b];
+	if (!total)
+		return 0;
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++) {
+		seen += st->lat[b];
+		if (seen * 100 >= total * pct)
+			return 2ULL << b;
+	}
+	return 0;
+}
+
+/* The counters as one JSON object (uswap run --json, uswap stat). */
+static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
+		       unsigned int nr_types)
+{
+	const struct rt_stats *st = &sup->st;
+
+	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,"
+		"\"peak_resident_pages\":%llu,"
+		"\"sessions\":%llu,\"faults\":%llu,\"zero_fills\":%llu,\"zero_pages\":%llu,"
+		"\"swapins\":%llu,\"prefetched\":%llu,\"evict_batches\":%llu,\"evicted\":%llu,"
+		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
+		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
+		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
+		"\"fault_p99_us_below\":%llu,\"processes\":[",
+		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
+		(unsigned long long)st->peak_resident,
+		(unsigned long long)st->sessions, (unsigned long long)st->faults,
+		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
+		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
+		(unsigned long long)st->evict_batches, (unsigned long long)st->evicted,
+		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
+		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
+		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
+		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
+		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	for (const struct rt_session *s = sup->sessions; s; s = s->next)
+		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
+			s == sup->sessions ? "" : ",", (int)s->pid,
+			(unsigned long long)s->nr_resident, (unsigned long long)s->nr_swapped);
+	fprintf(f, "],\"devices\":[");
+	for (unsigned int i = 0; i < nr_types; i++) {
+		struct uswap_swap_stat ss = { 0 };
+
+		uswap_swap_stat((unsigned int)types[i], &ss);
+		fprintf(f, "%s{\"type\":%d,\"inuse_pages\":%llu,\"writes\":%llu,\"reads\":%llu}",
+			i ? "," : "", types[i], (unsigned long long)ss.inuse_pages,
+			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
+	}
+	fprintf(f, "]}\n");
+}
+
+static void write_json(const struct rt_sup *sup, const char *path, int status,
+		       const int *types, unsigned int nr_types)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f) {
+		fprintf(stderr, "uswap run: --json %s: %s\n", path, strerror(errno));
+		return;
+	}
+	json_stats(f, sup, status, types, nr_types);
+	fclose(f);
+}
+
+/* Answer `uswap stat`: the live counters, one packet. */
+static void answer_stat(const struct rt_sup *sup, int fd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	json_stats(f, sup, -1, sup->types, sup->nr_types);
+	fclose(f);
+	send(fd, buf, len, MSG_NOSIGNAL);
+	free(buf);
+}
+
+static void print_stats(const struct rt_sup *sup, const int *types, unsigned int nr_types)
+{
+	const struct rt_stats *st = &sup->st;
+
+	fprintf(stderr, "uswap run: budget %llu pages, peak resident %llu; %llu process(es); "
+		"faults %llu (zero-fill runs %llu, %llu pages; swap-ins %llu, prefetched %llu); "
+		"evicted %llu in %llu batches (busy %llu, gone %llu, other %llu); events: remove "
+		"%llu, unmap %llu, remap %llu; forks %llu; poisoned %llu; deferred %llu, over "
+		"budget %llu; fault service p50 < %llu us, p99 < %llu us\n",
+		(unsigned long long)sup->budget, (unsigned long long)st->peak_resident,
+		(unsigned long long)st->sessions, (unsigned long long)st->faults,
+		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
+		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
+		(unsigned long long)st->evicted, (unsigned long long)st->evict_batches,
+		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
+		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
+		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
+		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
+		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	for (unsigned int i = 0; i < nr_types; i++) {
+		struct uswap_swap_stat ss = { 0 };
+
+		uswap_swap_stat((unsigned int)types[i], &ss);
+		fprintf(stderr, "uswap run: device %d: %llu slots in use at exit, %llu writes, "
+			"%llu reads\n", types[i], (unsigned long long)ss.inuse_pages,
+			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
+	}
+}
+
+static pid_t start_program(char **argv, const char *shim, const char *sock,
+			   const sigset_t *oldmask)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	{
+		const char *old = getenv("LD_PRELOAD");
+		char *pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+
+		if (pre) {
+			sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+			setenv("LD_PRELOAD", pre, 1);
+		}
+		setenv(RT_ENV_SOCK, sock, 1);
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "uswap run: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+}
+
+/* The event loop. Return: the program's wait status. */
+static int serve(struct rt_sup *sup, int lfd, int sfd)
+{
+	struct pollfd *p = NULL;
+	size_t cap = 0;
+	uint64_t stall_mark = 0;
+	int status = 0;
+	bool child_done = false;
+
+	for (;;) {
+		size_t n = 0, need = 2;
+		bool busy = false;
+
+		if (child_done && !sup->sessions)
+			break;
+		for (struct rt_session *s = sup->sessions; s; s = s->next) {
+			need += 2;
+			busy |= s->nr_pending || s->prefork || s->orphan;
+		}
+		if (need > cap) {
+			struct pollfd *np = realloc(p, need * sizeof(*p));
+
+			if (!np) {
+				fprintf(stderr, "uswap run: out of memory\n");
+				exit(1);
+			}
+			p = np;
+			cap = need;
+		}
+		p[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		for (struct rt_session *s = sup->sessions; s; s = s->next) {
+			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
+			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
+		}
+		if (poll(p, n, busy ? 1 : 100) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo != SIGCHLD) {
+					kill(sup->child, (int)si.ssi_signo);
+					continue;
+				}
+				for (;;) {
+					int ws;
+					pid_t w = waitpid(-1, &ws, WNOHANG);
+
+					if (w <= 0)
+						break;
+					if (w == sup->child) {
+						status = ws;
+						child_done = true;
+					}
+				}
+			}
+		}
+		if (p[0].revents & POLLIN)
+			accept_one(sup, lfd);
+		/* The sessions' fds, in the order they were polled. */
+		size_t i = 2;
+		struct rt_session **pp = &sup->sessions;
+
+		while (*pp) {
+			struct rt_session *s = *pp;
+			bool gone = false;
+
+			if (i + 1 < n && p[i].fd == s->uffd) {
+				if (p[i].revents & POLLIN)
+					rt_session_uffd(s);
+				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
+				    rt_session_sock(s))
+					rt_session_orphan(s);
+				i += 2;
+			}
+			/* The agent's socket closed: exit or exec if the mm is
+			 * gone; else the program closed the shim's descriptors,
+			 * and its faults are served until it goes. */
+			if (s->orphan)
+				gone = !rt_session_mm_alive(s);
+			if (!gone) {
+				rt_session_retry(s);
+				rt_session_prefork(s);
+			}
+			if (gone) {
+				*pp = s->next;
+				rt_session_destroy(s);
+				continue;
+			}
+			pp = &s->next;
+		}
+		balance(sup, &stall_mark);
+	}
+	free(p);
+	return status;
+}
+
+/** uswap_runtime_run() - see runtime/runtime.h. */
+int uswap_runtime_run(const struct uswap_run_config *cfg)
+{
+	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES, .no_kswapd = true };
+	struct rt_sup sup = { 0 };
+	char shim[PATH_MAX], sock[108];
+	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
+	sigset_t mask, old;
+	const char *def = "zram:4G";
+
+	/* Before any thread exists (the devices start workers): every thread
+	 * must have these blocked, or the signalfd misses them. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	if (find_shim(shim, sizeof(shim))) {
+		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
+			SHIM_NAME, USWAP_LIBDIR);
+		return 1;
+	}
+	if (startup_check(shim, &sup.features))
+		return 1;
+	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL;
+	sup.budget = cfg->memory / RT_PAGE;
+	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
+	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {
+		int t = swapon_one(cfg->nr_swap ? cfg->swap[i] : def, cfg->design);
+
+		if (t < 0)
+			goto out_swap;
+		types[nr_types++] = t;
+	}
+	sup.types = types;
+	sup.nr_types = (unsigned int)nr_types;
+	if ((ret = uswap_mem_create(&mc, &sup.mem))) {
+		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
+		goto out_swap;
+	}
+	lfd = listen_sock(sock, sizeof(sock));
+	if (lfd < 0) {
+		fprintf(stderr, "uswap run: socket: %s\n", strerror(-lfd));
+		goto out_mem;
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	sup.child = start_program(cfg->argv, shim, sock, &old);
+	if (sup.child < 0 || sfd < 0) {
+		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
+		close(lfd);
+		goto out_mem;
+	}
+	ws = serve(&sup, lfd, sfd);
+	close(lfd);
+	close(sfd);
+	if (WIFEXITED(ws)) {
+		ret = WEXITSTATUS(ws);
+	} else {
+		ret = 128 + WTERMSIG(ws);
+		fprintf(stderr, "uswap run: %s was killed by signal %d%s%s\n", cfg->argv[0],
+			WTERMSIG(ws), sup.kill_reason ? ": " : "", sup.kill_reason ? sup.kill_reason : "");
+	}
+	if (cfg->stats)
+		print_stats(&sup, types, (unsigned int)nr_types);
+	if (cfg->json)
+		write_json(&sup, cfg->json, ret, types, (unsigned int)nr_types);
+	uswap_mem_destroy(sup.mem);
+	for (int i = 0; i < nr_types; i++)
+		uswap_swapoff_type((unsigned int)types[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+out_mem:
+	uswap_mem_destroy(sup.mem);
+out_swap:
+	for (int i = 0; i < nr_types; i++)
+		uswap_swapoff_type((unsigned int)types[i]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return 1;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * userfaultfd definitions that Debian 12's <linux/userfaultfd.h> lacks
+ * (kernel 6.8+: UFFDIO_MOVE, UFFDIO_POISON, WP_ASYNC), carried here with
+ * the kernel's values so that the runtime builds on older headers.
+ */
+#ifndef USWAP_RUNTIME_UFFD_COMPAT_H
+#define USWAP_RUNTIME_UFFD_COMPAT_H
+
+#include <linux/types.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
+#endif
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON		(1 << 14)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC		(1 << 15)
+#endif
+#ifndef UFFD_FEATURE_MOVE
+#define UFFD_FEATURE_MOVE		(1 << 16)
+#endif
+
+#ifndef UFFDIO_MOVE
+#define _UFFDIO_MOVE			(0x05)
+struct uffdio_move {
+	__u64 dst;
+	__u64 src;
+	__u64 len;
+#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
+#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
+	__u64 mode;
+	__s64 move;			/* bytes moved, or -errno */
+};
+#define UFFDIO_MOVE	_IOWR(UFFDIO, _UFFDIO_MOVE, struct uffdio_move)
+#endif
+
+#ifndef UFFDIO_POISON
+#define _UFFDIO_POISON			(0x08)
+struct uffdio_poison {
+	struct uffdio_range range;
+#define UFFDIO_POISON_MODE_DONTWAKE	((__u64)1 << 0)
+	__u64 mode;
+	__s64 updated;			/* bytes poisoned, or -errno */
+};
+#define UFFDIO_POISON	_IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
+#endif
+
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC		0xAA
+#define USERFAULTFD_IOC_NEW	_IO(USERFAULTFD_IOC, 0x00)
+#endif
+
+#endif

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's test program: an ordinary program (it knows nothing of
+ * uswap) that checks every byte it reads. Run under `uswap run --memory`
+ * with a budget a third of its size, it makes the supervisor evict and
+ * swap in all the time.
+ *
+ *   rt_prog check MB   fill, verify, sequential and random reads, threads
+ *                      doing atomic increments on shared pages while the
+ *                      main thread's reads drive eviction (exact counts),
+ *                      madvise(DONTNEED), mremap, a malloc'd buffer, fork
+ *                      (the child reads everything and writes half), exit.
+ *   rt_prog loop MB    fill, then read at random forever (for kill tests).
+ *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
+ *                      everything twice.
+ *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
+ *                      reads: MB/s and the random reads' p50/p99 (a
+ *                      benchmark, not a test: it prints, it checks data).
+ *
+ * Exit status 0 when every byte was right; it prints what was wrong.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PG		4096UL
+#define NR_THREADS	4
+#define NR_CTR_PAGES	64
+#define INCS		50000
+
+static unsigned long wrong;
+
+static uint64_t word(uint64_t page, uint64_t i, uint64_t gen)
+{
+	return (page * 0x9e3779b97f4a7c15ULL) ^ (i * 0x100000001b3ULL) ^ gen;
+}
+
+static void fill_page(uint64_t *p, uint64_t page, uint64_t gen)
+{
+	for (uint64_t i = 0; i < PG / 8; i++)
+		p[i] = word(page, i, gen);
+}
+
+static unsigned long check_page(const uint64_t *p, uint64_t page, uint64_t gen)
+{
+	unsigned long bad = 0;
+
+	for (uint64_t i = 0; i < PG / 8; i++)
+		bad += p[i] != word(page, i, gen);
+	return bad;
+}
+
+static unsigned long check_zero(const uint64_t *p)
+{
+	unsigned long bad = 0;
+
+	for (uint64_t i = 0; i < PG / 8; i++)
+		bad += p[i] != 0;
+	return bad;
+}
+
+static void report(const char *what, unsigned long bad)
+{
+	if (bad)
+		printf("rt_prog: %s: %lu wrong words\n", what, bad);
+	wrong += bad;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+struct ctr_arg {
+	_Atomic uint64_t *ctr;		/* one counter per page, at word 0 */
+	uint64_t seed;
+	uint64_t mine[NR_CTR_PAGES];
+};
+
+static void *incr(void *a)
+{
+	struct ctr_arg *c = a;
+
+	for (int i = 0; i < INCS; i++) {
+		uint64_t p = rnd(&c->seed) % NR_CTR_PAGES;
+
+		atomic_fetch_add(&c->ctr[p * (PG / 8)], 1);
+		c->mine[p]++;
+	}
+	return NULL;
+}
+
+static int check(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 12345, fpages;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	_Atomic uint64_t *ctr = mmap(NULL, NR_CTR_PAGES * PG, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ctr_arg args[NR_THREADS];
+	pthread_t t[NR_THREADS];
+	uint64_t *m, *r;
+	pid_t pid;
+	int st;
+
+	if (a == MAP_FAILED || ctr == MAP_FAILED) {
+		perror("rt_prog: mmap");
+		return 2;
+	}
+	/* fill, verify */
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (uint64_t p = 0; p < pages; p++)
+		report("sequential read", check_page(a + p * (PG / 8), p, 1));
+	/* random reads while threads increment shared counters */
+	memset((void *)ctr, 0, NR_CTR_PAGES * PG);
+	for (int i = 0; i < NR_THREADS; i++) {
+		memset(&args[i], 0, sizeof(args[i]));
+		args[i].ctr = ctr;
+		args[i].seed = 777 + (uint64_t)i;
+		pthread_create(&t[i], NULL, incr, &args[i]);
+	}
+	for (uint64_t i = 0; i < pages; i++) {
+		uint64_t p = rnd(&seed) % pages;
+
+		report("random read", check_page(a + p * (PG / 8), p, 1));
+	}
+	for (int i = 0; i < NR_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (int p = 0; p < NR_CTR_PAGES; p++) {
+		uint64_t want = 0;
+
+		for (int i = 0; i < NR_THREADS; i++)
+			want += args[i].mine[p];
+		if (atomic_load(&ctr[p * (PG / 8)]) != want) {
+			printf("rt_prog: counter page %d: %llu, want %llu\n", p,
+			       (unsigned long long)atomic_load(&ctr[p * (PG / 8)]),
+			       (unsigned long long)want);
+			wrong++;
+		}
+	}
+	/* madvise(DONTNEED): the first quarter reads zeros, then new data */
+	madvise(a, pages / 4 * PG, MADV_DONTNEED);
+	for (uint64_t p = 0; p < pages / 4; p++)
+		report("after DONTNEED", check_zero(a + p * (PG / 8)));
+	for (uint64_t p = 0; p < pages / 4; p++)
+		fill_page(a + p * (PG / 8), p, 2);
+	for (uint64_t p = 0; p < pages; p++)
+		report("after refill", check_page(a + p * (PG / 8), p, p < pages / 4 ? 2 : 1));
+	/* mremap a quarter elsewhere (grown, so it moves) */
+	r = mremap(a + pages / 2 * (PG / 8), pages / 4 * PG, pages / 2 * PG, MREMAP_MAYMOVE);
+	if (r == MAP_FAILED) {
+		perror("rt_prog: mremap");
+		return 2;
+	}
+	for (uint64_t p = 0; p < pages / 4; p++)
+		report("after mremap", check_page(r + p * (PG / 8), pages / 2 + p, 1));
+	for (uint64_t p = pages / 4; p < pages / 2; p++)
+		report("mremap's new part", check_zero(r + p * (PG / 8)));
+	/* a malloc'd buffer (glibc's own mmap: found by the rescan) */
+	m = malloc(4 << 20);
+	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+		fill_page(m + p * (PG / 8), p, 3);
+	for (uint64_t p = 0; p < pages; p++)	/* push it out */
+		if (p < pages / 2 || p >= 3 * pages / 4)
+			report("pass", check_page(a + p * (PG / 8), p, p < pages / 4 ? 2 : 1));
+	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+		report("malloc buffer", check_page(m + p * (PG / 8), p, 3));
+	/* fork, on a smaller set (a fork brings the parent's pages in first):
+	 * the child reads everything and writes half */
+	munmap(a, pages / 2 * PG);	/* not the hole mremap left: malloc may use it */
+	munmap(a + 3 * pages / 4 * (PG / 8), pages / 4 * PG);
+	munmap(r, pages / 2 * PG);
+	fpages = pages / 4;
+	a = mmap(NULL, fpages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (uint64_t p = 0; p < fpages; p++)
+		fill_page(a + p * (PG / 8), p, 5);
+	printf("rt_prog: forking\n");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (uint64_t p = 0; p < fpages; p++)
+			report("child read", check_page(a + p * (PG / 8), p, 5));
+		for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+			report("child reads the malloc buffer", check_page(m + p * (PG / 8), p, 3));
+		for (uint64_t p = 0; p < fpages / 2; p++)
+			fill_page(a + p * (PG / 8), p, 6);
+		for (uint64_t p = 0; p < fpages; p++)
+			report("child reread", check_page(a + p * (PG / 8), p, p < fpages / 2 ? 6 : 5));
+		_exit(wrong ? 1 : 0);
+	}
+	for (uint64_t p = 0; p < fpages; p++)
+		report("parent after fork", check_page(a + p * (PG / 8), p, 5));
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("rt_prog: the child failed (status 0x%x)\n", st);
+		wrong++;
+	}
+	for (uint64_t p = 0; p < fpages; p++)
+		report("parent at the end", check_page(a + p * (PG / 8), p, 5));
+	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
+		report("malloc buffer at the end", check_page(m + p * (PG / 8), p, 3));
+	free(m);
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+/* A daemon's habit: close every descriptor, then use the memory again. */
+static int closefds(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	usleep(100000);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t p = 0; p < pages; p++)
+			report("after closing every fd", check_page(a + p * (PG / 8), p, 1));
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+static int loop(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 99;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	printf("rt_prog: filled\n");
+	fflush(stdout);
+	for (;;) {
+		uint64_t p = rnd(&seed) % pages;
+
+		if (check_page(a + p * (PG / 8), p, 1)) {
+			printf("rt_prog: wrong data in page %llu\n", (unsigned long long)p);
+			return 1;
+		}
+	}
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench(uint64_t mb)
+{
+	enum { NR = 20000 };
+	uint64_t pages = mb << 8, seed = 4242;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static double lat[NR];
+	double t0, t1, t2;
+
+	if (a == MAP_FAILED)
+		return 2;
+	t0 = now_us();
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	t1 = now_us();
+	for (uint64_t p = 0; p < pages; p++)
+		report("sequential", check_page(a + p * (PG / 8), p, 1));
+	t2 = now_us();
+	for (int i = 0; i < NR; i++) {
+		uint64_t p = rnd(&seed) % pages;
+		double t = now_us();
+
+		report("random", a[p * (PG / 8) + 7] != word(p, 7, 1));
+		lat[i] = now_us() - t;
+	}
+	qsort(lat, NR, sizeof(lat[0]), cmp_double);
+	printf("fill_MBps %.1f seq_read_MBps %.1f rand_p50_us %.2f rand_p99_us %.2f wrong %lu\n",
+	       (double)mb / ((t1 - t0) / 1e6), (double)mb / ((t2 - t1) / 1e6), lat[NR / 2],
+	       lat[NR * 99 / 100], wrong);
+	return wrong ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
+
+	if (argc > 1 && !strcmp(argv[1], "loop"))
+		return loop(mb);
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return check(mb);
+	if (argc > 1 && !strcmp(argv[1], "bench"))
+		return bench(mb);
+	if (argc > 1 && !strcmp(argv[1], "closefds"))
+		return closefds(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds [MB]\n");
+	return 2;
+}

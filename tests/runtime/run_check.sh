@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# uswap run on our own test program (rt_prog check) under a budget a third
+# of its size: 0 wrong words, every device empty at the end, and the
+# program's resident anonymous memory (sampled from smaps_rollup until it
+# forks: a fork brings the parent's pages in by design, docs/RUNTIME.md)
+# within the budget plus the stated overhead.
+# usage: run_check.sh USWAP RT_PROG table|legacy
+set -uo pipefail
+uswap=$1 prog=$2 design=${3:-table}
+budget_mb=4 data_mb=12
+# The sanitizer and count-width passes of CI set USWAP_TEST_OPS: half the size.
+if [ -n "${USWAP_TEST_OPS:-}" ]; then
+	budget_mb=2 data_mb=6
+fi
+# Overhead: the fault slack (1 MiB), a malloc'd 4 MiB buffer glibc maps
+# itself (registered by the agent's next rescan, up to 10 ms after it is
+# filled), the shim's stacks and staging area, libc's own memory.
+overhead_mb=6
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+"$uswap" run --memory ${budget_mb}M --design "$design" --json "$dir/json" --stats \
+	-- "$prog" check $data_mb >"$dir/out" 2>"$dir/err" &
+sup=$!
+pid=
+for _ in $(seq 500); do
+	pid=$(pgrep -P $sup -x rt_prog | head -1)
+	[ -n "$pid" ] && break
+	sleep 0.01
+done
+max=0
+# Sampled with builtins only (no process per sample on a loaded machine).
+while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
+	a=0
+	while read -r k v _; do
+		[ "$k" = Anonymous: ] && a=$v
+	done </proc/$pid/smaps_rollup 2>/dev/null
+	out=$(<"$dir/out")
+	[[ $out == *forking* ]] && break
+	((a > max)) && max=$a
+	sleep 0.01
+done
+wait $sup
+rc=$?
+cat "$dir/out"
+grep -v '^  ' "$dir/err"
+fail=0
+[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
+grep -q "rt_prog: ok, 0 wrong words" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+python3 - "$dir/json" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = [d for d in j["devices"] if d["inuse_pages"]]
+if bad:
+    print("FAIL: devices not empty at the end:", bad); sys.exit(1)
+if j["evicted"] < 500 or j["swapins"] < 100:
+    print("FAIL: too little swapping to mean anything:", j); sys.exit(1)
+print("evicted %d, swap-ins %d, devices empty" % (j["evicted"], j["swapins"]))
+PY
+limit=$(( (budget_mb + overhead_mb) * 1024 ))
+echo "resident anonymous memory: max ${max} KiB sampled, limit ${limit} KiB (budget ${budget_mb} MiB + ${overhead_mb} MiB)"
+[ "$max" -gt 0 ] || { echo "FAIL: no sample of the program's memory"; fail=1; }
+[ "$max" -le "$limit" ] || { echo "FAIL: over the budget"; fail=1; }
+exit $fail

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# uswap run's exit status is the program's (128 + signal when killed), and
+# a program started by a shell (fork, then exec) is served as well: the
+# shell's session ends at exec, the new image starts its own.
+# usage: run_status.sh USWAP RT_PROG
+set -uo pipefail
+uswap=$1 prog=$2
+fail=0
+expect() {	# STATUS DESCRIPTION -- ARGS...
+	local want=$1 what=$2
+	shift 3
+	"$uswap" run --memory 2M --stats -- "$@" >"$out" 2>"$err"
+	local rc=$?
+	if [ $rc -ne "$want" ]; then
+		echo "FAIL: $what: exit status $rc, want $want"
+		grep -v '^  ' "$err"
+		fail=1
+	else
+		echo "ok: $what: $rc"
+	fi
+}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+out=$dir/out err=$dir/err
+
+expect 7 "exit 7" -- sh -c 'exit 7'
+expect 137 "killed by SIGKILL" -- sh -c 'kill -9 $$'
+grep -q "was killed by signal 9" "$err" || { echo "FAIL: no message for the signal"; fail=1; }
+expect 3 "rt_prog through sh (fork + exec), then exit 3" -- sh -c "\"$prog\" check 6 && exit 3"
+grep -q "rt_prog: ok, 0 wrong words" "$out" || { echo "FAIL: rt_prog through sh"; cat "$out"; fail=1; }
+grep -Eq "[3-9] process\(es\)" "$err" || { echo "FAIL: the shell and the program were not both served"; grep -v '^  ' "$err"; fail=1; }
+expect 0 "a program that closes uswap's descriptors" -- "$prog" closefds 6
+grep -q "rt_prog: ok, 0 wrong words" "$out" || { echo "FAIL: closefds"; cat "$out"; fail=1; }
+grep -q "closed uswap's socket" "$err" || { echo "FAIL: no message for the closed socket"; fail=1; }
+# Swap full with the budget reached: killed as the OOM killer would.
+"$uswap" run --memory 2M --swap zram:4M -- "$prog" check 12 >"$out" 2>"$err"
+rc=$?
+if [ $rc -ne 137 ] || ! grep -q "out of memory and swap (killed by uswap run)" "$err" ||
+   [ "$(grep -c 'as the OOM killer would' "$err")" -ne 1 ]; then
+	echo "FAIL: swap full: exit status $rc"; grep -v '^  ' "$err"; fail=1
+else
+	echo "ok: swap full: killed with one message, $rc"
+fi
+expect 127 "a program that does not exist" -- /nonexistent/program
+exit $fail
