@@ -200,6 +200,9 @@ struct swap_zram_stats {
 	uint64_t compr_data_size;	/* bytes held for compressed+raw pages */
 	uint64_t meta_bytes;		/* slot array, locks, struct */
 	uint64_t mem_used;		/* compr_data_size + meta_bytes */
+	uint64_t pool_bytes;		/* memory holding the data: chunks of
+					 * size classes, empty ones kept for
+					 * reuse (>= compr_data_size) */
 	double ratio;			/* orig_data_size / mem_used */
 };
 

@@ -6,7 +6,7 @@
  * Per slot one of: empty (reads as zeroes), same-filled (the page is one
  * 8-byte word repeated; only the word is kept), compressed (lz4 or zstd
  * output, kept when it is smaller than ZRAM_MAX_COMP) or raw (the page as
- * is). Each stored buffer is a malloc of its exact size.
+ * is). Stored buffers come from a zpool (zpool.h), in 32-byte classes.
  *
  * Locking: a slot is guarded by one of ZRAM_NR_LOCKS striped mutexes
  * (slot & mask). Compression runs outside the lock into a codec context's
@@ -27,6 +27,7 @@
 #include <zstd.h>
 
 #include "io/backend.h"
+#include "io/zpool.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -48,7 +49,7 @@ enum zslot_state {
  */
 struct zslot {
 	union {
-		void *data;		/* COMP, RAW: malloc'd, size bytes */
+		void *data;		/* COMP, RAW: from the zpool, size bytes */
 		uint64_t fill;		/* SAME: the repeated word */
 	};
 	uint16_t size;
@@ -74,6 +75,7 @@ struct zram {
 	struct swap_backend be;
 	enum swap_zram_algo algo;	/* constant */
 	struct zslot *slots;		/* nr_slots entries */
+	struct zpool *pool;		/* stored data; constant */
 	struct uswap_mutex locks[ZRAM_NR_LOCKS];
 	struct uswap_mutex ctx_lock;
 	struct zctx *ctx_free;		/* under ctx_lock */
@@ -208,7 +210,7 @@ static void zslot_replace(struct zram *z, uint64_t off, struct zslot new)
 	zslot_account(z, &new, 1);
 	uswap_mutex_unlock(lk);
 	if (old.state == ZSLOT_COMP || old.state == ZSLOT_RAW)
-		free(old.data);
+		zpool_free(z->pool, old.data);
 }
 
 static int zram_write_page(struct zram *z, struct zctx *c, uint64_t off,
@@ -238,14 +240,14 @@ static int zram_write_page(struct zram *z, struct zctx *c, uint64_t off,
 	if (n) {
 		new.state = ZSLOT_COMP;
 		new.size = (uint16_t)n;
-		new.data = malloc(n);
+		new.data = zpool_alloc(z->pool, n);
 		if (!new.data)
 			return -ENOMEM;
 		memcpy(new.data, c->scratch, n);
 	} else {
 		new.state = ZSLOT_RAW;
 		new.size = SWAP_BACKEND_PAGE_SIZE;
-		new.data = malloc(SWAP_BACKEND_PAGE_SIZE);
+		new.data = zpool_alloc(z->pool, SWAP_BACKEND_PAGE_SIZE);
 		if (!new.data)
 			return -ENOMEM;
 		memcpy(new.data, src, SWAP_BACKEND_PAGE_SIZE);
@@ -296,16 +298,31 @@ static int zram_read_page(struct zram *z, struct zctx *c, uint64_t off,
 	return ret;
 }
 
+/* Whether a batch needs a codec context: lz4 decompresses without one. */
+static bool zram_needs_ctx(const struct zram *z, const struct swap_io_req *reqs,
+			   unsigned int nr)
+{
+	unsigned int i;
+
+	if (z->algo != SWAP_ZRAM_LZ4)
+		return true;
+	for (i = 0; i < nr; i++)
+		if (reqs[i].op == SWAP_IO_WRITE)
+			return true;
+	return false;
+}
+
 static int zram_submit(struct swap_backend *be, struct swap_io_req *reqs,
 		       unsigned int nr)
 {
 	struct zram *z = to_zram(be);
-	struct zctx *c = zctx_get(z);
+	bool need = zram_needs_ctx(z, reqs, nr);
+	struct zctx *c = need ? zctx_get(z) : NULL;
 	unsigned int i, j;
 
 	for (i = 0; i < nr; i++) {
 		struct swap_io_req *r = &reqs[i];
-		int ret = c ? 0 : -ENOMEM;
+		int ret = c || !need ? 0 : -ENOMEM;
 
 		for (j = 0; !ret && j < r->nr; j++) {
 			char *page = (char *)r->buf +
@@ -349,12 +366,9 @@ static void zram_destroy(struct swap_backend *be)
 {
 	struct zram *z = to_zram(be);
 	struct zctx *c, *next;
-	uint64_t i;
 	unsigned int k;
 
-	for (i = 0; i < be->nr_slots; i++)
-		if (z->slots[i].state == ZSLOT_COMP || z->slots[i].state == ZSLOT_RAW)
-			free(z->slots[i].data);
+	zpool_destroy(z->pool);		/* all stored data with it */
 	free(z->slots);
 	for (c = z->ctx_free; c; c = next) {
 		next = c->next;
@@ -417,7 +431,8 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 	if (!z)
 		return -ENOMEM;
 	z->slots = calloc((size_t)nr_slots, sizeof(struct zslot));
-	if (!z->slots) {
+	if (!z->slots || zpool_create(&z->pool)) {
+		free(z->slots);
 		free(z);
 		return -ENOMEM;
 	}
@@ -461,6 +476,7 @@ int swap_backend_zram_stats(struct swap_backend *be, struct swap_zram_stats *out
 			    out->raw_pages;
 	out->orig_data_size = out->pages_stored << SWAP_BACKEND_PAGE_SHIFT;
 	out->meta_bytes = z->meta_bytes;
+	out->pool_bytes = zpool_bytes(z->pool);
 	out->mem_used = out->compr_data_size + out->meta_bytes;
 	out->ratio = (double)out->orig_data_size / (double)out->mem_used;
 	return 0;
