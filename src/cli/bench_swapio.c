@@ -59,6 +59,15 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CPU time of the calling thread. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t rnd(uint64_t *s)
 {
 	uint64_t x = *s;
@@ -172,6 +181,7 @@ struct swapio_ctx {
 	uint8_t *done;			/* slot -> swapped in this pass */
 	bool breakdown;			/* time each step (--breakdown) */
 	_Atomic bool stop;		/* two threads: the first one done stops both */
+	pthread_barrier_t start;	/* two threads: both start timing together */
 };
 
 /* Time per step, summed over a pass (--breakdown). */
@@ -200,6 +210,7 @@ struct swapio_part {
 	uint64_t nexpect;		/* pages swapped in, in expect[] */
 	uint64_t pages_done;		/* pages the timed step moved */
 	double seconds;			/* its time */
+	double cpu;			/* the thread's CPU time in it */
 	double step[T_NR];		/* --breakdown */
 	uint64_t bad_pages;
 	int err;
@@ -271,6 +282,7 @@ static void part_swap_out(struct swapio_part *p)
 	int err = 0;
 
 	p->nout = 0;
+	p->cpu = cpu_s();
 	t0 = now_s();
 	for (i = 0; i < n && !err; i++) {
 		struct folio *f = p->folios[i];
@@ -301,6 +313,7 @@ static void part_swap_out(struct swapio_part *p)
 			p->nout = i + 1;
 	}
 	p->seconds = now_s() - t0;
+	p->cpu = cpu_s() - p->cpu;
 	p->pages_done = p->nout * nr;
 	if (err) {
 		fprintf(stderr, "uswap bench: swap-out of folio %" PRIu64 " (order %u): %s\n",
@@ -330,6 +343,7 @@ static void part_swap_in(struct swapio_part *p)
 	double t0, t;
 	int err = 0;
 
+	p->cpu = cpu_s();
 	t0 = now_s();
 	for (i = p->nout_in; i < p->nout && !err; i++) {
 		if (atomic_load_explicit(&c->stop, memory_order_relaxed))
@@ -370,6 +384,7 @@ static void part_swap_in(struct swapio_part *p)
 		}
 	}
 	p->seconds = now_s() - t0;
+	p->cpu = cpu_s() - p->cpu;
 	p->pages_done = 0;
 	for (k = start_nin; k < p->nin; k++)
 		p->pages_done += folio_nr_pages(p->folios[k]);
@@ -456,7 +471,8 @@ enum {
 	M_OUT1 = M_IN + NR_ORDERS, M_IN1 = M_OUT1 + NR_ORDERS,	/* halves, alone */
 	M_OUT2 = M_IN1 + NR_ORDERS, M_IN2 = M_OUT2 + NR_ORDERS,	/* halves, together */
 	M_SPEEDUP = M_IN2 + NR_ORDERS,
-	M_MEMCPY = M_SPEEDUP + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
+	M_CPU_OUT = M_SPEEDUP + NR_ORDERS, M_CPU_IN = M_CPU_OUT + NR_ORDERS,	/* per CPU-s */
+	M_MEMCPY = M_CPU_IN + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
 	M_STEP, M_NR = M_STEP + NR_ORDERS * T_NR
 };
 
@@ -465,6 +481,7 @@ static void *part_thread(void *arg)
 	struct swapio_part *p = arg;
 	struct swapio_ctx *c = p->c;
 
+	pthread_barrier_wait(&c->start);
 	if (p->nout)
 		part_swap_in(p);
 	else
@@ -497,6 +514,7 @@ static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 	clear_done(c, &b);
 	part_swap_in(&b);
 	m[M_IN1 + oi] = (double)b.pages_done / b.seconds;
+	m[M_CPU_IN + oi] = (double)b.pages_done / b.cpu;
 	part_check(&b);
 	b.nout = b.nout_in = 0;
 	err = b.err ? b.err : part_fill(&a);
@@ -504,6 +522,7 @@ static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 		goto out;
 	part_swap_out(&a);
 	m[M_OUT1 + oi] = (double)a.pages_done / a.seconds;
+	m[M_CPU_OUT + oi] = (double)a.pages_done / a.cpu;
 	clear_done(c, &a);
 	a.nout_in = 0;
 	part_drain(&a);
@@ -520,7 +539,15 @@ static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 	if (err)
 		goto out;
 	atomic_store(&c->stop, false);
+	if (pthread_barrier_init(&c->start, NULL, 2)) {
+		err = -ENOMEM;
+		part_swap_out(&a);	/* the frames go back */
+		part_drain(&a);
+		part_drain(&b);
+		goto out;
+	}
 	if (pthread_create(&thr, NULL, part_thread, &b)) {
+		pthread_barrier_destroy(&c->start);
 		err = -EAGAIN;
 		part_swap_out(&a);	/* the frames go back */
 		part_drain(&a);
@@ -529,10 +556,15 @@ static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 	}
 	part_thread(&a);
 	pthread_join(thr, NULL);
+	pthread_barrier_destroy(&c->start);
 	atomic_store(&c->stop, false);
 	m[M_OUT2 + oi] = (double)a.pages_done / a.seconds;
 	m[M_IN2 + oi] = (double)b.pages_done / b.seconds;
 	m[M_SPEEDUP + oi] = m[M_OUT2 + oi] / m[M_OUT1 + oi] + m[M_IN2 + oi] / m[M_IN1 + oi];
+	/* pages per CPU-second together / alone: below 1 is contention,
+	 * whatever share of the CPUs the threads got */
+	m[M_CPU_OUT + oi] = ((double)a.pages_done / a.cpu) / m[M_CPU_OUT + oi];
+	m[M_CPU_IN + oi] = ((double)b.pages_done / b.cpu) / m[M_CPU_IN + oi];
 	clear_done(c, &a);
 	a.nout_in = 0;
 	part_drain(&a);
@@ -774,8 +806,12 @@ int bench_swapio(const struct bench_opts *o)
 			       okey[oi], stat_of(m, runs, M_OUT + oi).med,
 			       okey[oi], stat_of(m, runs, M_IN + oi).med);
 			if (two)
-				printf(", \"two_threads_speedup%s\": %.3f", okey[oi],
-				       stat_of(m, runs, M_SPEEDUP + oi).med);
+				printf(", \"two_threads_speedup%s\": %.3f, "
+				       "\"two_threads_out_cpu_ratio%s\": %.3f, "
+				       "\"two_threads_in_cpu_ratio%s\": %.3f", okey[oi],
+				       stat_of(m, runs, M_SPEEDUP + oi).med, okey[oi],
+				       stat_of(m, runs, M_CPU_OUT + oi).med, okey[oi],
+				       stat_of(m, runs, M_CPU_IN + oi).med);
 		}
 		printf(", \"memcpy_pages_per_s\": %.0f, \"lz4_compress_pages_per_s\": %.0f, "
 		       "\"lz4_decompress_pages_per_s\": %.0f, \"lz4_pages_per_s\": %.0f, "
@@ -800,6 +836,10 @@ int bench_swapio(const struct bench_opts *o)
 			print_row("A out, with B in", m, runs, M_OUT2, "%.0f [%.0f %.0f]");
 			print_row("B in, with A out", m, runs, M_IN2, "%.0f [%.0f %.0f]");
 			print_row("speedup (out2/out1+in2/in1)", m, runs, M_SPEEDUP,
+				  "%.2f [%.2f %.2f]");
+			print_row("A out per CPU-s, with/alone", m, runs, M_CPU_OUT,
+				  "%.2f [%.2f %.2f]");
+			print_row("B in per CPU-s, with/alone", m, runs, M_CPU_IN,
 				  "%.2f [%.2f %.2f]");
 		}
 		printf("  floor, pages/s:");
