@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,15 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Times the calling thread gave up its CPU to wait (a lock, I/O). */
+static long vcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
 }
 
 /* CPU time of the calling thread. */
@@ -211,6 +221,7 @@ struct swapio_part {
 	uint64_t pages_done;		/* pages the timed step moved */
 	double seconds;			/* its time */
 	double cpu;			/* the thread's CPU time in it */
+	long vcsw;			/* its voluntary context switches */
 	double step[T_NR];		/* --breakdown */
 	uint64_t bad_pages;
 	int err;
@@ -282,6 +293,7 @@ static void part_swap_out(struct swapio_part *p)
 	int err = 0;
 
 	p->nout = 0;
+	p->vcsw = vcsw();
 	p->cpu = cpu_s();
 	t0 = now_s();
 	for (i = 0; i < n && !err; i++) {
@@ -314,6 +326,7 @@ static void part_swap_out(struct swapio_part *p)
 	}
 	p->seconds = now_s() - t0;
 	p->cpu = cpu_s() - p->cpu;
+	p->vcsw = vcsw() - p->vcsw;
 	p->pages_done = p->nout * nr;
 	if (err) {
 		fprintf(stderr, "uswap bench: swap-out of folio %" PRIu64 " (order %u): %s\n",
@@ -343,6 +356,7 @@ static void part_swap_in(struct swapio_part *p)
 	double t0, t;
 	int err = 0;
 
+	p->vcsw = vcsw();
 	p->cpu = cpu_s();
 	t0 = now_s();
 	for (i = p->nout_in; i < p->nout && !err; i++) {
@@ -385,6 +399,7 @@ static void part_swap_in(struct swapio_part *p)
 	}
 	p->seconds = now_s() - t0;
 	p->cpu = cpu_s() - p->cpu;
+	p->vcsw = vcsw() - p->vcsw;
 	p->pages_done = 0;
 	for (k = start_nin; k < p->nin; k++)
 		p->pages_done += folio_nr_pages(p->folios[k]);
@@ -472,7 +487,9 @@ enum {
 	M_OUT2 = M_IN1 + NR_ORDERS, M_IN2 = M_OUT2 + NR_ORDERS,	/* halves, together */
 	M_SPEEDUP = M_IN2 + NR_ORDERS,
 	M_CPU_OUT = M_SPEEDUP + NR_ORDERS, M_CPU_IN = M_CPU_OUT + NR_ORDERS,	/* per CPU-s */
-	M_MEMCPY = M_CPU_IN + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
+	M_WAIT = M_CPU_IN + NR_ORDERS,		/* voluntary switches per 1000 pages */
+	M_CPUS = M_WAIT + NR_ORDERS,		/* CPUs the two threads had */
+	M_MEMCPY = M_CPUS + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
 	M_STEP, M_NR = M_STEP + NR_ORDERS * T_NR
 };
 
@@ -565,6 +582,11 @@ static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 	 * whatever share of the CPUs the threads got */
 	m[M_CPU_OUT + oi] = ((double)a.pages_done / a.cpu) / m[M_CPU_OUT + oi];
 	m[M_CPU_IN + oi] = ((double)b.pages_done / b.cpu) / m[M_CPU_IN + oi];
+	/* ...and sleeping on a lock is not CPU time: count the sleeps */
+	m[M_WAIT + oi] = (double)(a.vcsw + b.vcsw) * 1000.0 /
+			 (double)(a.pages_done + b.pages_done + 1);
+	/* CPU time over wall time: 2.0 if each had a CPU throughout */
+	m[M_CPUS + oi] = (a.cpu + b.cpu) / (a.seconds > b.seconds ? a.seconds : b.seconds);
 	clear_done(c, &a);
 	a.nout_in = 0;
 	part_drain(&a);
@@ -840,6 +862,10 @@ int bench_swapio(const struct bench_opts *o)
 			print_row("A out per CPU-s, with/alone", m, runs, M_CPU_OUT,
 				  "%.2f [%.2f %.2f]");
 			print_row("B in per CPU-s, with/alone", m, runs, M_CPU_IN,
+				  "%.2f [%.2f %.2f]");
+			print_row("sleeps per 1000 pages, A+B", m, runs, M_WAIT,
+				  "%.1f [%.1f %.1f]");
+			print_row("CPUs they had (CPU-s / s)", m, runs, M_CPUS,
 				  "%.2f [%.2f %.2f]");
 		}
 		printf("  floor, pages/s:");
