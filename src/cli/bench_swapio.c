@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The swapio workload: pages per second through the swap I/O paths, one
- * thread, at folio orders 0 and 4, beside the cost of the work a page
- * cannot avoid (memcpy, lz4 and zstd on the same pages).
+ * The swapio workload: pages per second through the swap I/O paths at
+ * folio orders 0, 4 and 9, beside the cost of the work a page cannot avoid
+ * (memcpy, lz4 and zstd on the same pages, in the same run).
  *
  *   swap-out: folio_alloc_swap + folio_dup_swap + uswap_swap_writeout(sync)
  *             + swap_cache_del_folio, per folio;
@@ -10,10 +10,19 @@
  *             folio_free_swap, per fault (a file reads ahead, so a fault
  *             may find its page already read).
  *
+ * One thread moves the whole page set out and back in. With --threads 2,
+ * each run also splits the set in halves A and B and times, on one device:
+ * A's swap-out alone, B's swap-in alone (one thread), then both at once on
+ * two threads, stopping both when the first is done. The speedup is the
+ * time one thread needs for the work the two did, over the time they took:
+ * out2/out1 + in2/in1 (2.0 when neither slows the other).
+ * Workload options: --breakdown times each step (clock reads around every
+ * call: a little slower), per page.
+ *
  * The page set is a seeded mix of text-like (50%), zero (20%) and random
  * (30%) pages. Every page read back is compared with what was written; a
  * difference counts in bad_pages (the exit status is 1 then). Each figure
- * is the median of --runs runs.
+ * is the median of --runs runs, with the min and max.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include <lz4.h>
 #include <zstd.h>
@@ -39,15 +52,29 @@
 #define DATA_BYTES	(64ULL << 20)	/* pages moved per run and order, at most */
 #define MAX_RUNS	101
 
-struct swapio_result {
-	double out_pps[2], in_pps[2];	/* order 0, order 4 */
-};
-
 static double now_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Times the calling thread gave up its CPU to wait (a lock, I/O). */
+static long vcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/* CPU time of the calling thread. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -150,6 +177,10 @@ out:
 	return ret;
 }
 
+#define NR_ORDERS	3
+static const unsigned int orders[NR_ORDERS] = { 0, 4, 9 };
+
+/* Shared by the threads of a run; each touches only its own pages' slots. */
 struct swapio_ctx {
 	unsigned int type;
 	struct uswap_frame_pool *pool;
@@ -157,140 +188,448 @@ struct swapio_ctx {
 	uint64_t npages;
 	uint64_t max;			/* device slots */
 	uint64_t *page_of;		/* slot -> data page + 1 (0: none) */
-	struct folio **folios;		/* npages */
-	uint64_t *slot;			/* per swapped-in folio: its first slot */
-	uint8_t *done;			/* slot -> swapped in this run */
-	uint64_t bad_pages;
+	uint8_t *done;			/* slot -> swapped in this pass */
+	bool breakdown;			/* time each step (--breakdown) */
+	_Atomic bool stop;		/* two threads: the first one done stops both */
+	pthread_barrier_t start;	/* two threads: both start timing together */
 };
 
-static int check_folio(struct swapio_ctx *c, struct folio *f, uint64_t head)
+/* Time per step, summed over a pass (--breakdown). */
+enum {
+	T_ALLOC, T_DUP, T_WRITE, T_DEL,		/* swap-out */
+	T_SWAPIN, T_LOCK, T_PUT, T_FREE,	/* swap-in */
+	T_NR
+};
+static const char *const step_name[T_NR] = {
+	"folio_alloc_swap", "folio_dup_swap", "swap_writeout", "swap_cache_del_folio",
+	"uswap_swapin", "uswap_swapin_lock", "folio_put_swap", "folio_free_swap",
+};
+
+/* One thread's share of a pass: a range of the page set at one order. */
+struct swapio_part {
+	struct swapio_ctx *c;
+	uint64_t first;			/* first data page (a multiple of 512) */
+	uint64_t npages;		/* pages in the range */
+	unsigned int order;
+	struct folio **folios;		/* npages: frames, then swapped-in folios */
+	uint64_t *heads;		/* per folio of the range: its first slot */
+	uint64_t *expect;		/* per page swapped in: data page + 1 */
+	uint64_t nout;			/* folios swapped out (a prefix) */
+	uint64_t nout_in;		/* of those, the ones swap-in has passed */
+	uint64_t nin;			/* folios swapped in, in folios[] */
+	uint64_t nexpect;		/* pages swapped in, in expect[] */
+	uint64_t pages_done;		/* pages the timed step moved */
+	double seconds;			/* its time */
+	double cpu;			/* the thread's CPU time in it */
+	long vcsw;			/* its voluntary context switches */
+	double step[T_NR];		/* --breakdown */
+	uint64_t bad_pages;
+	int err;
+};
+
+/* Compare a swapped-in folio with the pages @expect names. */
+static void check_folio(struct swapio_ctx *c, struct swapio_part *p, struct folio *f,
+			const uint64_t *expect)
 {
 	unsigned long i, nr = folio_nr_pages(f);
 
 	for (i = 0; i < nr; i++) {
-		uint64_t pg = c->page_of[head + i];
+		uint64_t pg = expect[i];
 
 		if (!pg || memcmp((char *)folio_address(f) + i * PAGE, c->data + (pg - 1) * PAGE,
 				  PAGE))
-			c->bad_pages++;
-		c->page_of[head + i] = 0;
+			p->bad_pages++;
+	}
+}
+
+static inline double step_start(const struct swapio_ctx *c)
+{
+	return c->breakdown ? now_s() : 0;
+}
+
+static inline void step_end(const struct swapio_ctx *c, struct swapio_part *p, int step,
+			    double *t)
+{
+	double n;
+
+	if (!c->breakdown)
+		return;
+	n = now_s();
+	p->step[step] += n - *t;
+	*t = n;
+}
+
+/* Frames for the range, filled with its data (not timed). */
+static int part_fill(struct swapio_part *p)
+{
+	struct swapio_ctx *c = p->c;
+	uint64_t nr = 1ULL << p->order, n = p->npages / nr, i;
+
+	for (i = 0; i < n; i++) {
+		struct folio *f = uswap_folio_alloc(c->pool, p->order);
+
+		if (!f) {
+			while (i--)
+				folio_put(p->folios[i]);
+			return -ENOMEM;
+		}
+		memcpy(folio_address(f), c->data + (p->first + i * nr) * PAGE, nr * PAGE);
+		folio_mark_uptodate(f);
+		p->folios[i] = f;
 	}
 	return 0;
 }
 
-/* One run at one order: swap the page set out and back in, timed. */
-static int run_order(struct swapio_ctx *c, unsigned int order, double *out_pps, double *in_pps)
+/*
+ * Swap the filled range out, folio by folio, timed; stops early when
+ * c->stop is set. Then records which slot holds which page and lets the
+ * frames go (poisoned: a read that did nothing must not pass).
+ */
+static void part_swap_out(struct swapio_part *p)
 {
-	uint64_t nr = 1ULL << order, nfolios = c->npages / nr, i, nin = 0;
-	uint64_t *heads = malloc(nfolios * sizeof(*heads));
-	double t0, t1;
+	struct swapio_ctx *c = p->c;
+	uint64_t nr = 1ULL << p->order, n = p->npages / nr, i, k;
+	double t0, t;
 	int err = 0;
 
-	if (!heads)
-		return -ENOMEM;
-	for (i = 0; i < nfolios; i++) {
-		struct folio *f = uswap_folio_alloc(c->pool, order);
-
-		if (!f) {
-			free(heads);
-			return -ENOMEM;
-		}
-		memcpy(folio_address(f), c->data + i * nr * PAGE, nr * PAGE);
-		folio_mark_uptodate(f);
-		c->folios[i] = f;
-	}
+	p->nout = 0;
+	p->vcsw = vcsw();
+	p->cpu = cpu_s();
 	t0 = now_s();
-	for (i = 0; i < nfolios && !err; i++) {
-		struct folio *f = c->folios[i];
+	for (i = 0; i < n && !err; i++) {
+		struct folio *f = p->folios[i];
 
+		if (atomic_load_explicit(&c->stop, memory_order_relaxed))
+			break;
+		t = step_start(c);
 		folio_lock(f);
 		err = folio_alloc_swap(f);
+		step_end(c, p, T_ALLOC, &t);
 		if (!err)
 			err = folio_dup_swap(f, -1);
-		if (!err)
-			heads[i] = swp_offset(folio_swap_entry(f));
-		if (!err)
-			err = uswap_swap_writeout(f, true);	/* unlocks */
-		else
+		step_end(c, p, T_DUP, &t);
+		if (err) {
 			folio_unlock(f);
+			break;
+		}
+		p->heads[i] = swp_offset(folio_swap_entry(f));
+		err = uswap_swap_writeout(f, true);	/* unlocks */
+		step_end(c, p, T_WRITE, &t);
 		if (!err) {
 			folio_lock(f);
 			err = swap_cache_del_folio(f, 0);
 			folio_unlock(f);
+			step_end(c, p, T_DEL, &t);
 		}
+		if (!err)
+			p->nout = i + 1;
 	}
-	t1 = now_s();
+	p->seconds = now_s() - t0;
+	p->cpu = cpu_s() - p->cpu;
+	p->vcsw = vcsw() - p->vcsw;
+	p->pages_done = p->nout * nr;
 	if (err) {
-		fprintf(stderr, "uswap bench: swap-out of folio %" PRIu64 ": %s\n", i - 1,
-			strerror(-err));
-		free(heads);
-		return err;
+		fprintf(stderr, "uswap bench: swap-out of folio %" PRIu64 " (order %u): %s\n",
+			i - 1, p->order, strerror(-err));
+		p->err = err;
 	}
-	*out_pps = (double)c->npages / (t1 - t0);
-	for (i = 0; i < nfolios; i++) {
-		uint64_t p;
-
-		for (p = 0; p < nr; p++)
-			c->page_of[heads[i] + p] = i * nr + p + 1;
-		/* Poison the frames: a read that did nothing must not pass. */
-		memset(folio_address(c->folios[i]), 0x5a, nr * PAGE);
-		folio_put(c->folios[i]);
+	for (i = 0; i < n; i++) {
+		if (i < p->nout) {
+			for (k = 0; k < nr; k++)
+				c->page_of[p->heads[i] + k] = p->first + i * nr + k + 1;
+			memset(folio_address(p->folios[i]), 0x5a, nr * PAGE);
+		}
+		folio_put(p->folios[i]);	/* one not swapped out is freed */
 	}
+}
 
-	memset(c->done, 0, c->max);
+/*
+ * Swap the range's swapped-out folios back in page after page, timed
+ * (a large folio returns whole on a synchronous device; others read order
+ * 0 with readahead); stops early when c->stop is set. c->done must be clear
+ * for the range's slots.
+ */
+static void part_swap_in(struct swapio_part *p)
+{
+	struct swapio_ctx *c = p->c;
+	uint64_t nr = 1ULL << p->order, i, k, j, start_nin = p->nin;
+	double t0, t;
+	int err = 0;
+
+	p->vcsw = vcsw();
+	p->cpu = cpu_s();
 	t0 = now_s();
-	for (i = 0; i < nfolios && !err; i++) {
-		uint64_t p;
-
-		/* Page after page: a large folio returns whole on a synchronous
-		 * device; others read order 0 with readahead. */
-		for (p = 0; p < nr && !err; p++) {
-			swp_entry_t e = swp_entry(c->type, heads[i] + p);
+	for (i = p->nout_in; i < p->nout && !err; i++) {
+		if (atomic_load_explicit(&c->stop, memory_order_relaxed))
+			break;
+		for (k = 0; k < nr && !err; k++) {
+			swp_entry_t e = swp_entry(c->type, p->heads[i] + k);
 			struct folio *f;
+			uint64_t head;
 
-			if (c->done[heads[i] + p])
+			if (c->done[p->heads[i] + k])
 				continue;
-			err = uswap_swapin(e, c->pool, (2UL << order) - 1, &f, NULL);
+			t = step_start(c);
+			err = uswap_swapin(e, c->pool, (2UL << p->order) - 1, &f, NULL);
+			step_end(c, p, T_SWAPIN, &t);
 			if (err)
 				break;
 			err = uswap_swapin_lock(f, e);
+			step_end(c, p, T_LOCK, &t);
 			if (err) {
 				folio_put(f);
 				break;
 			}
-			c->slot[nin] = swp_offset(folio_swap_entry(f));
-			c->folios[nin++] = f;
-			memset(c->done + c->slot[nin - 1], 1, folio_nr_pages(f));
+			/* Which pages it should hold: its slots may be
+			 * reused as soon as they are freed. */
+			head = swp_offset(folio_swap_entry(f));
+			for (j = 0; j < folio_nr_pages(f); j++) {
+				p->expect[p->nexpect++] = c->page_of[head + j];
+				c->page_of[head + j] = 0;
+			}
+			p->folios[p->nin++] = f;
+			memset(c->done + head, 1, folio_nr_pages(f));
 			err = folio_put_swap(f, -1);
+			step_end(c, p, T_PUT, &t);
 			if (!err && folio_free_swap(f) != 1)
 				err = -EBUSY;
 			folio_unlock(f);
+			step_end(c, p, T_FREE, &t);
 		}
 	}
-	t1 = now_s();
-	*in_pps = (double)c->npages / (t1 - t0);
-	for (i = 0; i < nin; i++) {
-		check_folio(c, c->folios[i], c->slot[i]);
-		folio_put(c->folios[i]);
+	p->seconds = now_s() - t0;
+	p->cpu = cpu_s() - p->cpu;
+	p->vcsw = vcsw() - p->vcsw;
+	p->pages_done = 0;
+	for (k = start_nin; k < p->nin; k++)
+		p->pages_done += folio_nr_pages(p->folios[k]);
+	p->nout_in = i;
+	if (err) {
+		fprintf(stderr, "uswap bench: swap-in (order %u): %s\n", p->order, strerror(-err));
+		p->err = err;
 	}
-	free(heads);
+}
+
+/* Compare what came back with what went out, and let the folios go. */
+static void part_check(struct swapio_part *p)
+{
+	uint64_t i, e = 0;
+
+	for (i = 0; i < p->nin; i++) {
+		check_folio(p->c, p, p->folios[i], p->expect + e);
+		e += folio_nr_pages(p->folios[i]);
+		folio_put(p->folios[i]);
+	}
+	p->nin = p->nexpect = 0;
+}
+
+static int part_init(struct swapio_part *p, struct swapio_ctx *c, uint64_t first,
+		     uint64_t npages, unsigned int order)
+{
+	memset(p, 0, sizeof(*p));
+	p->c = c;
+	p->first = first;
+	p->npages = npages;
+	p->order = order;
+	p->folios = calloc(npages, sizeof(*p->folios));
+	p->heads = calloc(npages, sizeof(*p->heads));
+	p->expect = calloc(npages, sizeof(*p->expect));
+	return p->folios && p->heads && p->expect ? 0 : -ENOMEM;
+}
+
+static void part_exit(struct swapio_part *p)
+{
+	free(p->folios);
+	free(p->heads);
+	free(p->expect);
+}
+
+static void clear_done(struct swapio_ctx *c, const struct swapio_part *p)
+{
+	uint64_t nr = 1ULL << p->order, i;
+
+	for (i = 0; i < p->nout; i++)
+		memset(c->done + p->heads[i], 0, nr);
+}
+
+/* Swap the rest of @p back in (not timed) and check all of it. */
+static void part_drain(struct swapio_part *p)
+{
+	part_swap_in(p);
+	part_check(p);
+	p->nout = p->nout_in = 0;
+}
+
+/* Out (timed), in (timed), checked: the whole range on this thread. */
+static int part_out_in(struct swapio_part *p, double *out_pps, double *in_pps)
+{
+	int err = part_fill(p);
+
 	if (err)
-		fprintf(stderr, "uswap bench: swap-in: %s\n", strerror(-err));
+		return err;
+	part_swap_out(p);
+	*out_pps = (double)p->pages_done / p->seconds;
+	clear_done(p->c, p);
+	p->nout_in = 0;
+	part_swap_in(p);
+	*in_pps = (double)p->pages_done / p->seconds;
+	part_check(p);
+	if (!p->err && p->nout_in != p->nout)
+		p->err = -EIO;
+	p->nout = p->nout_in = 0;
+	return p->err;
+}
+
+/* The figures of one run. */
+enum {
+	M_OUT, M_IN = M_OUT + NR_ORDERS,			/* one thread */
+	M_OUT1 = M_IN + NR_ORDERS, M_IN1 = M_OUT1 + NR_ORDERS,	/* halves, alone */
+	M_OUT2 = M_IN1 + NR_ORDERS, M_IN2 = M_OUT2 + NR_ORDERS,	/* halves, together */
+	M_SPEEDUP = M_IN2 + NR_ORDERS,
+	M_CPU_OUT = M_SPEEDUP + NR_ORDERS, M_CPU_IN = M_CPU_OUT + NR_ORDERS,	/* per CPU-s */
+	M_WAIT = M_CPU_IN + NR_ORDERS,		/* voluntary switches per 1000 pages */
+	M_CPUS = M_WAIT + NR_ORDERS,		/* CPUs the two threads had */
+	M_MEMCPY = M_CPUS + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
+	M_STEP, M_NR = M_STEP + NR_ORDERS * T_NR
+};
+
+static void *part_thread(void *arg)
+{
+	struct swapio_part *p = arg;
+	struct swapio_ctx *c = p->c;
+
+	pthread_barrier_wait(&c->start);
+	if (p->nout)
+		part_swap_in(p);
+	else
+		part_swap_out(p);
+	atomic_store(&c->stop, true);
+	return NULL;
+}
+
+/*
+ * Two threads at @order: A (first half) out while B (second half) comes
+ * in, each measured alone first. Fills m[] at @oi; adds to *@bad.
+ */
+static int run_two(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *bad)
+{
+	unsigned int order = orders[oi];
+	uint64_t half = c->npages / 2;
+	struct swapio_part a = { 0 }, b = { 0 };
+	pthread_t thr;
+	int err;
+
+	if (part_init(&a, c, 0, half, order) || part_init(&b, c, half, half, order)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* alone: B out (not timed), B in; A out, A in (not timed) */
+	err = part_fill(&b);
+	if (err)
+		goto out;
+	part_swap_out(&b);
+	clear_done(c, &b);
+	part_swap_in(&b);
+	m[M_IN1 + oi] = (double)b.pages_done / b.seconds;
+	m[M_CPU_IN + oi] = (double)b.pages_done / b.cpu;
+	part_check(&b);
+	b.nout = b.nout_in = 0;
+	err = b.err ? b.err : part_fill(&a);
+	if (err)
+		goto out;
+	part_swap_out(&a);
+	m[M_OUT1 + oi] = (double)a.pages_done / a.seconds;
+	m[M_CPU_OUT + oi] = (double)a.pages_done / a.cpu;
+	clear_done(c, &a);
+	a.nout_in = 0;
+	part_drain(&a);
+	err = a.err;
+	/* together: B is out, A is filled */
+	if (!err)
+		err = part_fill(&b);
+	if (!err) {
+		part_swap_out(&b);
+		clear_done(c, &b);
+		b.nout_in = 0;
+		err = b.err ? b.err : part_fill(&a);
+	}
+	if (err)
+		goto out;
+	atomic_store(&c->stop, false);
+	if (pthread_barrier_init(&c->start, NULL, 2)) {
+		err = -ENOMEM;
+		part_swap_out(&a);	/* the frames go back */
+		part_drain(&a);
+		part_drain(&b);
+		goto out;
+	}
+	if (pthread_create(&thr, NULL, part_thread, &b)) {
+		pthread_barrier_destroy(&c->start);
+		err = -EAGAIN;
+		part_swap_out(&a);	/* the frames go back */
+		part_drain(&a);
+		part_drain(&b);
+		goto out;
+	}
+	part_thread(&a);
+	pthread_join(thr, NULL);
+	pthread_barrier_destroy(&c->start);
+	atomic_store(&c->stop, false);
+	m[M_OUT2 + oi] = (double)a.pages_done / a.seconds;
+	m[M_IN2 + oi] = (double)b.pages_done / b.seconds;
+	m[M_SPEEDUP + oi] = m[M_OUT2 + oi] / m[M_OUT1 + oi] + m[M_IN2 + oi] / m[M_IN1 + oi];
+	/* pages per CPU-second together / alone: below 1 is contention,
+	 * whatever share of the CPUs the threads got */
+	m[M_CPU_OUT + oi] = ((double)a.pages_done / a.cpu) / m[M_CPU_OUT + oi];
+	m[M_CPU_IN + oi] = ((double)b.pages_done / b.cpu) / m[M_CPU_IN + oi];
+	/* ...and sleeping on a lock is not CPU time: count the sleeps */
+	m[M_WAIT + oi] = (double)(a.vcsw + b.vcsw) * 1000.0 /
+			 (double)(a.pages_done + b.pages_done + 1);
+	/* CPU time over wall time: 2.0 if each had a CPU throughout */
+	m[M_CPUS + oi] = (a.cpu + b.cpu) / (a.seconds > b.seconds ? a.seconds : b.seconds);
+	clear_done(c, &a);
+	a.nout_in = 0;
+	part_drain(&a);
+	part_drain(&b);
+	err = a.err ? a.err : b.err;
+out:
+	*bad += a.bad_pages + b.bad_pages;
+	part_exit(&a);
+	part_exit(&b);
 	return err;
 }
 
-/* The floor: per-page memcpy, lz4 and zstd (compress + decompress). */
-struct floor {
-	double memcpy_pps, lz4_pps, zstd_pps;
-};
+static int run_one(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *bad)
+{
+	struct swapio_part p;
+	unsigned int k;
+	int err;
 
-static int measure_floor(const unsigned char *data, uint64_t npages, struct floor *fl)
+	err = part_init(&p, c, 0, c->npages, orders[oi]);
+	if (!err)
+		err = part_out_in(&p, &m[M_OUT + oi], &m[M_IN + oi]);
+	for (k = 0; k < T_NR; k++)
+		m[M_STEP + oi * T_NR + k] = p.step[k] / (double)c->npages * 1e6;
+	*bad += p.bad_pages;
+	part_exit(&p);
+	return err;
+}
+
+/*
+ * The floors, per page: memcpy; lz4 compress alone (swap-out's floor);
+ * lz4 decompress, or a copy for a page lz4 cannot shrink below 3/4 (as
+ * zram keeps it raw) (swap-in's floor); lz4 and zstd-1 compress +
+ * decompress.
+ */
+static int measure_floor(const unsigned char *data, uint64_t npages, double *m)
 {
 	int bound = LZ4_compressBound(PAGE);
 	size_t zbound = ZSTD_compressBound(PAGE);
 	unsigned char *dst = aligned_alloc(PAGE, PAGE), *cbuf = malloc(zbound > (size_t)bound ?
 								       zbound : (size_t)bound);
 	void *lz4_state = malloc((size_t)LZ4_sizeofState());
+	char *comp = malloc(npages * PAGE);
+	int *clen = calloc(npages, sizeof(*clen));
 	ZSTD_CCtx *cctx = ZSTD_createCCtx();
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	volatile unsigned char sink = 0;
@@ -298,7 +637,7 @@ static int measure_floor(const unsigned char *data, uint64_t npages, struct floo
 	double t0;
 	int ret = 0;
 
-	if (!dst || !cbuf || !lz4_state || !cctx || !dctx) {
+	if (!dst || !cbuf || !lz4_state || !comp || !clen || !cctx || !dctx) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -307,7 +646,24 @@ static int measure_floor(const unsigned char *data, uint64_t npages, struct floo
 		memcpy(dst, data + i * PAGE, PAGE);
 		sink ^= dst[i % PAGE];
 	}
-	fl->memcpy_pps = (double)npages / (now_s() - t0);
+	m[M_MEMCPY] = (double)npages / (now_s() - t0);
+	memset(comp, 0, npages * PAGE);	/* its page faults are no floor */
+	t0 = now_s();
+	for (i = 0; i < npages; i++)
+		clen[i] = LZ4_compress_fast_extState(lz4_state, (const char *)data + i * PAGE,
+						     comp + i * PAGE, PAGE, PAGE * 3 / 4 - 1, 1);
+	m[M_LZ4C] = (double)npages / (now_s() - t0);
+	t0 = now_s();
+	for (i = 0; i < npages; i++) {
+		if (clen[i] <= 0)
+			memcpy(dst, data + i * PAGE, PAGE);
+		else if (LZ4_decompress_safe(comp + i * PAGE, (char *)dst, clen[i], PAGE) != PAGE) {
+			ret = -EIO;
+			goto out;
+		}
+		sink ^= dst[i % PAGE];
+	}
+	m[M_LZ4D] = (double)npages / (now_s() - t0);
 	t0 = now_s();
 	for (i = 0; i < npages; i++) {
 		int n = LZ4_compress_fast_extState(lz4_state, (const char *)data + i * PAGE,
@@ -319,7 +675,7 @@ static int measure_floor(const unsigned char *data, uint64_t npages, struct floo
 		}
 		sink ^= dst[i % PAGE];
 	}
-	fl->lz4_pps = (double)npages / (now_s() - t0);
+	m[M_LZ4] = (double)npages / (now_s() - t0);
 	t0 = now_s();
 	for (i = 0; i < npages; i++) {
 		size_t n = ZSTD_compressCCtx(cctx, cbuf, zbound, data + i * PAGE, PAGE, 1);
@@ -330,26 +686,80 @@ static int measure_floor(const unsigned char *data, uint64_t npages, struct floo
 		}
 		sink ^= dst[i % PAGE];
 	}
-	fl->zstd_pps = (double)npages / (now_s() - t0);
+	m[M_ZSTD] = (double)npages / (now_s() - t0);
 	(void)sink;
 out:
 	ZSTD_freeCCtx(cctx);
 	ZSTD_freeDCtx(dctx);
 	free(lz4_state);
+	free(comp);
+	free(clen);
 	free(cbuf);
 	free(dst);
 	return ret;
 }
 
+/* Median, min and max of metric @k over @runs runs. */
+struct stat3 {
+	double med, min, max;
+};
+
+static struct stat3 stat_of(double (*m)[M_NR], unsigned int runs, unsigned int k)
+{
+	double v[MAX_RUNS];
+	unsigned int r;
+	struct stat3 s;
+
+	for (r = 0; r < runs; r++)
+		v[r] = m[r][k];
+	s.med = median(v, runs);
+	s.min = v[0];
+	s.max = v[runs - 1];
+	return s;
+}
+
+static void print_row(const char *name, double (*m)[M_NR], unsigned int runs, unsigned int k0,
+		      const char *fmt)
+{
+	unsigned int oi;
+
+	printf("  %-30s", name);
+	for (oi = 0; oi < NR_ORDERS; oi++) {
+		struct stat3 s = stat_of(m, runs, k0 + oi);
+		char cell[64];
+
+		snprintf(cell, sizeof(cell), fmt, s.med, s.min, s.max);
+		printf(" %26s", cell);
+	}
+	printf("\n");
+}
+
+static int parse_extra(const struct bench_opts *o, struct swapio_ctx *c)
+{
+	int i;
+
+	for (i = 0; i < o->argc; i++) {
+		if (!strcmp(o->argv[i], "--breakdown")) {
+			c->breakdown = true;
+			continue;
+		}
+		fprintf(stderr, "uswap bench swapio: bad option '%s' (see uswap bench --help)\n",
+			o->argv[i]);
+		return -1;
+	}
+	return 0;
+}
+
 int bench_swapio(const struct bench_opts *o)
 {
 	const char *spec = o->nr_swap ? o->swap[0] : DEFAULT_SWAP;
-	double out0[MAX_RUNS], in0[MAX_RUNS], out4[MAX_RUNS], in4[MAX_RUNS];
-	double fm[MAX_RUNS], fl4[MAX_RUNS], fz[MAX_RUNS];
+	static double m[MAX_RUNS][M_NR];
+	static const char *const okey[NR_ORDERS] = { "", "_order4", "_order9" };
 	struct swapio_ctx c = { 0 };
 	struct uswap_swap_stat st;
-	unsigned int runs = o->runs, r;
-	uint64_t seed = o->seed, i, data_bytes;
+	unsigned int runs = o->runs, r, oi, k;
+	uint64_t seed = o->seed, i, data_bytes, bad = 0;
+	bool two = o->threads >= 2;
 	char err[256] = "";
 	int type, ret = 1;
 
@@ -359,6 +769,10 @@ int bench_swapio(const struct bench_opts *o)
 		fprintf(stderr, "uswap bench: swapio: at most %d runs\n", MAX_RUNS);
 		return 2;
 	}
+	if (o->threads > 2)
+		fprintf(stderr, "uswap bench: swapio runs one or two threads\n");
+	if (parse_extra(o, &c))
+		return 2;
 	if (ensure_swapfile(spec, o->size ? o->size : DEFAULT_FILE))
 		return 1;
 	type = uswap_swapon_spec(spec, 0, err, sizeof(err));
@@ -368,68 +782,126 @@ int bench_swapio(const struct bench_opts *o)
 		return 1;
 	}
 	c.type = (unsigned int)type;
+	memset(m, 0, sizeof(m));
 	if (uswap_swap_stat(c.type, &st))
 		goto off;
 	c.max = st.max;
-	/* The page set: 64 MiB, or what fits in 3/4 of the device. */
+	/* The page set: 64 MiB, or what fits in 3/4 of the device, in whole
+	 * order-9 folios, two halves of them with --threads 2. */
 	data_bytes = DATA_BYTES;
 	if (data_bytes / PAGE > st.pages * 3 / 4)
 		data_bytes = st.pages * 3 / 4 * PAGE;
-	c.npages = data_bytes / PAGE & ~15ULL;
-	if (c.npages < 16) {
-		fprintf(stderr, "uswap bench: %s is too small\n", spec);
+	c.npages = data_bytes / PAGE & ~1023ULL;
+	if (c.npages < 1024) {
+		fprintf(stderr, "uswap bench: %s is too small (4 MiB of pages at least)\n", spec);
 		goto off;
 	}
 	c.data = malloc(c.npages * PAGE);
 	c.page_of = calloc(c.max, sizeof(*c.page_of));
 	c.done = calloc(c.max, 1);
-	c.folios = calloc(c.npages, sizeof(*c.folios));
-	c.slot = calloc(c.npages, sizeof(*c.slot));
-	if (!c.data || !c.page_of || !c.done || !c.folios || !c.slot ||
-	    uswap_frame_pool_create(c.npages + 64, &c.pool)) {
+	if (!c.data || !c.page_of || !c.done ||
+	    uswap_frame_pool_create(c.npages + 1024, &c.pool)) {
 		fprintf(stderr, "uswap bench: out of memory\n");
 		goto off;
 	}
 	for (i = 0; i < c.npages; i++)
 		make_page((unsigned char *)c.data + i * PAGE, &seed);
 	if (!o->quiet && !o->json)
-		fprintf(stderr, "uswap bench: swapio on %s: %" PRIu64 " pages, %u runs\n", spec,
-			c.npages, runs);
+		fprintf(stderr, "uswap bench: swapio on %s: %" PRIu64 " pages, %u runs%s\n", spec,
+			c.npages, runs, two ? ", two threads" : "");
 	for (r = 0; r < runs; r++) {
-		struct floor fl;
-
-		if (run_order(&c, 0, &out0[r], &in0[r]) || run_order(&c, 4, &out4[r], &in4[r]) ||
-		    measure_floor(c.data, c.npages, &fl))
+		for (oi = 0; oi < NR_ORDERS; oi++) {
+			if (run_one(&c, oi, m[r], &bad))
+				goto off;
+			if (two && run_two(&c, oi, m[r], &bad))
+				goto off;
+		}
+		if (measure_floor(c.data, c.npages, m[r]))
 			goto off;
-		fm[r] = fl.memcpy_pps;
-		fl4[r] = fl.lz4_pps;
-		fz[r] = fl.zstd_pps;
 	}
 	if (o->json) {
 		printf("{\"workload\": \"swapio\", \"swap\": \"%s\", \"runs\": %u, "
-		       "\"pages\": %" PRIu64 ", \"seed\": %" PRIu64 ", "
-		       "\"swapout_pages_per_s\": %.0f, \"swapin_pages_per_s\": %.0f, "
-		       "\"swapout_pages_per_s_order4\": %.0f, \"swapin_pages_per_s_order4\": %.0f, "
-		       "\"memcpy_pages_per_s\": %.0f, \"lz4_pages_per_s\": %.0f, "
+		       "\"pages\": %" PRIu64 ", \"seed\": %" PRIu64 ", \"threads\": %u",
+		       spec, runs, c.npages, o->seed, two ? 2 : 1);
+		for (oi = 0; oi < NR_ORDERS; oi++) {
+			printf(", \"swapout_pages_per_s%s\": %.0f, \"swapin_pages_per_s%s\": %.0f",
+			       okey[oi], stat_of(m, runs, M_OUT + oi).med,
+			       okey[oi], stat_of(m, runs, M_IN + oi).med);
+			if (two)
+				printf(", \"two_threads_speedup%s\": %.3f, "
+				       "\"two_threads_out_cpu_ratio%s\": %.3f, "
+				       "\"two_threads_in_cpu_ratio%s\": %.3f", okey[oi],
+				       stat_of(m, runs, M_SPEEDUP + oi).med, okey[oi],
+				       stat_of(m, runs, M_CPU_OUT + oi).med, okey[oi],
+				       stat_of(m, runs, M_CPU_IN + oi).med);
+		}
+		printf(", \"memcpy_pages_per_s\": %.0f, \"lz4_compress_pages_per_s\": %.0f, "
+		       "\"lz4_decompress_pages_per_s\": %.0f, \"lz4_pages_per_s\": %.0f, "
 		       "\"zstd_pages_per_s\": %.0f, \"bad_pages\": %" PRIu64 "}\n",
-		       spec, runs, c.npages, o->seed, median(out0, runs), median(in0, runs),
-		       median(out4, runs), median(in4, runs), median(fm, runs), median(fl4, runs),
-		       median(fz, runs), c.bad_pages);
+		       stat_of(m, runs, M_MEMCPY).med, stat_of(m, runs, M_LZ4C).med,
+		       stat_of(m, runs, M_LZ4D).med, stat_of(m, runs, M_LZ4).med,
+		       stat_of(m, runs, M_ZSTD).med, bad);
 	} else {
+		struct stat3 s;
+
 		printf("swapio on %s: %" PRIu64 " pages (%" PRIu64 " MiB; 50%% text-like, 20%% "
-		       "zero, 30%% random), one thread, median of %u runs\n",
+		       "zero, 30%% random), %u runs: median [min max]\n",
 		       spec, c.npages, c.npages * PAGE >> 20, runs);
-		printf("  %-28s %14s %14s\n", "pages/s", "order 0", "order 4");
-		printf("  %-28s %14.0f %14.0f\n", "swap-out (alloc+dup+write)", median(out0, runs),
-		       median(out4, runs));
-		printf("  %-28s %14.0f %14.0f\n", "swap-in (fault+put+free)", median(in0, runs),
-		       median(in4, runs));
-		printf("  floor, per page: memcpy %.0f/s, lz4 %.0f/s, zstd-1 %.0f/s "
-		       "(compress + decompress)\n", median(fm, runs), median(fl4, runs),
-		       median(fz, runs));
-		printf("  bad_pages %" PRIu64 "\n", c.bad_pages);
+		printf("  %-30s %26s %26s %26s\n", "pages/s, one thread", "order 0", "order 4",
+		       "order 9");
+		print_row("swap-out (alloc+dup+write)", m, runs, M_OUT, "%.0f [%.0f %.0f]");
+		print_row("swap-in (fault+put+free)", m, runs, M_IN, "%.0f [%.0f %.0f]");
+		if (two) {
+			printf("  two threads, halves A and B:\n");
+			print_row("A out, alone", m, runs, M_OUT1, "%.0f [%.0f %.0f]");
+			print_row("B in, alone", m, runs, M_IN1, "%.0f [%.0f %.0f]");
+			print_row("A out, with B in", m, runs, M_OUT2, "%.0f [%.0f %.0f]");
+			print_row("B in, with A out", m, runs, M_IN2, "%.0f [%.0f %.0f]");
+			print_row("speedup (out2/out1+in2/in1)", m, runs, M_SPEEDUP,
+				  "%.2f [%.2f %.2f]");
+			print_row("A out per CPU-s, with/alone", m, runs, M_CPU_OUT,
+				  "%.2f [%.2f %.2f]");
+			print_row("B in per CPU-s, with/alone", m, runs, M_CPU_IN,
+				  "%.2f [%.2f %.2f]");
+			print_row("sleeps per 1000 pages, A+B", m, runs, M_WAIT,
+				  "%.1f [%.1f %.1f]");
+			print_row("CPUs they had (CPU-s / s)", m, runs, M_CPUS,
+				  "%.2f [%.2f %.2f]");
+		}
+		printf("  floor, pages/s:");
+		for (k = M_MEMCPY; k <= M_ZSTD; k++) {
+			static const char *const fname[] = { "memcpy", "lz4 compress",
+				"lz4 decompress/copy", "lz4 both", "zstd-1 both" };
+
+			s = stat_of(m, runs, k);
+			printf("%s %s %.0f [%.0f %.0f]", k == M_MEMCPY ? "" : ",",
+			       fname[k - M_MEMCPY], s.med, s.min, s.max);
+		}
+		printf("\n");
+		/* out / floor within each run, then the median of those */
+		for (oi = 0; oi < NR_ORDERS; oi++) {
+			double ro[MAX_RUNS], ri[MAX_RUNS];
+
+			for (r = 0; r < runs; r++) {
+				ro[r] = m[r][M_OUT + oi] / m[r][M_LZ4C];
+				ri[r] = m[r][M_IN + oi] / m[r][M_LZ4D];
+			}
+			printf("  order %u: swap-out / lz4 compress %.2f, swap-in / lz4 "
+			       "decompress %.2f (medians of per-run ratios)\n", orders[oi],
+			       median(ro, runs), median(ri, runs));
+		}
+		if (c.breakdown) {
+			printf("  breakdown, us per page (median):\n");
+			for (k = 0; k < T_NR; k++) {
+				printf("    %-22s", step_name[k]);
+				for (oi = 0; oi < NR_ORDERS; oi++)
+					printf(" %8.3f", stat_of(m, runs, M_STEP + oi * T_NR + k).med);
+				printf("\n");
+			}
+		}
+		printf("  bad_pages %" PRIu64 "\n", bad);
 	}
-	ret = c.bad_pages ? 1 : 0;
+	ret = bad ? 1 : 0;
 off:
 	if (uswap_swapoff_type(c.type))
 		fprintf(stderr, "uswap bench: swapoff failed\n");
@@ -438,7 +910,5 @@ off:
 	free((void *)c.data);
 	free(c.page_of);
 	free(c.done);
-	free(c.folios);
-	free(c.slot);
 	return ret;
 }

@@ -165,6 +165,9 @@ static void sync_end_io(struct swap_io_req *req)
  * @reqs: @nr requests; their end_io and private are overwritten
  * @nr: batch size
  *
+ * Every request has completed when this returns. A backend with its own
+ * synchronous path (ops->rw_sync) runs the batch there, on this thread.
+ *
  * Context: any thread; sleeps. The caller must not hold a lock that other
  * threads' end_io callbacks take (this may reap their requests too).
  * Return: 0 if every request succeeded; -EINVAL if the batch was rejected
@@ -186,7 +189,15 @@ int swap_backend_rw_sync(struct swap_backend *be, struct swap_io_req *reqs,
 		reqs[i].private = &w;
 		reqs[i].result = 0;
 	}
-	ret = swap_backend_submit(be, reqs, nr);
+	if (be->ops->rw_sync) {
+		ret = swap_backend_check_reqs(be, reqs, nr);
+		if (ret)
+			return ret;
+		/* On success every request has completed: pending is 0. */
+		ret = be->ops->rw_sync(be, reqs, nr);
+	} else {
+		ret = swap_backend_submit(be, reqs, nr);
+	}
 	if (ret)
 		return ret;
 	while (atomic_load_explicit(&w.pending, memory_order_acquire)) {

@@ -20,7 +20,10 @@
  *     also reap inside submit when its ring is full.
  * So end_io must not take a lock that the submitting thread holds, and it
  * must not call submit or reap on the same backend.
- * swap_backend_rw_sync() wraps this for callers that want to wait.
+ * swap_backend_rw_sync() wraps this for callers that want to wait. A
+ * backend may give such callers a path of their own (ops->rw_sync): the
+ * file backend runs the batch on a ring the caller holds alone, so nobody
+ * else has to be woken to complete it.
  *
  * be->synchronous is the kernel's SWP_SYNCHRONOUS_IO: the device is so
  * fast (memory) that swap-in does no readahead. It is not "completes inside
@@ -99,13 +102,20 @@ struct swap_backend_stats {
 /*
  * The ops table. Required: name, submit, destroy. A NULL reap means
  * "completes inside submit"; a NULL flush succeeds; a NULL discard is
- * -EOPNOTSUPP; a NULL slot_free_notify is a no-op.
+ * -EOPNOTSUPP; a NULL slot_free_notify is a no-op. A NULL rw_sync means
+ * swap_backend_rw_sync() submits and reaps.
+ *
+ * rw_sync (optional): run a checked batch on the calling thread and
+ * complete every request (swap_backend_complete()) before returning 0, or
+ * return -errno having accepted none of it (as submit).
  */
 struct swap_backend_ops {
 	const char *name;
 	int (*submit)(struct swap_backend *be, struct swap_io_req *reqs,
 		      unsigned int nr);
 	int (*reap)(struct swap_backend *be, unsigned int min_complete);
+	int (*rw_sync)(struct swap_backend *be, struct swap_io_req *reqs,
+		       unsigned int nr);
 	int (*flush)(struct swap_backend *be);
 	int (*discard)(struct swap_backend *be, uint64_t offset, uint64_t nr);
 	void (*slot_free_notify)(struct swap_backend *be, uint64_t offset);
@@ -190,6 +200,9 @@ struct swap_zram_stats {
 	uint64_t compr_data_size;	/* bytes held for compressed+raw pages */
 	uint64_t meta_bytes;		/* slot array, locks, struct */
 	uint64_t mem_used;		/* compr_data_size + meta_bytes */
+	uint64_t pool_bytes;		/* memory holding the data: chunks of
+					 * size classes, empty ones kept for
+					 * reuse (>= compr_data_size) */
 	double ratio;			/* orig_data_size / mem_used */
 };
 

@@ -27,6 +27,27 @@
  * flight; every such request is either in the kernel or on another
  * thread's retry list, and that thread resubmits it without needing
  * cq_lock.
+ *
+ * Synchronous callers (swap_backend_rw_sync(): a sync swap-out, a fault's
+ * read batch) do not use the shared ring. Completing there means another
+ * thread (the swap layer's reaper) wakes up for every request and wakes the
+ * caller in turn: two context switches per page. Instead a caller takes a
+ * ring of its own from a small pool ("sring", FILE_SRING_MAX at most),
+ * submits its batch and waits for it in one io_uring_enter(), and gives
+ * the ring back: no lock is held while it waits, nobody else is woken.
+ * When every sring is taken, the caller does pread/pwrite itself.
+ *
+ * Buffered writes to a regular file are the exception: a file system
+ * without non-blocking buffered writes (FMODE_BUF_WASYNC; ext4 has none)
+ * makes io_uring hand every such write to an io-wq worker thread, which
+ * costs the same two switches again. A synchronous caller gains nothing
+ * from that, so it writes with pwrite on its own thread (write_inline).
+ * Asynchronous writes still go through the shared ring, where the worker
+ * overlaps the submitter.
+ *
+ * pool_lock guards the sring free list and counts, and is taken inside
+ * sq_lock and cq_lock by buffer (un)registration, which changes the
+ * registered region only while no sring is out of the pool.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +78,15 @@
 #include "util/lock.h"
 
 #define FILE_RING_DEPTH	64U
+#define FILE_SRING_DEPTH 64U	/* one readahead batch (SWAP_READ_BATCH_MAX) */
+#define FILE_SRING_MAX	16U	/* synchronous callers with a ring at once */
+
+/* A ring for one synchronous caller at a time (see the top comment). */
+struct file_sring {
+	struct file_sring *next;	/* pool free list; pool_lock */
+	struct io_uring ring;		/* used by its holder alone */
+	bool fixed;			/* the region is registered on it; pool_lock */
+};
 
 struct file_backend {
 	struct swap_backend be;
@@ -64,14 +94,20 @@ struct file_backend {
 	bool is_blkdev;			/* constant */
 	bool direct;			/* O_DIRECT: bufs must be 4096-aligned */
 	bool use_uring;			/* constant after open */
+	bool write_inline;		/* sync writes by pwrite; constant */
 	unsigned int depth;		/* ring entries, constant */
 	struct io_uring ring;
 	struct uswap_mutex sq_lock;
 	struct uswap_mutex cq_lock;
 	_Atomic unsigned int inflight;	/* see the top comment */
 	_Atomic unsigned long handoff;	/* release at submit, acquire at reap */
-	char *reg_base;			/* registered buffer; changed under both locks */
+	char *reg_base;			/* registered buffer; changed under both
+					 * locks and pool_lock, with no sring out */
 	size_t reg_len;
+	struct uswap_mutex pool_lock;
+	struct file_sring *sring_free;	/* idle srings; pool_lock */
+	unsigned int nr_srings;		/* srings made; pool_lock */
+	unsigned int nr_srings_out;	/* srings held by callers; pool_lock */
 };
 
 static inline struct file_backend *to_file(struct swap_backend *be)
@@ -113,18 +149,22 @@ static int file_rw_direct(struct file_backend *f, struct swap_io_req *r)
 
 /* ---- io_uring path ---- */
 
-static void __file_prep(struct file_backend *f, struct swap_io_req *r)
+/*
+ * Prepare the rest of @r (past bk_done) on @ring; @reg says whether the
+ * registered region may be used on that ring. The caller owns the ring's SQ
+ * and has room in it.
+ */
+static void file_prep_on(struct file_backend *f, struct io_uring *ring,
+			 bool reg, struct swap_io_req *r)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&f->ring);
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	char *buf = (char *)r->buf + r->bk_done;
 	unsigned int len = (unsigned int)(req_bytes(r) - r->bk_done);
 	uint64_t off = (r->offset << SWAP_BACKEND_PAGE_SHIFT) + r->bk_done;
 	bool fixed;
 
-	uswap_assert_held(&f->sq_lock);
-	/* inflight <= depth and the SQ is drained at each unlock */
 	USWAP_BUG_ON(!sqe);
-	fixed = f->reg_base && buf >= f->reg_base &&
+	fixed = reg && f->reg_base && buf >= f->reg_base &&
 		(size_t)(buf - f->reg_base) + len <= f->reg_len;
 	if (r->op == SWAP_IO_READ) {
 		if (fixed)
@@ -138,6 +178,13 @@ static void __file_prep(struct file_backend *f, struct swap_io_req *r)
 			io_uring_prep_write(sqe, f->fd, buf, len, off);
 	}
 	io_uring_sqe_set_data(sqe, r);
+}
+
+static void __file_prep(struct file_backend *f, struct swap_io_req *r)
+{
+	uswap_assert_held(&f->sq_lock);
+	/* inflight <= depth and the SQ is drained at each unlock */
+	file_prep_on(f, &f->ring, true, r);
 }
 
 static int file_reap(struct swap_backend *be, unsigned int min_complete);
@@ -179,31 +226,43 @@ static void file_resubmit(struct file_backend *f, struct swap_io_req *list)
 	uswap_mutex_unlock(&f->sq_lock);
 }
 
+/*
+ * Account a CQE's result *@res to @r. Return: true when @r is finished
+ * (*@res is then its result, 0 or -errno), false when the rest of it must
+ * be submitted again (a short transfer, -EAGAIN, -EINTR).
+ */
+static bool file_cqe_finished(struct swap_io_req *r, int *res)
+{
+	int v = *res;
+
+	if (v == -EAGAIN || v == -EINTR)
+		return false;
+	if (v < 0)
+		return true;
+	if (v == 0) {
+		*res = -EIO;	/* no progress: past the end of the file */
+		return true;
+	}
+	r->bk_done += (size_t)v;
+	if (r->bk_done < req_bytes(r))
+		return false;
+	*res = 0;
+	return true;
+}
+
 /* A CQE for @r with result @res: 1 if @r completed, 0 if queued for retry. */
 static int file_cqe_done(struct file_backend *f, struct swap_io_req *r, int res,
 			 struct swap_io_req **retry)
 {
-	if (res == -EAGAIN || res == -EINTR)
-		goto again;
-	if (res < 0)
-		goto complete;
-	if (res == 0) {
-		res = -EIO;	/* no progress: past the end of the file */
-		goto complete;
+	if (!file_cqe_finished(r, &res)) {
+		r->bk_next = *retry;
+		*retry = r;
+		return 0;
 	}
-	r->bk_done += (size_t)res;
-	if (r->bk_done < req_bytes(r))
-		goto again;
-	res = 0;
-complete:
 	swap_backend_complete(&f->be, r, res);
 	/* after end_io, so that "nothing in flight" implies "all ended" */
 	atomic_fetch_sub_explicit(&f->inflight, 1, memory_order_release);
 	return 1;
-again:
-	r->bk_next = *retry;
-	*retry = r;
-	return 0;
 }
 
 static int file_reap(struct swap_backend *be, unsigned int min_complete)
@@ -294,6 +353,136 @@ static int file_submit(struct swap_backend *be, struct swap_io_req *reqs,
 	return 0;
 }
 
+/* ---- synchronous callers: a ring of their own ---- */
+
+/* Register the region on @s if there is one. Context: pool_lock. */
+static void __file_sring_register(struct file_backend *f, struct file_sring *s)
+{
+	struct iovec iov = { .iov_base = f->reg_base, .iov_len = f->reg_len };
+
+	uswap_assert_held(&f->pool_lock);
+	if (s->fixed)
+		io_uring_unregister_buffers(&s->ring);
+	/* Without the registration the ring still works, page by page pinned. */
+	s->fixed = f->reg_base && !io_uring_register_buffers(&s->ring, &iov, 1);
+}
+
+/*
+ * Take an idle sring, or make one while fewer than FILE_SRING_MAX exist.
+ * Context: any thread; takes pool_lock. Return: the sring, or NULL.
+ */
+static struct file_sring *file_sring_get(struct file_backend *f)
+{
+	struct file_sring *s;
+
+	uswap_mutex_lock(&f->pool_lock);
+	s = f->sring_free;
+	if (s) {
+		f->sring_free = s->next;
+	} else if (f->nr_srings < FILE_SRING_MAX && (s = calloc(1, sizeof(*s)))) {
+		if (io_uring_queue_init(FILE_SRING_DEPTH, &s->ring, 0)) {
+			free(s);
+			s = NULL;
+		} else {
+			f->nr_srings++;
+			__file_sring_register(f, s);
+		}
+	}
+	if (s)
+		f->nr_srings_out++;
+	uswap_mutex_unlock(&f->pool_lock);
+	return s;
+}
+
+static void file_sring_put(struct file_backend *f, struct file_sring *s)
+{
+	uswap_mutex_lock(&f->pool_lock);
+	s->next = f->sring_free;
+	f->sring_free = s;
+	f->nr_srings_out--;
+	uswap_mutex_unlock(&f->pool_lock);
+}
+
+/*
+ * Run @n requests (n <= FILE_SRING_DEPTH, bk_done 0) on @s and complete
+ * each. Short transfers and -EAGAIN go back on the same ring for the rest.
+ */
+static void file_sring_run(struct file_backend *f, struct file_sring *s,
+			   struct swap_io_req **list, unsigned int n)
+{
+	unsigned int i, pending = n;
+
+	for (i = 0; i < n; i++)
+		file_prep_on(f, &s->ring, s->fixed, list[i]);
+	while (pending) {
+		struct io_uring_cqe *cqe;
+		int ret = io_uring_submit_and_wait(&s->ring, 1);
+
+		/* -EAGAIN/-EBUSY: out of kernel resources for a moment; the
+		 * SQEs stay queued and go with the next call */
+		if (ret == -EAGAIN || ret == -EBUSY)
+			sched_yield();
+		USWAP_BUG_ON(ret < 0 && ret != -EINTR && ret != -EAGAIN &&
+			     ret != -EBUSY && ret != -ETIME);
+		while (!io_uring_peek_cqe(&s->ring, &cqe)) {
+			struct swap_io_req *r = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(&s->ring, cqe);
+			if (!file_cqe_finished(r, &res)) {
+				file_prep_on(f, &s->ring, s->fixed, r);
+				continue;
+			}
+			swap_backend_complete(&f->be, r, res);
+			pending--;
+		}
+	}
+}
+
+/*
+ * ops->rw_sync: the batch on the caller's thread (see the top comment).
+ * Context: any thread; sleeps; takes pool_lock briefly.
+ */
+static int file_rw_sync(struct swap_backend *be, struct swap_io_req *reqs,
+			unsigned int nr)
+{
+	struct file_backend *f = to_file(be);
+	struct swap_io_req *list[FILE_SRING_DEPTH];
+	struct file_sring *s = NULL;
+	unsigned int i, n = 0;
+
+	if (f->direct) {
+		for (i = 0; i < nr; i++)
+			if ((uintptr_t)reqs[i].buf & (SWAP_BACKEND_PAGE_SIZE - 1))
+				return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		struct swap_io_req *r = &reqs[i];
+
+		r->bk_done = 0;
+		r->bk_next = NULL;
+		if (!f->use_uring || (r->op == SWAP_IO_WRITE && f->write_inline)) {
+			swap_backend_complete(be, r, file_rw_direct(f, r));
+			continue;
+		}
+		if (!s && !(s = file_sring_get(f))) {
+			/* every sring is busy: do it here, as pread does */
+			swap_backend_complete(be, r, file_rw_direct(f, r));
+			continue;
+		}
+		list[n++] = r;
+		if (n == FILE_SRING_DEPTH) {
+			file_sring_run(f, s, list, n);
+			n = 0;
+		}
+	}
+	if (n)
+		file_sring_run(f, s, list, n);
+	if (s)
+		file_sring_put(f, s);
+	return 0;
+}
+
 static int file_flush(struct swap_backend *be)
 {
 	if (fdatasync(to_file(be)->fd))
@@ -330,7 +519,15 @@ static void file_destroy(struct swap_backend *be)
 				sched_yield();
 		io_uring_queue_exit(&f->ring);
 	}
+	while (f->sring_free) {
+		struct file_sring *s = f->sring_free;
+
+		f->sring_free = s->next;
+		io_uring_queue_exit(&s->ring);
+		free(s);
+	}
 	close(f->fd);
+	uswap_mutex_destroy(&f->pool_lock);
 	uswap_mutex_destroy(&f->sq_lock);
 	uswap_mutex_destroy(&f->cq_lock);
 	free(f);
@@ -340,6 +537,7 @@ static const struct swap_backend_ops file_ops = {
 	.name = "file",
 	.submit = file_submit,
 	.reap = file_reap,
+	.rw_sync = file_rw_sync,
 	.flush = file_flush,
 	.discard = file_discard,
 	.destroy = file_destroy,
@@ -415,12 +613,14 @@ int swap_backend_file_open(const char *path, unsigned int flags,
 	f->depth = FILE_RING_DEPTH;
 	uswap_mutex_init(&f->sq_lock);
 	uswap_mutex_init(&f->cq_lock);
+	uswap_mutex_init(&f->pool_lock);
 	if (!(flags & SWAP_FILE_NO_URING) && !env_no_uring()) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_CQSIZE;
 		p.cq_entries = 2 * f->depth;
 		f->use_uring = io_uring_queue_init_params(f->depth, &f->ring, &p) == 0;
 	}
+	f->write_inline = f->use_uring && !f->direct && S_ISREG(st.st_mode);
 	snprintf(f->be.desc, sizeof(f->be.desc), "file:%s %s%s", path,
 		 f->use_uring ? "io_uring" : "pread",
 		 f->direct ? " direct" : "");
@@ -430,6 +630,16 @@ int swap_backend_file_open(const char *path, unsigned int flags,
 out_close:
 	close(fd);
 	return ret;
+}
+
+/* Bring every (idle) sring's registration in line with reg_base. */
+static void file_srings_reregister(struct file_backend *f)
+{
+	struct file_sring *s;
+
+	uswap_assert_held(&f->pool_lock);
+	for (s = f->sring_free; s; s = s->next)
+		__file_sring_register(f, s);
 }
 
 static struct file_backend *file_of(struct swap_backend *be)
@@ -479,7 +689,9 @@ int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
 		return -EINVAL;
 	uswap_mutex_lock(&f->sq_lock);
 	uswap_mutex_lock(&f->cq_lock);
-	if (atomic_load_explicit(&f->inflight, memory_order_acquire)) {
+	uswap_mutex_lock(&f->pool_lock);
+	if (atomic_load_explicit(&f->inflight, memory_order_acquire) ||
+	    f->nr_srings_out) {
 		ret = -EBUSY;
 		goto out;
 	}
@@ -489,12 +701,16 @@ int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
 		f->reg_base = NULL;
 		f->reg_len = 0;
 		ret = io_uring_register_buffers(&f->ring, &iov, 1);
-		if (ret)
+		if (ret) {
+			file_srings_reregister(f);	/* none now */
 			goto out;
+		}
 	}
 	f->reg_base = base;
 	f->reg_len = len;
+	file_srings_reregister(f);
 out:
+	uswap_mutex_unlock(&f->pool_lock);
 	uswap_mutex_unlock(&f->cq_lock);
 	uswap_mutex_unlock(&f->sq_lock);
 	return ret;
@@ -519,14 +735,18 @@ int swap_backend_file_unregister_buffers(struct swap_backend *be)
 		return -EINVAL;
 	uswap_mutex_lock(&f->sq_lock);
 	uswap_mutex_lock(&f->cq_lock);
-	if (atomic_load_explicit(&f->inflight, memory_order_acquire)) {
+	uswap_mutex_lock(&f->pool_lock);
+	if (atomic_load_explicit(&f->inflight, memory_order_acquire) ||
+	    f->nr_srings_out) {
 		ret = -EBUSY;
 	} else {
 		if (f->use_uring && f->reg_base)
 			io_uring_unregister_buffers(&f->ring);
 		f->reg_base = NULL;
 		f->reg_len = 0;
+		file_srings_reregister(f);
 	}
+	uswap_mutex_unlock(&f->pool_lock);
 	uswap_mutex_unlock(&f->cq_lock);
 	uswap_mutex_unlock(&f->sq_lock);
 	return ret;

@@ -6,7 +6,7 @@
  * Per slot one of: empty (reads as zeroes), same-filled (the page is one
  * 8-byte word repeated; only the word is kept), compressed (lz4 or zstd
  * output, kept when it is smaller than ZRAM_MAX_COMP) or raw (the page as
- * is). Each stored buffer is a malloc of its exact size.
+ * is). Stored buffers come from a zpool (zpool.h), in 32-byte classes.
  *
  * Locking: a slot is guarded by one of ZRAM_NR_LOCKS striped mutexes
  * (slot & mask). Compression runs outside the lock into a codec context's
@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@
 #include <zstd.h>
 
 #include "io/backend.h"
+#include "io/zpool.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -48,7 +50,7 @@ enum zslot_state {
  */
 struct zslot {
 	union {
-		void *data;		/* COMP, RAW: malloc'd, size bytes */
+		void *data;		/* COMP, RAW: from the zpool, size bytes */
 		uint64_t fill;		/* SAME: the repeated word */
 	};
 	uint16_t size;
@@ -66,19 +68,28 @@ struct zctx {
 };
 
 /*
- * Invariants at rest (no I/O in flight):
- *   nr_same + nr_comp + nr_raw == number of non-empty slots
- *   compr_bytes == sum of size over all slots
+ * A stripe: the lock of every slot with off & (ZRAM_NR_LOCKS - 1) equal to
+ * its index, and the counts of those slots. The counts change under the
+ * lock (a plain load and store, no locked instruction: writers on other
+ * stripes never share its cache line) and are read without it.
+ * Invariants at rest (no I/O in flight), per stripe:
+ *   nr_same + nr_comp + nr_raw == number of its non-empty slots
+ *   compr_bytes == sum of size over its slots
  */
+struct zstripe {
+	alignas(64) struct uswap_mutex lock;
+	_Atomic uint64_t nr_same, nr_comp, nr_raw, compr_bytes;	/* lock */
+};
+
 struct zram {
 	struct swap_backend be;
 	enum swap_zram_algo algo;	/* constant */
 	struct zslot *slots;		/* nr_slots entries */
-	struct uswap_mutex locks[ZRAM_NR_LOCKS];
+	struct zpool *pool;		/* stored data; constant */
+	struct zstripe stripes[ZRAM_NR_LOCKS];
 	struct uswap_mutex ctx_lock;
 	struct zctx *ctx_free;		/* under ctx_lock */
 	uint64_t meta_bytes;		/* constant */
-	_Atomic uint64_t nr_same, nr_comp, nr_raw, compr_bytes;
 };
 
 static inline struct zram *to_zram(struct swap_backend *be)
@@ -86,9 +97,9 @@ static inline struct zram *to_zram(struct swap_backend *be)
 	return container_of(be, struct zram, be);
 }
 
-static inline struct uswap_mutex *slot_lock(struct zram *z, uint64_t off)
+static inline struct zstripe *slot_stripe(struct zram *z, uint64_t off)
 {
-	return &z->locks[off & (ZRAM_NR_LOCKS - 1)];
+	return &z->stripes[off & (ZRAM_NR_LOCKS - 1)];
 }
 
 /**
@@ -172,43 +183,46 @@ static bool page_same_filled(const void *page, uint64_t *fill)
 	return true;
 }
 
+/* Add @d to a stripe count. Context: the stripe's lock. */
 static void stat_add(_Atomic uint64_t *c, int64_t d)
 {
-	atomic_fetch_add_explicit(c, (uint64_t)d, memory_order_relaxed);
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (uint64_t)d,
+			      memory_order_relaxed);
 }
 
-static void zslot_account(struct zram *z, const struct zslot *s, int sign)
+static void __zslot_account(struct zstripe *st, const struct zslot *s, int sign)
 {
+	uswap_assert_held(&st->lock);
 	switch (s->state) {
 	case ZSLOT_SAME:
-		stat_add(&z->nr_same, sign);
+		stat_add(&st->nr_same, sign);
 		break;
 	case ZSLOT_COMP:
-		stat_add(&z->nr_comp, sign);
+		stat_add(&st->nr_comp, sign);
 		break;
 	case ZSLOT_RAW:
-		stat_add(&z->nr_raw, sign);
+		stat_add(&st->nr_raw, sign);
 		break;
 	default:
 		return;
 	}
-	stat_add(&z->compr_bytes, sign * (int64_t)s->size);
+	stat_add(&st->compr_bytes, sign * (int64_t)s->size);
 }
 
 /* Replace slot @off with @new; the old data is freed outside the lock. */
 static void zslot_replace(struct zram *z, uint64_t off, struct zslot new)
 {
-	struct uswap_mutex *lk = slot_lock(z, off);
+	struct zstripe *st = slot_stripe(z, off);
 	struct zslot old;
 
-	uswap_mutex_lock(lk);
+	uswap_mutex_lock(&st->lock);
 	old = z->slots[off];
 	z->slots[off] = new;
-	zslot_account(z, &old, -1);
-	zslot_account(z, &new, 1);
-	uswap_mutex_unlock(lk);
+	__zslot_account(st, &old, -1);
+	__zslot_account(st, &new, 1);
+	uswap_mutex_unlock(&st->lock);
 	if (old.state == ZSLOT_COMP || old.state == ZSLOT_RAW)
-		free(old.data);
+		zpool_free(z->pool, old.data);
 }
 
 static int zram_write_page(struct zram *z, struct zctx *c, uint64_t off,
@@ -238,14 +252,14 @@ static int zram_write_page(struct zram *z, struct zctx *c, uint64_t off,
 	if (n) {
 		new.state = ZSLOT_COMP;
 		new.size = (uint16_t)n;
-		new.data = malloc(n);
+		new.data = zpool_alloc(z->pool, n);
 		if (!new.data)
 			return -ENOMEM;
 		memcpy(new.data, c->scratch, n);
 	} else {
 		new.state = ZSLOT_RAW;
 		new.size = SWAP_BACKEND_PAGE_SIZE;
-		new.data = malloc(SWAP_BACKEND_PAGE_SIZE);
+		new.data = zpool_alloc(z->pool, SWAP_BACKEND_PAGE_SIZE);
 		if (!new.data)
 			return -ENOMEM;
 		memcpy(new.data, src, SWAP_BACKEND_PAGE_SIZE);
@@ -257,7 +271,7 @@ static int zram_write_page(struct zram *z, struct zctx *c, uint64_t off,
 static int zram_read_page(struct zram *z, struct zctx *c, uint64_t off,
 			  void *dst)
 {
-	struct uswap_mutex *lk = slot_lock(z, off);
+	struct uswap_mutex *lk = &slot_stripe(z, off)->lock;
 	struct zslot *s = &z->slots[off];
 	uint64_t *w = dst;
 	int ret = 0;
@@ -296,16 +310,31 @@ static int zram_read_page(struct zram *z, struct zctx *c, uint64_t off,
 	return ret;
 }
 
+/* Whether a batch needs a codec context: lz4 decompresses without one. */
+static bool zram_needs_ctx(const struct zram *z, const struct swap_io_req *reqs,
+			   unsigned int nr)
+{
+	unsigned int i;
+
+	if (z->algo != SWAP_ZRAM_LZ4)
+		return true;
+	for (i = 0; i < nr; i++)
+		if (reqs[i].op == SWAP_IO_WRITE)
+			return true;
+	return false;
+}
+
 static int zram_submit(struct swap_backend *be, struct swap_io_req *reqs,
 		       unsigned int nr)
 {
 	struct zram *z = to_zram(be);
-	struct zctx *c = zctx_get(z);
+	bool need = zram_needs_ctx(z, reqs, nr);
+	struct zctx *c = need ? zctx_get(z) : NULL;
 	unsigned int i, j;
 
 	for (i = 0; i < nr; i++) {
 		struct swap_io_req *r = &reqs[i];
-		int ret = c ? 0 : -ENOMEM;
+		int ret = c || !need ? 0 : -ENOMEM;
 
 		for (j = 0; !ret && j < r->nr; j++) {
 			char *page = (char *)r->buf +
@@ -349,19 +378,16 @@ static void zram_destroy(struct swap_backend *be)
 {
 	struct zram *z = to_zram(be);
 	struct zctx *c, *next;
-	uint64_t i;
 	unsigned int k;
 
-	for (i = 0; i < be->nr_slots; i++)
-		if (z->slots[i].state == ZSLOT_COMP || z->slots[i].state == ZSLOT_RAW)
-			free(z->slots[i].data);
+	zpool_destroy(z->pool);		/* all stored data with it */
 	free(z->slots);
 	for (c = z->ctx_free; c; c = next) {
 		next = c->next;
 		zctx_free(c);
 	}
 	for (k = 0; k < ZRAM_NR_LOCKS; k++)
-		uswap_mutex_destroy(&z->locks[k]);
+		uswap_mutex_destroy(&z->stripes[k].lock);
 	uswap_mutex_destroy(&z->ctx_lock);
 	free(z);
 }
@@ -413,11 +439,13 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 		return -EINVAL;
 	if (nr_slots > SIZE_MAX / sizeof(struct zslot))
 		return -ENOMEM;
-	z = calloc(1, sizeof(*z));
+	z = aligned_alloc(alignof(struct zram), sizeof(*z));	/* stripes: own lines */
 	if (!z)
 		return -ENOMEM;
+	memset(z, 0, sizeof(*z));
 	z->slots = calloc((size_t)nr_slots, sizeof(struct zslot));
-	if (!z->slots) {
+	if (!z->slots || zpool_create(&z->pool)) {
+		free(z->slots);
 		free(z);
 		return -ENOMEM;
 	}
@@ -425,7 +453,7 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 	z->be.stable_writes = true;	/* it compresses the page (zram does) */
 	z->algo = algo;
 	for (k = 0; k < ZRAM_NR_LOCKS; k++)
-		uswap_mutex_init(&z->locks[k]);
+		uswap_mutex_init(&z->stripes[k].lock);
 	uswap_mutex_init(&z->ctx_lock);
 	z->meta_bytes = sizeof(*z) + nr_slots * sizeof(struct zslot);
 	format_size(size, sizeof(size), nr_slots << SWAP_BACKEND_PAGE_SHIFT);
@@ -446,21 +474,27 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 int swap_backend_zram_stats(struct swap_backend *be, struct swap_zram_stats *out)
 {
 	struct zram *z;
+	unsigned int k;
 
 	if (!be || !out || be->ops != &zram_ops)
 		return -EINVAL;
 	z = to_zram(be);
 	memset(out, 0, sizeof(*out));
-	out->same_pages = atomic_load_explicit(&z->nr_same, memory_order_relaxed);
-	out->compressed_pages = atomic_load_explicit(&z->nr_comp,
-						     memory_order_relaxed);
-	out->raw_pages = atomic_load_explicit(&z->nr_raw, memory_order_relaxed);
-	out->compr_data_size = atomic_load_explicit(&z->compr_bytes,
-						    memory_order_relaxed);
+	for (k = 0; k < ZRAM_NR_LOCKS; k++) {
+		struct zstripe *st = &z->stripes[k];
+
+		out->same_pages += atomic_load_explicit(&st->nr_same, memory_order_relaxed);
+		out->compressed_pages += atomic_load_explicit(&st->nr_comp,
+							      memory_order_relaxed);
+		out->raw_pages += atomic_load_explicit(&st->nr_raw, memory_order_relaxed);
+		out->compr_data_size += atomic_load_explicit(&st->compr_bytes,
+							     memory_order_relaxed);
+	}
 	out->pages_stored = out->same_pages + out->compressed_pages +
 			    out->raw_pages;
 	out->orig_data_size = out->pages_stored << SWAP_BACKEND_PAGE_SHIFT;
 	out->meta_bytes = z->meta_bytes;
+	out->pool_bytes = zpool_bytes(z->pool);
 	out->mem_used = out->compr_data_size + out->meta_bytes;
 	out->ratio = (double)out->orig_data_size / (double)out->mem_used;
 	return 0;

@@ -118,6 +118,10 @@ int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
 	}
 	if (err)
 		return err;
+	/* The swap-in took frames after the check above: check again, or the
+	 * last fault can leave free frames below the low mark with kswapd
+	 * asleep. */
+	mem_swapin_prepare(mem);
 	for (j = 0; j < info->ra_pages; j++) {
 		struct folio *ra = info->ra_folios[j];
 		bool active = false;

@@ -206,23 +206,35 @@ void folio_start_writeback(struct folio *folio)
 	USWAP_BUG_ON(was);
 }
 
-/** folio_end_writeback() - clear PG_writeback, wake waiters. Context: any. */
+/**
+ * folio_end_writeback() - clear PG_writeback, wake waiters if any (the
+ * kernel's PG_waiters: no system call when nobody sleeps). Context: any.
+ */
 void folio_end_writeback(struct folio *folio)
 {
-	bool was = folio_test_clear_flag(folio, PG_writeback);
+	uint32_t old = atomic_fetch_and_explicit(&folio->flags,
+						 ~((1U << PG_writeback) | (1U << PG_waiters)),
+						 memory_order_acq_rel);
 
-	USWAP_BUG_ON(!was);
-	futex_wake_word(&folio->flags, INT_MAX);
+	USWAP_BUG_ON(!(old & (1U << PG_writeback)));
+	if (old & (1U << PG_waiters))
+		futex_wake_word(&folio->flags, INT_MAX);
 }
 
 /** folio_wait_writeback() - sleep until the folio is not under write. */
 void folio_wait_writeback(struct folio *folio)
 {
-	for (;;) {
-		uint32_t f = atomic_load_explicit(&folio->flags, memory_order_acquire);
+	uint32_t f = atomic_load_explicit(&folio->flags, memory_order_acquire);
 
-		if (!(f & (1U << PG_writeback)))
-			return;
-		futex_wait_word(&folio->flags, f);
+	while (f & (1U << PG_writeback)) {
+		/* Say we sleep before sleeping on a word that says so. */
+		if (!(f & (1U << PG_waiters)) &&
+		    !atomic_compare_exchange_weak_explicit(&folio->flags, &f,
+							   f | (1U << PG_waiters),
+							   memory_order_acq_rel,
+							   memory_order_acquire))
+			continue;
+		futex_wait_word(&folio->flags, f | (1U << PG_waiters));
+		f = atomic_load_explicit(&folio->flags, memory_order_acquire);
 	}
 }

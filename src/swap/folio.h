@@ -36,6 +36,7 @@ enum folio_flag_bits {
 	PG_reclaim,		/* mm: being reclaimed */
 	PG_swapbacked,		/* anonymous or shmem memory */
 	PG_swapbypass,		/* legacy: read around the cache, holding SWAP_HAS_CACHE */
+	PG_waiters,		/* someone sleeps in folio_wait_writeback() */
 };
 
 struct folio {

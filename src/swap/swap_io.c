@@ -8,8 +8,13 @@
  * failed) and unlocks it, so that every other thread wanting the data
  * simply waits on the folio lock.
  *
- * Backends that complete in swap_backend_reap() (io_uring) get a
- * completion thread per device, which sleeps while nothing is in flight.
+ * Whoever waits for its I/O anyway (a synchronous writeout, a fault's read
+ * batch) runs it with swap_backend_rw_sync(): on the calling thread, which
+ * on io_uring means a ring of its own (backend_file.c), so no other thread
+ * is woken per request. Only asynchronous writeout (reclaim on a slow
+ * device) completes elsewhere: backends that complete in
+ * swap_backend_reap() (io_uring) get a completion thread per device, which
+ * sleeps while nothing is in flight.
  */
 #include <stdlib.h>
 
@@ -149,13 +154,10 @@ static void swap_io_completed(struct swap_io_ctx *io)
 		atomic_fetch_sub(&io->inflight, 1);
 }
 
-static void swap_write_end_io(struct swap_io_req *req)
+/* The end of a folio's write with @result: writeback ends. */
+static void swap_write_done(struct swap_info_struct *si, struct folio *folio, int result)
 {
-	struct swap_bio_batch *b;
-	struct folio *folio = req_folio(req, &b);
-	struct swap_info_struct *si = b->si;
-
-	if (req->result) {
+	if (result) {
 		/* The data stays in memory: dirty again, still in the cache. */
 		atomic_fetch_add(&si->nr_write_errors, 1);
 		folio_set_flag(folio, PG_error);
@@ -165,8 +167,37 @@ static void swap_write_end_io(struct swap_io_req *req)
 		folio_clear_flag(folio, PG_error);
 	}
 	folio_end_writeback(folio);
+}
+
+static void swap_write_end_io(struct swap_io_req *req)
+{
+	struct swap_bio_batch *b;
+	struct folio *folio = req_folio(req, &b);
+
+	swap_write_done(b->si, folio, req->result);
 	folio_put(folio);
 	swap_bio_done(req);
+}
+
+/* swap_writeout() with @sync: the write on this thread. Context: @si pinned. */
+static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
+{
+	struct swap_io_req req = {
+		.op = SWAP_IO_WRITE,
+		.nr = (unsigned int)folio_nr_pages(folio),
+		.offset = swp_offset(folio->swap),
+		.buf = folio_address(folio),
+	};
+	int err;
+
+	/* The caller's reference keeps the folio while it is unlocked. */
+	folio_clear_dirty(folio);
+	folio_start_writeback(folio);
+	folio_unlock(folio);
+	err = swap_backend_rw_sync(si->bdev, &req, 1);
+	swap_write_done(si, folio, err);
+	put_swap_device(si);
+	return err ? -EIO : 0;
 }
 
 /**
@@ -194,6 +225,8 @@ int swap_writeout(struct folio *folio, bool sync)
 	err = swap_entry_pin(folio->swap, &si);
 	if (!err && !si->bdev)
 		err = -EOPNOTSUPP;
+	if (!err && sync)
+		return swap_writeout_sync(si, folio);
 	if (!err && !(b = swap_bio_batch_alloc(si, 1)))
 		err = -ENOMEM;
 	if (err) {
@@ -228,20 +261,13 @@ int swap_writeout(struct folio *folio, bool sync)
 		swap_write_end_io(req);
 	}
 	put_swap_device(si);
-	if (sync) {
-		folio_wait_writeback(folio);
-		return folio_test_flag(folio, PG_error) ? -EIO : 0;
-	}
 	return 0;
 }
 
-static void swap_read_end_io(struct swap_io_req *req)
+/* The end of a folio's read with @result: uptodate or PG_error, unlocked. */
+static void swap_read_done(struct swap_info_struct *si, struct folio *folio, int result)
 {
-	struct swap_bio_batch *b;
-	struct folio *folio = req_folio(req, &b);
-	struct swap_info_struct *si = b->si;
-
-	if (req->result) {
+	if (result) {
 		atomic_fetch_add(&si->nr_read_errors, 1);
 		folio_set_flag(folio, PG_error);
 	} else {
@@ -250,59 +276,59 @@ static void swap_read_end_io(struct swap_io_req *req)
 		folio_mark_uptodate(folio);
 	}
 	folio_unlock(folio);
-	swap_bio_done(req);
 }
 
 /**
- * swap_read_folios() - read @n locked swap-cache folios of device @si from
- * their slots, in one submission. Each completes by being marked uptodate
- * (or PG_error) and unlocked; synchronous backends complete before return.
+ * swap_read_folios() - read @n (at most SWAP_READ_BATCH_MAX) locked
+ * swap-cache folios of device @si from their slots, in one batch, on the
+ * calling thread. Each is marked uptodate (or PG_error) and unlocked
+ * before this returns.
  * Context: the folios are locked by the caller, which hands the locks to
- * the I/O; @si pinned by the caller. Return: 0, or -errno when the batch
- * could not be submitted, every folio then completed as failed.
+ * the I/O; @si pinned by the caller; sleeps. Return: 0 (also when some
+ * reads failed: PG_error says which), or -errno when the batch could not
+ * be started (-EOPNOTSUPP, -ENODEV, -EINVAL), every folio then failed.
  */
 int swap_read_folios(struct swap_info_struct *si, struct folio **folios, unsigned int n)
 {
-	struct swap_bio_batch *b = NULL;
+	struct swap_io_req reqs[SWAP_READ_BATCH_MAX];
 	unsigned int i;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	if (!si->bdev)
+	if (n > SWAP_READ_BATCH_MAX)
+		err = -EINVAL;
+	else if (!si->bdev)
 		err = -EOPNOTSUPP;
 	else if (!swap_device_tryget(si))
 		err = -ENODEV;
-	else if (!(b = swap_bio_batch_alloc(si, n))) {
-		put_swap_device(si);
-		err = -ENOMEM;
-	}
 	if (err) {
-		for (i = 0; i < n; i++) {
-			folio_set_flag(folios[i], PG_error);
-			folio_unlock(folios[i]);
-		}
+		for (i = 0; i < n; i++)
+			swap_read_done(si, folios[i], err);
 		return err;
 	}
 	for (i = 0; i < n; i++) {
-		struct swap_io_req *req = &b->reqs[i];
-
-		req->op = SWAP_IO_READ;
-		req->nr = (unsigned int)folio_nr_pages(folios[i]);
-		req->offset = swp_offset(folios[i]->swap);
-		req->buf = folio_address(folios[i]);
-		req->end_io = swap_read_end_io;
-		req->private = b;
-		b->folios[i] = folios[i];
+		reqs[i] = (struct swap_io_req){
+			.op = SWAP_IO_READ,
+			.nr = (unsigned int)folio_nr_pages(folios[i]),
+			.offset = swp_offset(folios[i]->swap),
+			.buf = folio_address(folios[i]),
+		};
 	}
-	swap_io_submitted(si->io, n);
-	err = swap_backend_submit(si->bdev, b->reqs, n);
+	err = swap_backend_rw_sync(si->bdev, reqs, n);
 	if (err) {
-		for (i = 0; i < n; i++) {
-			b->reqs[i].result = err;
-			swap_read_end_io(&b->reqs[i]);
-		}
+		/* Every result 0 with an error: the batch was rejected. */
+		for (i = 0; i < n && !reqs[i].result; i++)
+			;
+		if (i < n)
+			err = 0;	/* it ran; the results say what failed */
+		else
+			for (i = 0; i < n; i++)
+				reqs[i].result = err;
 	}
+	for (i = 0; i < n; i++)
+		swap_read_done(si, folios[i], reqs[i].result);
+	put_swap_device(si);
 	return err;
 }
 

@@ -3,7 +3,10 @@
  * The file backend: every page written reads back identical, through
  * io_uring and through the pread fallback, one request at a time and with
  * many in flight, from several threads; discard punches holes; short and
- * failed transfers are reported.
+ * failed transfers are reported. Waiting callers (swap_backend_rw_sync())
+ * run on rings of their own: batches deeper than one such ring, more
+ * threads than there are rings, reads and writes mixed in one batch, and
+ * those rings beside the shared one and a registered region.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -357,6 +360,205 @@ static void test_registered_buffers(void **state)
 	free(other);
 }
 
+/*
+ * A waiting batch deeper than a caller's ring (64), reads and writes mixed
+ * in it: each run of the batch lands where it should.
+ */
+static void test_sync_deep_mixed(void **state)
+{
+	struct fixture *fx = *state;
+	enum { NR_REQ = 150, RUN = 4 };
+	struct swap_io_req *reqs = calloc(NR_REQ, sizeof(*reqs));
+	char *wbuf = malloc((size_t)NR_REQ * RUN * PS);
+	char *rbuf = malloc((size_t)NR_REQ * RUN * PS);
+	uint64_t s = seed ^ 0x5151;
+	unsigned int i;
+
+	assert_non_null(reqs);
+	assert_non_null(wbuf);
+	assert_non_null(rbuf);
+	fill_random(wbuf, (size_t)NR_REQ * RUN * PS, &s);
+	/* the even runs first, as one deep batch of writes */
+	for (i = 0; i < NR_REQ; i++)
+		reqs[i] = (struct swap_io_req){
+			.op = SWAP_IO_WRITE, .offset = (uint64_t)i * RUN, .nr = RUN,
+			.buf = wbuf + (size_t)i * RUN * PS,
+		};
+	assert_int_equal(swap_backend_rw_sync(fx->be, reqs, NR_REQ / 2), 0);
+	/* then one batch reading the even runs back while writing the odd */
+	for (i = 0; i < NR_REQ; i++) {
+		bool rd = i % 2 == 0;
+
+		reqs[i] = (struct swap_io_req){
+			.op = rd ? SWAP_IO_READ : SWAP_IO_WRITE,
+			.offset = (uint64_t)(rd ? i / 2 : NR_REQ / 2 + i / 2) * RUN,
+			.nr = RUN,
+			.buf = rd ? rbuf + (size_t)(i / 2) * RUN * PS :
+				    wbuf + (size_t)(NR_REQ / 2 + i / 2) * RUN * PS,
+		};
+	}
+	assert_int_equal(swap_backend_rw_sync(fx->be, reqs, NR_REQ), 0);
+	for (i = 0; i < NR_REQ; i++)
+		assert_int_equal(reqs[i].result, 0);
+	assert_memory_equal(wbuf, rbuf, (size_t)NR_REQ / 2 * RUN * PS);
+	/* and the odd ones */
+	assert_int_equal(swap_backend_read(fx->be, NR_REQ / 2 * RUN, NR_REQ / 2 * RUN > 512 ?
+					   512 : NR_REQ / 2 * RUN, rbuf), 0);
+	assert_memory_equal(wbuf + (size_t)NR_REQ / 2 * RUN * PS, rbuf,
+			    (size_t)NR_REQ / 2 * RUN * PS);
+	free(reqs);
+	free(wbuf);
+	free(rbuf);
+}
+
+struct many_arg {
+	struct swap_backend *be;
+	pthread_barrier_t *go;
+	unsigned int id;
+	uint64_t seed;
+	int bad;
+};
+
+static void *many_main(void *p)
+{
+	struct many_arg *a = p;
+	enum { SPAN = 128, RUN = 8 };
+	char *w = malloc((size_t)RUN * PS), *r = malloc((size_t)RUN * PS);
+	uint64_t s = a->seed;
+	unsigned int it;
+
+	pthread_barrier_wait(a->go);
+	for (it = 0; it < 40 && !a->bad && w && r; it++) {
+		uint64_t off = (uint64_t)a->id * SPAN + test_rand_below(&s, SPAN - RUN);
+
+		fill_random(w, (size_t)RUN * PS, &s);
+		if (swap_backend_write(a->be, off, RUN, w) ||
+		    swap_backend_read(a->be, off, RUN, r) || memcmp(w, r, (size_t)RUN * PS))
+			a->bad = 1;
+	}
+	if (!w || !r)
+		a->bad = 1;
+	free(w);
+	free(r);
+	return NULL;
+}
+
+/* More waiting threads at once than there are rings for them (16). */
+static void test_sync_many_threads(void **state)
+{
+	struct fixture *fx = *state;
+	enum { NR = 24 };
+	pthread_t t[NR];
+	struct many_arg a[NR];
+	pthread_barrier_t go;
+	unsigned int i;
+
+	assert_int_equal(pthread_barrier_init(&go, NULL, NR), 0);
+	for (i = 0; i < NR; i++) {
+		a[i] = (struct many_arg){ .be = fx->be, .go = &go, .id = i, .seed = seed + 31 * i };
+		assert_int_equal(pthread_create(&t[i], NULL, many_main, &a[i]), 0);
+	}
+	for (i = 0; i < NR; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].bad, 0);
+	}
+	pthread_barrier_destroy(&go);
+}
+
+/*
+ * Waiting and asynchronous I/O on one backend: what one path wrote, the
+ * other reads, while both are busy.
+ */
+static void test_sync_and_async(void **state)
+{
+	struct fixture *fx = *state;
+	enum { NR_REQ = 96, RUN = 2 };
+	struct swap_io_req *reqs = calloc(NR_REQ, sizeof(*reqs));
+	char *abuf = malloc((size_t)NR_REQ * RUN * PS), *sbuf = malloc((size_t)NR_REQ * RUN * PS);
+	char *chk = malloc((size_t)NR_REQ * RUN * PS);
+	struct async_ctx c = { 0 };
+	uint64_t s = seed ^ 0xa5a5;
+	unsigned int i;
+
+	assert_non_null(reqs);
+	assert_non_null(abuf);
+	assert_non_null(sbuf);
+	assert_non_null(chk);
+	fill_random(abuf, (size_t)NR_REQ * RUN * PS, &s);
+	fill_random(sbuf, (size_t)NR_REQ * RUN * PS, &s);
+	/* async writes of area A in flight while waiting writes fill area B */
+	for (i = 0; i < NR_REQ; i++)
+		reqs[i] = (struct swap_io_req){
+			.op = SWAP_IO_WRITE, .offset = (uint64_t)i * RUN, .nr = RUN,
+			.buf = abuf + (size_t)i * RUN * PS, .end_io = async_end_io, .private = &c,
+		};
+	assert_int_equal(swap_backend_submit(fx->be, reqs, NR_REQ), 0);
+	for (i = 0; i < NR_REQ; i++)
+		assert_int_equal(swap_backend_write(fx->be, 1024 + (uint64_t)i * RUN, RUN,
+						    sbuf + (size_t)i * RUN * PS), 0);
+	while (atomic_load(&c.done) < NR_REQ)
+		assert_true(swap_backend_reap(fx->be, 1) >= 0);
+	assert_int_equal(atomic_load(&c.failed), 0);
+	/* B read back asynchronously, A by waiting reads */
+	atomic_store(&c.done, 0);
+	for (i = 0; i < NR_REQ; i++)
+		reqs[i] = (struct swap_io_req){
+			.op = SWAP_IO_READ, .offset = 1024 + (uint64_t)i * RUN, .nr = RUN,
+			.buf = chk + (size_t)i * RUN * PS, .end_io = async_end_io, .private = &c,
+		};
+	assert_int_equal(swap_backend_submit(fx->be, reqs, NR_REQ), 0);
+	for (i = 0; i < NR_REQ; i++) {
+		char page[RUN * PS];
+
+		assert_int_equal(swap_backend_read(fx->be, (uint64_t)i * RUN, RUN, page), 0);
+		assert_memory_equal(page, abuf + (size_t)i * RUN * PS, RUN * PS);
+	}
+	while (atomic_load(&c.done) < NR_REQ)
+		assert_true(swap_backend_reap(fx->be, 1) >= 0);
+	assert_int_equal(atomic_load(&c.failed), 0);
+	assert_memory_equal(chk, sbuf, (size_t)NR_REQ * RUN * PS);
+	free(reqs);
+	free(abuf);
+	free(sbuf);
+	free(chk);
+}
+
+/*
+ * A region registered after waiting callers' rings exist, and dropped
+ * again: their I/O into it stays right (fixed buffers on those rings).
+ */
+static void test_register_after_sync(void **state)
+{
+	struct fixture *fx = *state;
+	size_t len = 32 * PS;
+	char *region = aligned_alloc(PS, len), *copy = malloc(len);
+	uint64_t s = seed ^ 99;
+	int ret;
+
+	assert_non_null(region);
+	assert_non_null(copy);
+	fill_random(copy, len, &s);
+	assert_int_equal(swap_backend_write(fx->be, 300, 32, copy), 0);	/* a ring now */
+	ret = swap_backend_file_register_buffers(fx->be, region, len);
+	if (ret == -ENOMEM || ret == -EPERM) {
+		print_message("cannot register buffers here (%s), skipped\n", strerror(-ret));
+		free(region);
+		free(copy);
+		return;
+	}
+	assert_int_equal(ret, 0);
+	memset(region, 0, len);
+	assert_int_equal(swap_backend_read(fx->be, 300, 32, region), 0);
+	assert_memory_equal(region, copy, len);
+	fill_random(region, len, &s);
+	assert_int_equal(swap_backend_write(fx->be, 400, 32, region), 0);
+	assert_int_equal(swap_backend_file_unregister_buffers(fx->be), 0);
+	assert_int_equal(swap_backend_read(fx->be, 400, 32, copy), 0);
+	assert_memory_equal(region, copy, len);
+	free(region);
+	free(copy);
+}
+
 static uint64_t file_blocks(const char *path)
 {
 	struct stat st;
@@ -508,6 +710,10 @@ int main(void)
 		BOTH(test_registered_buffers),
 		BOTH(test_discard),
 		BOTH(test_short_read),
+		BOTH(test_sync_deep_mixed),
+		BOTH(test_sync_many_threads),
+		BOTH(test_sync_and_async),
+		BOTH(test_register_after_sync),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_direct),
 		cmocka_unit_test(test_env_fallback),
