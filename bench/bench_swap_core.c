@@ -24,7 +24,12 @@
  * (CLOCK_THREAD_CPUTIME_ID) instead of the wall clock: on a VM whose
  * CPUs other jobs share, the wall clock also counts the time the thread
  * waited for a CPU, which is most of the run-to-run spread.
- * Usage: bench_swap_core [--reps N] [--ms MS] [--cpu] [--json]
+ * --only PREFIX measures only the figures whose name starts with PREFIX;
+ * --ops N runs exactly N operations per run instead of calibrating, for
+ * instruction counts under valgrind (run twice with different N and take
+ * the difference: the setup cancels out).
+ * Usage: bench_swap_core [--reps N] [--ms MS] [--cpu] [--only PREFIX]
+ *                        [--ops N] [--json]
  */
 #include <errno.h>
 
@@ -94,6 +99,14 @@ typedef void (*core_op)(struct core_ctx *c, uint64_t n);
 
 /* CLOCK_MONOTONIC, or CLOCK_THREAD_CPUTIME_ID with --cpu. */
 static clockid_t bench_clock = CLOCK_MONOTONIC;
+static const char *only_prefix;	/* --only */
+static uint64_t fixed_ops;	/* --ops: no calibration */
+
+/* Is the figure @name (a prefix of its rows' names) to be measured? */
+static bool wanted(const char *name)
+{
+	return !only_prefix || !strncmp(name, only_prefix, strlen(only_prefix));
+}
 
 static uint64_t now_ns(void)
 {
@@ -120,6 +133,10 @@ static struct bench_stat measure(core_op op, struct core_ctx *c, int reps, uint6
 	int i;
 
 	op(c, n);	/* warm up */
+	if (fixed_ops) {
+		n = fixed_ops;
+		goto timed;
+	}
 	for (;;) {
 		t = time_op(op, c, n);
 		if (t >= (double)target_ns / 8 || n >= (1ULL << 40))
@@ -129,6 +146,7 @@ static struct bench_stat measure(core_op op, struct core_ctx *c, int reps, uint6
 	n = (uint64_t)((double)n * (double)target_ns / t);
 	if (!n)
 		n = 1;
+timed:
 	for (i = 0; i < reps; i++)
 		rates[i] = (double)n * 1e9 / time_op(op, c, n);
 	return bench_stat_of(rates, reps);
@@ -237,13 +255,19 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--reps")) {
 			reps = (int)bench_parse_u64(rep.program, argv[i], argv[i + 1]);
 			i++;
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only_prefix = argv[++i];
+		} else if (!strcmp(argv[i], "--ops")) {
+			fixed_ops = bench_parse_u64(rep.program, argv[i], argv[i + 1]);
+			i++;
 		} else if (!strcmp(argv[i], "--cpu")) {
 			bench_clock = CLOCK_THREAD_CPUTIME_ID;
 		} else if (!strcmp(argv[i], "--ms")) {
 			target_ns = bench_parse_u64(rep.program, argv[i], argv[i + 1]) * 1000000ULL;
 			i++;
 		} else {
-			fprintf(stderr, "usage: bench_swap_core [--reps N] [--ms MS] [--cpu] [--json]\n");
+			fprintf(stderr, "usage: bench_swap_core [--reps N] [--ms MS] [--cpu] "
+				"[--only PREFIX] [--ops N] [--json]\n");
 			return !!strcmp(argv[i], "--help") && !!strcmp(argv[i], "-h") ? 2 : 0;
 		}
 	}
@@ -263,6 +287,9 @@ int main(int argc, char **argv)
 
 	/* (a) the folio workflow at orders 0, 4, 9 */
 	for (i = 0; i < (int)ARRAY_SIZE(orders); i++) {
+		snprintf(name, sizeof(name), "workflow o%u", orders[i]);
+		if (!wanted(name))
+			continue;
 		c.folio = uswap_folio_alloc(c.pool, orders[i]);
 		if (!c.folio)
 			die("uswap_folio_alloc", -ENOMEM);
@@ -278,33 +305,42 @@ int main(int argc, char **argv)
 	}
 
 	/* (b) direct dup/put on a count-1 slot: 1 -> 2 -> 1, no extend table */
-	c.entry = make_swapped_slot(&c, 1);
-	bench_add(&rep, "dup+put direct, count 1", "pairs/s", measure(op_dup_put, &c, reps, target_ns));
-	drop_slot(c.entry);
+	if (wanted("dup+put direct, count 1")) {
+		c.entry = make_swapped_slot(&c, 1);
+		bench_add(&rep, "dup+put direct, count 1", "pairs/s",
+			  measure(op_dup_put, &c, reps, target_ns));
+		drop_slot(c.entry);
+	}
 
 	/* (c) at COUNT_MAX: MAX -> MAX+1 -> MAX in the extend table, which stays */
 	for (i = 0; i < 2; i++) {
 		unsigned int at = i ? SWAPFILE_CLUSTER - 1 : 0;
 
+		snprintf(name, sizeof(name), "dup+put direct, COUNT_MAX, offset %u", at);
+		if (!wanted(name))
+			continue;
 		c.entry = make_swapped_slot_at(&c, SWP_TB_COUNT_MAX, at);
 		if (nr_extend_tables(type) != 1)
 			die("expected one extend table at COUNT_MAX", -EINVAL);
-		snprintf(name, sizeof(name), "dup+put direct, COUNT_MAX, offset %u", at);
 		bench_add(&rep, name, "pairs/s", measure(op_dup_put, &c, reps, target_ns));
 		drop_slot(c.entry);
 	}
 
 	/* (c) crossing: MAX-1 -> MAX (extend table allocated) -> MAX-1 (freed) */
-	c.entry = make_swapped_slot(&c, SWP_TB_COUNT_MAX - 1);
-	if (nr_extend_tables(type) != 0)
-		die("expected no extend table at COUNT_MAX-1", -EINVAL);
-	bench_add(&rep, "dup+put direct, crossing MAX-1<->MAX", "pairs/s",
-		  measure(op_dup_put, &c, reps, target_ns));
-	if (nr_extend_tables(type) != 0)
-		die("extend table left after the crossing", -EINVAL);
-	drop_slot(c.entry);
+	if (wanted("dup+put direct, crossing MAX-1<->MAX")) {
+		c.entry = make_swapped_slot(&c, SWP_TB_COUNT_MAX - 1);
+		if (nr_extend_tables(type) != 0)
+			die("expected no extend table at COUNT_MAX-1", -EINVAL);
+		bench_add(&rep, "dup+put direct, crossing MAX-1<->MAX", "pairs/s",
+			  measure(op_dup_put, &c, reps, target_ns));
+		if (nr_extend_tables(type) != 0)
+			die("extend table left after the crossing", -EINVAL);
+		drop_slot(c.entry);
+	}
 
 	/* (d) lockless swap cache lookups that hit */
+	if (!wanted("swap_cache_get_folio hit"))
+		goto out;
 	c.folio = uswap_folio_alloc(c.pool, 0);
 	if (!c.folio)
 		die("uswap_folio_alloc", -ENOMEM);
@@ -319,7 +355,7 @@ int main(int argc, char **argv)
 		die("folio_free_swap", err ? err : -EBUSY);
 	folio_unlock(c.folio);
 	folio_put(c.folio);
-
+out:
 	snprintf(rep.params, sizeof(rep.params),
 		 "\"reps\":%d,\"target_ms\":%" PRIu64 ",\"device_pages\":%u,"
 		 "\"tb_count_bits\":%d,\"count_max\":%u,\"debug\":%d,\"clock\":\"%s\"",

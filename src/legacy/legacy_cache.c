@@ -57,10 +57,9 @@ void __legacy_cache_del(struct swap_info_struct *si, struct swap_cluster_info *c
 	uswap_assert(folio_test_locked(folio) && folio_test_swapcache(folio));
 	uswap_assert(!folio_test_writeback(folio));
 	for (i = 0; i < nr; i++) {
-		uint64_t tb = __swap_table_get(ci, off + i);
+		uint64_t tb = __swap_table_xchg(ci, off + i, word);
 
 		USWAP_BUG_ON(!swp_tb_is_folio(tb) || swp_tb_to_pfn(tb) != folio->pfn);
-		__swap_table_set(ci, off + i, word);
 	}
 	folio_clear_flag(folio, PG_swapcache);
 	folio->swap.val = 0;
