@@ -126,7 +126,7 @@ int bench_plot_svg(const char *path, const struct bench_opts *o, const struct be
 	}
 	if (l) {
 		/* Figures down the side, ratios across on a log axis. */
-		fprintf(gp, "set title 'ratio table/legacy with 95%% interval (log axis)'\n"
+		fprintf(gp, "set title 't/l, 95%% interval, log axis'\n"
 			    "set logscale x\nset xrange [*:*]\nset yrange [-0.6:%u.6] reverse\n"
 			    "set ytics font 'sans,9'\nunset xtics\nset xtics\nset grid xtics\n"
 			    "set lmargin 22\nset arrow from 1, graph 0 to 1, graph 1 nohead "
