@@ -32,7 +32,12 @@
  *     queued meanwhile wait for it and are reissued;
  *   - when reconnect_ms runs out the device fails: everything queued or in
  *     flight completes with -EIO, later submits fail at once with -EIO, and
- *     be->failed is set so that the swap layer stops allocating on it.
+ *     be->failed is set so that the swap layer stops allocating on it;
+ *   - a reconnect must find the same data: slot 0 (the swap header) is
+ *     kept as last written and compared on every new connection. A server
+ *     that came back empty (nbdkit's memory plugin restarted) would
+ *     otherwise hand back zeros for swapped pages; the device fails
+ *     instead, and its pages read as -EIO, never as wrong data.
  * A server's error reply (e.g. nbdkit --filter=error) fails that request
  * alone with the server's errno.
  */
@@ -54,6 +59,7 @@
 #define NBD_BACKOFF_MIN_NS	1000000ULL	/* 1 ms */
 #define NBD_BACKOFF_MAX_NS	250000000ULL	/* 250 ms */
 #define NBD_TRIM_CHUNK		(1ULL << 30)	/* bytes per trim command */
+#define NBD_CONNECT_MIN_MS	2000U		/* handshake + slot 0, at least */
 #define NBD_LAT_BUCKETS		(64 * 4)
 
 enum nbd_state {
@@ -112,6 +118,8 @@ struct nbd_backend {
 	enum nbd_state state;
 	uint64_t lost_at_ns, next_try_ns, backoff_ns;
 	bool closing;			/* callbacks ignored while closing */
+	void *page0;			/* slot 0 as last read or written */
+	void *page0_check;		/* for the comparison at reconnect */
 
 	_Atomic int astate;		/* mirror of state for other threads */
 	_Atomic uint64_t inflight;	/* accepted, not completed */
@@ -259,6 +267,8 @@ static void collect(struct nbd_backend *nb, bool dead)
 
 			if (!err)
 				record_latency(nb, c, now);
+			if (!err && r->op == SWAP_IO_WRITE && r->offset == 0)
+				memcpy(nb->page0, r->buf, SWAP_BACKEND_PAGE_SIZE);
 			release_cmd(nb, c);
 			finish_req(nb, r, err);
 			continue;
@@ -362,6 +372,32 @@ fail:
 	return NULL;
 }
 
+/* The time a connection gets for its handshake and first read. */
+static unsigned int connect_ms(const struct swap_nbd_params *p)
+{
+	return USWAP_MAX(p->timeout_ms, NBD_CONNECT_MIN_MS);
+}
+
+/* Read slot 0 of a ready handle within @timeout_ms. Return: 0 or -errno. */
+static int nbd_read_slot0(struct nbd_handle *h, void *buf, unsigned int timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	int64_t cookie = nbd_aio_pread(h, buf, SWAP_BACKEND_PAGE_SIZE, 0, NBD_NULL_COMPLETION, 0);
+	int done;
+
+	if (cookie == -1)
+		return nbd_get_errno() ? -nbd_get_errno() : -EIO;
+	while (!(done = nbd_aio_command_completed(h, cookie))) {
+		uint64_t now = now_ns();
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (nbd_poll(h, (int)USWAP_MAX((deadline - now) / 1000000ULL, 1)) == -1)
+			return -EIO;
+	}
+	return done == 1 ? 0 : -EIO;
+}
+
 static void try_reconnect(struct nbd_backend *nb)
 {
 	uint64_t now = now_ns();
@@ -370,17 +406,28 @@ static void try_reconnect(struct nbd_backend *nb)
 
 	if (now < nb->next_try_ns)
 		return;
-	nb->h = nbd_dial(nb->uri, nb->params.timeout_ms, &err, msg, sizeof(msg));
-	if (nb->h && nbd_get_size(nb->h) >= 0 &&
-	    (uint64_t)nbd_get_size(nb->h) >= nb->be.nr_slots << SWAP_BACKEND_PAGE_SHIFT) {
+	nb->h = nbd_dial(nb->uri, connect_ms(&nb->params), &err, msg, sizeof(msg));
+	if (nb->h && nbd_read_slot0(nb->h, nb->page0_check, connect_ms(&nb->params))) {
+		/* the server is not answering yet: another try later */
+		nbd_close(nb->h);
+		nb->h = NULL;
+	}
+	if (nb->h) {
+		if (nbd_get_size(nb->h) < 0 ||
+		    (uint64_t)nbd_get_size(nb->h) < nb->be.nr_slots << SWAP_BACKEND_PAGE_SHIFT ||
+		    memcmp(nb->page0, nb->page0_check, SWAP_BACKEND_PAGE_SIZE)) {
+			/* Not our data any more: a smaller export, or one
+			 * that lost what we wrote. Retrying cannot help. */
+			uswap_warn("nbd: %s: the export changed across the reconnect: the device fails",
+				   nb->uri);
+			nbd_close(nb->h);
+			nb->h = NULL;
+			set_state(nb, NBD_FAILED);
+			return;
+		}
 		atomic_fetch_add(&nb->reconnects, 1);
 		set_state(nb, NBD_CONNECTED);
 		return;
-	}
-	if (nb->h) {
-		/* Another, smaller export answered: not ours. */
-		nbd_close(nb->h);
-		nb->h = NULL;
 	}
 	now = now_ns();
 	if (now - nb->lost_at_ns >= (uint64_t)nb->params.reconnect_ms * 1000000ULL) {
@@ -733,6 +780,8 @@ static void nbd_be_destroy(struct swap_backend *be)
 	pthread_mutex_destroy(&nb->q_lock);
 	pthread_cond_destroy(&nb->q_cond);
 	free(nb->cmds);
+	free(nb->page0);
+	free(nb->page0_check);
 	free(nb);
 }
 
@@ -787,7 +836,8 @@ void swap_nbd_default_params(struct swap_nbd_params *p)
  * writable. The connection asks for structured replies; trim is used for
  * discard when the server offers it.
  *
- * Context: any thread; sleeps (connects, up to params->timeout_ms).
+ * Context: any thread; sleeps (connects, up to params->timeout_ms or 2 s,
+ * whichever is longer).
  * Return: 0; -EINVAL (bad params, an export smaller than one page or
  * read-only); -ETIMEDOUT (no handshake in time); -ENOMEM; the connection's
  * error (-ECONNREFUSED, -ENOENT for a missing socket, ...).
@@ -812,7 +862,7 @@ int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
 		swap_nbd_default_params(&p);
 	if (!p.timeout_ms || !p.reconnect_ms || !p.depth || p.depth > SWAP_NBD_MAX_DEPTH)
 		return -EINVAL;
-	h = nbd_dial(uri, p.timeout_ms, &ret, msg, sizeof(msg));
+	h = nbd_dial(uri, connect_ms(&p), &ret, msg, sizeof(msg));
 	if (!h) {
 		if (err)
 			snprintf(err, errlen, "nbd: cannot connect to %.200s: %s", uri, msg);
@@ -838,9 +888,18 @@ int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
 		goto out_close;
 	}
 	nb->cmds = calloc(p.depth, sizeof(*nb->cmds));
+	nb->page0 = malloc(SWAP_BACKEND_PAGE_SIZE);
+	nb->page0_check = malloc(SWAP_BACKEND_PAGE_SIZE);
 	nb->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!nb->cmds || nb->efd < 0) {
+	if (!nb->cmds || !nb->page0 || !nb->page0_check || nb->efd < 0) {
 		ret = nb->efd < 0 ? -errno : -ENOMEM;
+		goto out_free;
+	}
+	ret = nbd_read_slot0(h, nb->page0, connect_ms(&p));
+	if (ret) {
+		if (err)
+			snprintf(err, errlen, "nbd: %.200s: cannot read slot 0: %s", uri,
+				 strerror(-ret));
 		goto out_free;
 	}
 	for (unsigned int i = 0; i < p.depth; i++)
@@ -870,6 +929,8 @@ out_free:
 	if (nb->efd >= 0)
 		close(nb->efd);
 	free(nb->cmds);
+	free(nb->page0);
+	free(nb->page0_check);
 	free(nb);
 out_close:
 	nbd_close(h);
