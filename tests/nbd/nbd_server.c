@@ -127,6 +127,17 @@ static int spawn(struct nbd_srv *s, const char *ready_file)
 	return wait_ready(s, ready_file);
 }
 
+/* Append an argument (copied into @s). */
+static void add_arg(struct nbd_srv *s, const char *a)
+{
+	if (s->argc >= 31)
+		return;
+	snprintf(s->args[s->argc], sizeof(s->args[0]), "%s", a);
+	s->argv[s->argc] = s->args[s->argc];
+	s->argc++;
+	s->argv[s->argc] = NULL;
+}
+
 static void paths(struct nbd_srv *s, const char *dir, const char *name)
 {
 	memset(s, 0, sizeof(*s));
@@ -145,22 +156,21 @@ int nbd_srv_nbdkit(struct nbd_srv *s, const char *dir, const char *name, ...)
 	va_list ap;
 
 	paths(s, dir, name);
-	s->argv[s->argc++] = strdup("nbdkit");
-	s->argv[s->argc++] = strdup("-f");
-	s->argv[s->argc++] = strdup("--exit-with-parent");
-	s->argv[s->argc++] = strdup("-U");
-	s->argv[s->argc++] = strdup(s->sock);
-	s->argv[s->argc++] = strdup("-P");
-	s->argv[s->argc++] = strdup(s->pidfile);
+	add_arg(s, "nbdkit");
+	add_arg(s, "-f");
+	add_arg(s, "--exit-with-parent");
+	add_arg(s, "-U");
+	add_arg(s, s->sock);
+	add_arg(s, "-P");
+	add_arg(s, s->pidfile);
 	va_start(ap, name);
-	while ((a = va_arg(ap, const char *)) && s->argc < 31) {
+	while ((a = va_arg(ap, const char *))) {
 		/* "@FILE" stands for this server's backing file */
 		if (!strcmp(a, "@FILE"))
 			a = s->file;
-		s->argv[s->argc++] = strdup(a);
+		add_arg(s, a);
 	}
 	va_end(ap);
-	s->argv[s->argc] = NULL;
 	return spawn(s, s->pidfile);
 }
 
@@ -185,11 +195,10 @@ int nbd_srv_nbd_server(struct nbd_srv *s, const char *dir, const char *name,
 		"[swap]\nexportname = %s\ntrim = true\n", s->sock, s->file);
 	snprintf(s->uri, sizeof(s->uri), "nbd+unix:///swap?socket=%s", s->sock);
 	fclose(f);
-	s->argv[s->argc++] = strdup("nbd-server");
-	s->argv[s->argc++] = strdup("-C");
-	s->argv[s->argc++] = strdup(s->conf);
-	s->argv[s->argc++] = strdup("-d");
-	s->argv[s->argc] = NULL;
+	add_arg(s, "nbd-server");
+	add_arg(s, "-C");
+	add_arg(s, s->conf);
+	add_arg(s, "-d");
 	return spawn(s, NULL);
 }
 

@@ -21,7 +21,8 @@ struct nbd_srv {
 	char file[256];			/* backing file (file plugin, nbd-server) */
 	char pidfile[256];
 	char conf[256];
-	char *argv[32];			/* kept for restarts */
+	char *argv[32];			/* kept for restarts; into args */
+	char args[32][512];
 	int argc;
 };
 
