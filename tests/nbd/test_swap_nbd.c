@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uswap/legacy.h>
 #include <uswap/mm.h>
 #include <uswap/swap.h>
 #include "io/backend.h"
@@ -70,15 +71,21 @@ static void format_export(const char *uri)
 	free(page);
 }
 
-static int swapon_nbd(const char *uri, int prio)
+static int swapon_nbd_design(const char *uri, int prio, const char *design)
 {
 	char err[256] = "";
-	int type = uswap_swapon_spec(uri, SWAP_FLAG_PREFER | prio, err, sizeof(err));
+	int type = uswap_swapon_spec_design(uri, SWAP_FLAG_PREFER | prio, design, err,
+					    sizeof(err));
 
 	if (type < 0)
 		fprintf(stderr, "swapon %s: %d %s\n", uri, type, err);
 	assert_true(type >= 0);
 	return type;
+}
+
+static int swapon_nbd(const char *uri, int prio)
+{
+	return swapon_nbd_design(uri, prio, "table");
 }
 
 static void reclaim_all(struct uswap_mem *mem, uint64_t frames)
@@ -258,7 +265,7 @@ static void test_mm_nbd_server(void **state)
  * pages are lost, the rest reads back, swap-out moves to the live one,
  * and swapoff of the dead one finishes counting the lost pages.
  */
-static void test_two_servers(void **state)
+static void two_servers(const char *design)
 {
 	/* room for swapoff's unuse: its check counts the lost pages too */
 	struct uswap_mem_config cfg = { .budget_bytes = 16 << 20 };
@@ -272,14 +279,13 @@ static void test_two_servers(void **state)
 	char *buf = malloc(PAGE), *want = malloc(PAGE);
 	int ta, tb;
 
-	(void)state;
 	assert_int_equal(setenv("USWAP_NBD_RECONNECT_MS", "200", 1), 0);
 	assert_int_equal(nbd_srv_nbdkit(&a, dir, "sa", "memory", "64M", NULL), 0);
 	assert_int_equal(nbd_srv_nbdkit(&b, dir, "sb", "memory", "64M", NULL), 0);
 	format_export(a.uri);
 	format_export(b.uri);
-	ta = swapon_nbd(a.uri, 5);
-	tb = swapon_nbd(b.uri, 5);
+	ta = swapon_nbd_design(a.uri, 5, design);
+	tb = swapon_nbd_design(b.uri, 5, design);
 	unsetenv("USWAP_NBD_RECONNECT_MS");
 	assert_int_equal(uswap_mem_create(&cfg, &mem), 0);
 	assert_int_equal(uswap_mm_create(mem, &mm), 0);
@@ -361,6 +367,20 @@ static void test_two_servers(void **state)
 	free(want);
 }
 
+static void test_two_servers(void **state)
+{
+	(void)state;
+	two_servers("table");
+}
+
+/* The same on the old swap_map design: the hooks are the designs' shared
+ * allocator walk and the mm's unuse. */
+static void test_two_servers_legacy(void **state)
+{
+	(void)state;
+	two_servers("legacy");
+}
+
 static unsigned int active_types(void)
 {
 	unsigned int t, n = 0;
@@ -409,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_mm_nbdkit),
 		cmocka_unit_test(test_mm_nbd_server),
 		cmocka_unit_test(test_two_servers),
+		cmocka_unit_test(test_two_servers_legacy),
 		cmocka_unit_test(test_bad_swapon),
 	};
 	int ret;
