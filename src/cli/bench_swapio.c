@@ -346,6 +346,7 @@ out:
 /*
  * The device side of the run (text output): requests, readahead, and for
  * an NBD device the request latency and queue depth seen by the backend.
+ * Context: the bench thread; pins the device. Return: nothing.
  */
 static void swapio_device_report(unsigned int type)
 {

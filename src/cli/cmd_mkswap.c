@@ -238,7 +238,8 @@ static void keep_partition_table(int fd, const char *path, uint8_t *page)
 	memcpy(page, boot, sizeof(boot));
 }
 
-/* Build and check the header page for @size bytes; *@usable pages. */
+/* Build and check the header page for @size bytes; *@usable pages.
+ * Context: any; prints the reason of a failure. Return: 0 or -errno. */
 static int mkswap_build(const struct mkswap_opts *o, uint64_t size, uint8_t *page,
 			uint64_t *usable)
 {
@@ -279,6 +280,8 @@ static int mkswap_build(const struct mkswap_opts *o, uint64_t size, uint8_t *pag
 	return 0;
 }
 
+/* Print what was set up, as util-linux mkswap does. Context: any.
+ * Return: nothing. */
 static void mkswap_report(const struct mkswap_opts *o, uint64_t usable)
 {
 	char uuid_text[USWAP_UUID_STR_SIZE];
@@ -324,7 +327,8 @@ static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const stru
 /*
  * mkswap on an NBD export (nbd:// or nbd+unix:// URI): the export's size,
  * or SIZE if given and no larger; the header goes to slot 0 and is flushed.
- * Nothing is written when anything is wrong. Return: 0 or -errno.
+ * Nothing is written when anything is wrong. Context: sleeps (network).
+ * Return: 0 or -errno.
  */
 static int mkswap_nbd(const struct mkswap_opts *o, uint64_t size)
 {

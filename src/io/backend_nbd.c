@@ -129,11 +129,13 @@ struct nbd_backend {
 	_Atomic uint64_t busy_sum, busy_samples;
 };
 
+/* The NBD backend around @be. Context: any. Return: it. */
 static inline struct nbd_backend *to_nbd(struct swap_backend *be)
 {
 	return container_of(be, struct nbd_backend, be);
 }
 
+/* CLOCK_MONOTONIC in ns. Context: any. Return: the time. */
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -142,7 +144,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Latency bucket: 4 per power of two of microseconds. */
+/* Latency bucket: 4 per power of two of microseconds. Context: any.
+ * Return: the bucket. */
 static unsigned int lat_bucket(uint64_t ns)
 {
 	uint64_t us = ns / 1000 + 1;
@@ -152,7 +155,7 @@ static unsigned int lat_bucket(uint64_t ns)
 	return USWAP_MIN(lg * 4 + sub, NBD_LAT_BUCKETS - 1);
 }
 
-/* The lower edge of bucket @b in microseconds. */
+/* The lower edge of bucket @b in microseconds. Context: any. Return: it. */
 static uint64_t lat_bucket_us(unsigned int b)
 {
 	unsigned int lg = b / 4, sub = b % 4;
@@ -163,6 +166,7 @@ static uint64_t lat_bucket_us(unsigned int b)
 	return base - 1;
 }
 
+/* Kick the I/O thread's eventfd. Context: any. Return: nothing. */
 static void wake_thread(struct nbd_backend *nb)
 {
 	uint64_t one = 1;
@@ -172,6 +176,10 @@ static void wake_thread(struct nbd_backend *nb)
 	}
 }
 
+/*
+ * Change the connection state (and publish it, and be->failed for good).
+ * Context: I/O thread (or open, before the thread). Return: nothing.
+ */
 static void set_state(struct nbd_backend *nb, enum nbd_state s)
 {
 	nb->state = s;
@@ -182,6 +190,11 @@ static void set_state(struct nbd_backend *nb, enum nbd_state s)
 
 /* ---- the I/O thread ---- */
 
+/*
+ * libnbd's completion callback: note the result; the I/O thread completes
+ * the request after the libnbd call returns, outside libnbd's lock.
+ * Context: I/O thread, inside a libnbd call. Return: 1 (retire the command).
+ */
 static int nbd_cmd_done(void *user_data, int *error)
 {
 	struct nbd_cmd *c = user_data;
@@ -193,7 +206,8 @@ static int nbd_cmd_done(void *user_data, int *error)
 	return 1;
 }
 
-/* Complete a request: stats, end_io, then the waiters. */
+/* Complete a request: stats, end_io, then the waiters. Context: I/O
+ * thread, no lock held. Return: nothing. */
 static void finish_req(struct nbd_backend *nb, struct swap_io_req *r, int result)
 {
 	swap_backend_complete(&nb->be, r, result);
@@ -204,6 +218,8 @@ static void finish_req(struct nbd_backend *nb, struct swap_io_req *r, int result
 	pthread_mutex_unlock(&nb->q_lock);
 }
 
+/* Complete a flush or trim and wake its waiter. Context: I/O thread.
+ * Return: nothing. */
 static void finish_ctl(struct nbd_backend *nb, struct nbd_ctl *c, int result)
 {
 	pthread_mutex_lock(&nb->q_lock);
@@ -213,7 +229,8 @@ static void finish_ctl(struct nbd_backend *nb, struct nbd_ctl *c, int result)
 	pthread_mutex_unlock(&nb->q_lock);
 }
 
-/* Put a request back at the head of the private FIFO (reissued first). */
+/* Put a command's request back at the head of the private FIFO (reissued
+ * first). Context: I/O thread. Return: nothing. */
 static void requeue_front(struct nbd_backend *nb, struct nbd_cmd *c)
 {
 	if (c->kind == CMD_REQ) {
@@ -229,6 +246,7 @@ static void requeue_front(struct nbd_backend *nb, struct nbd_cmd *c)
 	}
 }
 
+/* Free a command slot. Context: I/O thread. Return: nothing. */
 static void release_cmd(struct nbd_backend *nb, struct nbd_cmd *c)
 {
 	c->busy = false;
@@ -238,6 +256,7 @@ static void release_cmd(struct nbd_backend *nb, struct nbd_cmd *c)
 	nb->nr_busy--;
 }
 
+/* Count a reply's latency. Context: I/O thread. Return: nothing. */
 static void record_latency(struct nbd_backend *nb, struct nbd_cmd *c, uint64_t now)
 {
 	unsigned int b = lat_bucket(now - c->issued_ns);
@@ -248,7 +267,8 @@ static void record_latency(struct nbd_backend *nb, struct nbd_cmd *c, uint64_t n
 		atomic_fetch_add_explicit(&nb->lat_write[b], 1, memory_order_relaxed);
 }
 
-/* Complete every command whose callback ran; a dead handle requeues. */
+/* Complete every command whose callback ran; on a dead handle the failed
+ * ones are requeued. Context: I/O thread. Return: nothing. */
 static void collect(struct nbd_backend *nb, bool dead)
 {
 	uint64_t now = now_ns();
@@ -286,7 +306,8 @@ static void collect(struct nbd_backend *nb, bool dead)
 
 /*
  * Drop the connection. Commands in flight are requeued, except those past
- * their deadline (@timed_out), which fail with -EIO. Context: I/O thread.
+ * their deadline (@timed_out), which fail with -EIO.
+ * Context: I/O thread. Return: nothing.
  */
 static void connection_lost(struct nbd_backend *nb, bool timed_out)
 {
@@ -332,7 +353,7 @@ static void connection_lost(struct nbd_backend *nb, bool timed_out)
 
 /*
  * Open a connection to @uri, waiting at most @timeout_ms for the handshake.
- * Return: the ready handle, or NULL with *@err = -errno and @msg filled.
+ * Context: sleeps. Return: the ready handle, or NULL with *@err = -errno and @msg filled.
  */
 static struct nbd_handle *nbd_dial(const char *uri, unsigned int timeout_ms, int *err,
 				   char *msg, size_t msglen)
@@ -372,13 +393,15 @@ fail:
 	return NULL;
 }
 
-/* The time a connection gets for its handshake and first read. */
+/* The time a connection gets for its handshake and first read. Context:
+ * any. Return: ms. */
 static unsigned int connect_ms(const struct swap_nbd_params *p)
 {
 	return USWAP_MAX(p->timeout_ms, NBD_CONNECT_MIN_MS);
 }
 
-/* Read slot 0 of a ready handle within @timeout_ms. Return: 0 or -errno. */
+/* Read slot 0 of a ready handle within @timeout_ms. Context: sleeps; the
+ * handle's only user. Return: 0 or -errno. */
 static int nbd_read_slot0(struct nbd_handle *h, void *buf, unsigned int timeout_ms)
 {
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
@@ -398,6 +421,11 @@ static int nbd_read_slot0(struct nbd_handle *h, void *buf, unsigned int timeout_
 	return done == 1 ? 0 : -EIO;
 }
 
+/*
+ * One reconnect attempt, if its backoff time has come; the device fails
+ * when the window is over or the export came back without our data.
+ * Context: I/O thread, disconnected. Return: nothing (see nb->state).
+ */
 static void try_reconnect(struct nbd_backend *nb)
 {
 	uint64_t now = now_ns();
@@ -440,7 +468,8 @@ static void try_reconnect(struct nbd_backend *nb)
 	nb->backoff_ns = USWAP_MIN(nb->backoff_ns * 2, NBD_BACKOFF_MAX_NS);
 }
 
-/* Fail everything the thread holds: the device has failed. */
+/* Fail everything the thread holds: the device has failed. Context: I/O
+ * thread. Return: nothing. */
 static void fail_all(struct nbd_backend *nb)
 {
 	while (nb->l_head) {
@@ -459,6 +488,7 @@ static void fail_all(struct nbd_backend *nb)
 	nb->lc_tail = NULL;
 }
 
+/* Take a free command slot. Context: I/O thread. Return: it, or NULL. */
 static struct nbd_cmd *get_cmd(struct nbd_backend *nb)
 {
 	unsigned int i;
@@ -477,7 +507,8 @@ static struct nbd_cmd *get_cmd(struct nbd_backend *nb)
 	return NULL;
 }
 
-/* Issue what waits, while command slots last. Context: I/O thread. */
+/* Issue what waits, while command slots last. Context: I/O thread.
+ * Return: nothing (a dead handle moves the state to disconnected). */
 static void issue(struct nbd_backend *nb)
 {
 	while (nb->state == NBD_CONNECTED && nb->nr_busy < nb->params.depth &&
@@ -542,7 +573,8 @@ static void issue(struct nbd_backend *nb)
 		atomic_store(&nb->max_busy, nb->nr_busy);
 }
 
-/* Move the submitters' queues to the private FIFOs. Return: stop asked. */
+/* Move the submitters' queues to the private FIFOs. Context: I/O thread;
+ * takes q_lock. Return: whether destroy asked to stop. */
 static bool take_queue(struct nbd_backend *nb)
 {
 	bool stop;
@@ -569,7 +601,8 @@ static bool take_queue(struct nbd_backend *nb)
 	return stop;
 }
 
-/* Milliseconds until the next deadline (a command's or a reconnect try). */
+/* Milliseconds until the next deadline (a command's or a reconnect try).
+ * Context: I/O thread. Return: ms for poll(), -1 for none. */
 static int poll_timeout(struct nbd_backend *nb)
 {
 	uint64_t now = now_ns(), next = UINT64_MAX;
@@ -588,6 +621,8 @@ static int poll_timeout(struct nbd_backend *nb)
 	return (int)USWAP_MIN((next - now + 999999) / 1000000ULL, 1000);
 }
 
+/* Whether a command waits past its deadline. Context: I/O thread.
+ * Return: true if one does. */
 static bool any_timed_out(struct nbd_backend *nb)
 {
 	uint64_t now = now_ns(), limit = (uint64_t)nb->params.timeout_ms * 1000000ULL;
@@ -599,6 +634,12 @@ static bool any_timed_out(struct nbd_backend *nb)
 	return false;
 }
 
+/*
+ * The device's I/O thread: takes the queue, (re)connects, issues, polls,
+ * completes, checks deadlines, until destroy asks it to stop and nothing
+ * is left. Context: its own thread, the only one calling libnbd on nb->h.
+ * Return: NULL.
+ */
 static void *nbd_io_thread(void *arg)
 {
 	struct nbd_backend *nb = arg;
@@ -667,6 +708,11 @@ static void *nbd_io_thread(void *arg)
 
 /* ---- the ops ---- */
 
+/*
+ * ops->submit: queue the batch for the I/O thread (a failed device
+ * completes it at once with -EIO). Context: any thread; does not sleep
+ * beyond q_lock. Return: 0.
+ */
 static int nbd_be_submit(struct swap_backend *be, struct swap_io_req *reqs, unsigned int nr)
 {
 	struct nbd_backend *nb = to_nbd(be);
@@ -694,6 +740,11 @@ static int nbd_be_submit(struct swap_backend *be, struct swap_io_req *reqs, unsi
 	return 0;
 }
 
+/*
+ * ops->reap: wait until @min_complete more requests have completed (the
+ * I/O thread completes them), or nothing is in flight. Context: any
+ * thread; sleeps. Return: completions seen meanwhile.
+ */
 static int nbd_be_reap(struct swap_backend *be, unsigned int min_complete)
 {
 	struct nbd_backend *nb = to_nbd(be);
@@ -709,7 +760,8 @@ static int nbd_be_reap(struct swap_backend *be, unsigned int min_complete)
 	return (int)USWAP_MIN(got, (uint64_t)INT32_MAX);
 }
 
-/* Queue a flush or trim and wait for it. Context: sleeps. */
+/* Queue a flush or trim and wait for it. Context: sleeps. Return: its
+ * result, -EIO on a failed device. */
 static int nbd_ctl_run(struct nbd_backend *nb, struct nbd_ctl *c)
 {
 	if (atomic_load(&nb->astate) == NBD_FAILED)
@@ -731,6 +783,8 @@ static int nbd_ctl_run(struct nbd_backend *nb, struct nbd_ctl *c)
 	return c->result;
 }
 
+/* ops->flush: NBD_CMD_FLUSH if the server has it. Context: sleeps.
+ * Return: 0 or -errno (-EIO: failed device or server error). */
 static int nbd_be_flush(struct swap_backend *be)
 {
 	struct nbd_backend *nb = to_nbd(be);
@@ -741,6 +795,8 @@ static int nbd_be_flush(struct swap_backend *be)
 	return nbd_ctl_run(nb, &c);
 }
 
+/* ops->discard: NBD_CMD_TRIM in chunks of at most 1 GiB. Context: sleeps.
+ * Return: 0, -EOPNOTSUPP (no trim), -EIO. */
 static int nbd_be_discard(struct swap_backend *be, uint64_t offset, uint64_t nr)
 {
 	struct nbd_backend *nb = to_nbd(be);
@@ -763,6 +819,9 @@ static int nbd_be_discard(struct swap_backend *be, uint64_t offset, uint64_t nr)
 	return 0;
 }
 
+/* ops->destroy: let the I/O thread finish what is queued, then close.
+ * Context: sleeps (a disconnected device fails its queue at once).
+ * Return: nothing. */
 static void nbd_be_destroy(struct swap_backend *be)
 {
 	struct nbd_backend *nb = to_nbd(be);
@@ -794,6 +853,8 @@ static const struct swap_backend_ops nbd_ops = {
 	.destroy = nbd_be_destroy,
 };
 
+/* A positive number from the environment, or @def. Context: any.
+ * Return: the value. */
 static unsigned int env_uint(const char *name, unsigned int def)
 {
 	const char *s = getenv(name);
@@ -937,11 +998,14 @@ out_close:
 	return ret;
 }
 
+/* @be as an NBD backend. Context: any. Return: it, or NULL. */
 static struct nbd_backend *nbd_of(struct swap_backend *be)
 {
 	return be && be->ops == &nbd_ops ? to_nbd(be) : NULL;
 }
 
+/* The @pct percentile of a histogram, in us (a bucket's upper edge);
+ * *@count the samples. Context: any; relaxed reads. Return: it, 0 if none. */
 static uint64_t lat_percentile(_Atomic uint64_t *hist, unsigned int pct, uint64_t *count)
 {
 	uint64_t total = 0, seen = 0, want;

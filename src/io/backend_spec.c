@@ -112,7 +112,8 @@ static int parse_zram(const char *arg, struct swap_backend_spec *out,
 	return 0;
 }
 
-/* The shape of an NBD URI; libnbd parses it for real when connecting. */
+/* The shape of an NBD URI; libnbd parses it for real when connecting.
+ * Context: any. Return: 0 (@out filled), -EINVAL, -ENAMETOOLONG. */
 static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err, size_t errlen)
 {
 	bool is_unix = !strncmp(spec, "nbd+unix://", 11);

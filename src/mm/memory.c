@@ -507,7 +507,7 @@ int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src)
  * Swapoff could not read the page behind @p (its device failed): the data
  * is gone. As the kernel's unuse_pte(), the PTE becomes a poison marker
  * (later accesses are -EIO) and the swap entry is put, so that swapoff can
- * finish. Context: mmap_lock held for read; takes the PTL.
+ * finish. Context: mmap_lock held for read; takes the PTL. Return: nothing.
  */
 static void unuse_lost_pte(struct uswap_vma *vma, uint64_t pg, pte_t p)
 {
