@@ -2,12 +2,13 @@
 /*
  * The NBD backend against real servers on Unix sockets: integrity of slot
  * runs of orders 0 to 9 with many requests in flight and racing threads
- * (nbdkit memory plugin, nbd-server), injected read and write errors that
- * fail only the requests they hit (nbdkit --filter=error), a command
- * timeout (--filter=delay), a server killed under I/O (everything
- * completes, the device fails, no hang), a restarted server (reconnect,
- * data intact), trim, and bad input (no server, a silent server, an
- * export too small, a read-only export).
+ * (nbdkit memory plugin, nbd-server), latency (nbdkit --filter=delay),
+ * injected read and write errors that fail only the requests they hit
+ * (nbdkit --filter=error), a command timeout (a read held by nbdkit's eval
+ * plugin), a server killed under I/O (everything completes, the device
+ * fails, no hang), a restarted server (reconnect, data intact), a server
+ * back without our data (the device fails), trim, and bad input (no
+ * server, a silent server, an export too small, a read-only export).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -282,6 +283,46 @@ static void test_error_filter(void **state)
 	free(chk);
 }
 
+/* Latency (nbdkit --filter=delay, 1 ms a request, its finest step): data
+ * intact, the commands overlap, the latency is seen. */
+static void test_delay_filter(void **state)
+{
+	enum { N = 64 };
+	struct swap_io_req reqs[N];
+	char *buf = aligned_alloc(PAGE, N * PAGE), *chk = aligned_alloc(PAGE, PAGE);
+	struct swap_nbd_stats st;
+	struct swap_backend *be;
+	struct nbd_srv s;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(nbd_srv_nbdkit(&s, dir, "delay", "--filter=delay", "memory", "64M",
+					"rdelay=1ms", "wdelay=1ms", NULL), 0);
+	be = open_be(s.uri, 10000, 5000);
+	for (i = 0; i < N; i++) {
+		reqs[i] = (struct swap_io_req){ .op = SWAP_IO_WRITE, .nr = 1, .offset = 7 * i,
+						.buf = buf + i * PAGE };
+		fill(reqs[i].buf, 7 * i, 5, 1);
+	}
+	assert_int_equal(swap_backend_rw_sync(be, reqs, N), 0);
+	memset(buf, 0, N * PAGE);
+	for (i = 0; i < N; i++)
+		reqs[i] = (struct swap_io_req){ .op = SWAP_IO_READ, .nr = 1, .offset = 7 * i,
+						.buf = buf + i * PAGE };
+	assert_int_equal(swap_backend_rw_sync(be, reqs, N), 0);
+	for (i = 0; i < N; i++) {
+		fill(chk, 7 * i, 5, 1);
+		assert_memory_equal(buf + i * PAGE, chk, PAGE);
+	}
+	assert_int_equal(swap_backend_nbd_stats(be, &st), 0);
+	assert_true(st.read_p50_us >= 1000);
+	assert_true(st.max_inflight > 1);	/* the commands overlapped */
+	swap_backend_destroy(be);
+	nbd_srv_kill(&s);
+	free(buf);
+	free(chk);
+}
+
 /* A command the server sits on fails with -EIO after the timeout (nbdkit's
  * eval plugin holds the read; --filter=delay would hold slot 0 too). */
 static void test_timeout(void **state)
@@ -536,6 +577,7 @@ int main(void)
 		cmocka_unit_test(test_integrity_nbdkit),
 		cmocka_unit_test(test_integrity_nbd_server),
 		cmocka_unit_test(test_error_filter),
+		cmocka_unit_test(test_delay_filter),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_killed),
 		cmocka_unit_test(test_restart),
