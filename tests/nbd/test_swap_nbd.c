@@ -103,7 +103,7 @@ static void reclaim_all(struct uswap_mem *mem, uint64_t frames)
 			continue;
 		}
 		uswap_mem_get_stats(mem, &st);
-		if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 2000))
+		if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 100))
 			break;
 		usleep(1000);	/* writeback in flight: look again */
 	}
