@@ -65,7 +65,9 @@ struct uswap_mem_stats {
 	uint64_t thp_splits, write_errors, read_errors, sigbus;
 	uint64_t direct_reclaims, kswapd_wakeups, reclaimed;
 	uint64_t swapin_cache_hits, swap_frees_after_map;
-	uint64_t __reserved[19];	/* zeroed; later fields come from here */
+	uint64_t swapoff_lost;		/* pages swapoff could not read back (a
+					 * failed device): now -EIO on access */
+	uint64_t __reserved[18];	/* zeroed; later fields come from here */
 };
 
 /**

@@ -44,7 +44,9 @@
 
 #include <uswap/uswap.h>
 #include "cli/bench.h"
+#include "io/backend.h"
 #include "swap/swap_header.h"
+#include "swap/swap_internal.h"
 
 #define PAGE		USWAP_PAGE_SIZE
 #define DEFAULT_SWAP	"zram:256M"
@@ -750,6 +752,33 @@ static int parse_extra(const struct bench_opts *o, struct swapio_ctx *c)
 	return 0;
 }
 
+/*
+ * The device side of the run (text output): requests, readahead, and for
+ * an NBD device the request latency and queue depth seen by the backend.
+ * Context: the bench thread; pins the device. Return: nothing.
+ */
+static void swapio_device_report(unsigned int type)
+{
+	struct swap_info_struct *si = atomic_load(&swap_info[type]);
+	struct uswap_swap_stat st;
+	struct swap_nbd_stats ns;
+
+	if (uswap_swap_stat(type, &st))
+		return;
+	printf("  device: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " errors; "
+	       "readahead %" PRIu64 " added, %" PRIu64 " hit\n", st.reads, st.writes,
+	       st.read_errors + st.write_errors, st.ra_pages, st.ra_hits);
+	if (!si || !swap_device_tryget(si))
+		return;
+	if (si->bdev && !swap_backend_nbd_stats(si->bdev, &ns))
+		printf("  nbd: read p50 %" PRIu64 " us p99 %" PRIu64 " us, write p50 %" PRIu64
+		       " us p99 %" PRIu64 " us; in flight max %" PRIu64 " mean %.1f (depth %u); "
+		       "reconnects %" PRIu64 "\n", ns.read_p50_us, ns.read_p99_us,
+		       ns.write_p50_us, ns.write_p99_us, ns.max_inflight, ns.avg_inflight,
+		       ns.depth, ns.reconnects);
+	put_swap_device(si);
+}
+
 int bench_swapio(const struct bench_opts *o)
 {
 	const char *spec = o->nr_swap ? o->swap[0] : DEFAULT_SWAP;
@@ -900,6 +929,7 @@ int bench_swapio(const struct bench_opts *o)
 			}
 		}
 		printf("  bad_pages %" PRIu64 "\n", bad);
+		swapio_device_report(c.type);
 	}
 	ret = bad ? 1 : 0;
 off:

@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 
 #include "cli/commands.h"
+#include "io/backend.h"
 #include "swap/swap_header.h"
 #include "util/uuid.h"
 
@@ -34,11 +35,14 @@ static void mkswap_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: uswap mkswap [-L LABEL] [-U UUID] [--badpages N,N,...] FILE [SIZE]\n"
+		"       uswap mkswap [options] NBD-URI [SIZE]\n"
 		"\n"
 		"Write a Linux swap header (version 1) on FILE, a regular file or a\n"
 		"block device. With SIZE, a regular file is created or resized to SIZE\n"
 		"bytes (suffixes K, M, G, T, binary: 16M = 16 MiB; sparse); without it\n"
 		"the existing size is used. At least %d pages of 4 KiB.\n"
+		"An NBD export (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH)\n"
+		"is formatted in place: its size, or SIZE if no larger.\n"
 		"\n"
 		"  -L, --label LABEL     volume label, at most 15 bytes (longer is cut)\n"
 		"  -U, --uuid UUID       UUID text, 'random' (default) or 'clear'\n"
@@ -234,12 +238,13 @@ static void keep_partition_table(int fd, const char *path, uint8_t *page)
 	memcpy(page, boot, sizeof(boot));
 }
 
-static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const struct stat *st)
+/* Build and check the header page for @size bytes; *@usable pages.
+ * Context: any; prints the reason of a failure. Return: 0 or -errno. */
+static int mkswap_build(const struct mkswap_opts *o, uint64_t size, uint8_t *page,
+			uint64_t *usable)
 {
-	static uint8_t page[USWAP_SWAP_HEADER_SIZE];
 	struct uswap_swap_header h;
-	char uuid_text[USWAP_UUID_STR_SIZE];
-	uint64_t pages, usable;
+	uint64_t pages;
 	char err[256];
 	int ret;
 
@@ -267,12 +272,39 @@ static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const stru
 	/* Refuse what swapon would refuse, before the file is touched. */
 	ret = uswap_swap_header_parse(page, &h, err, sizeof(err));
 	if (!ret)
-		ret = uswap_swap_header_validate(&h, pages, &usable, NULL, err, sizeof(err));
+		ret = uswap_swap_header_validate(&h, pages, usable, NULL, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, PROG ": %s: %s\n", o->path, err);
 		return ret;
 	}
+	return 0;
+}
 
+/* Print what was set up, as util-linux mkswap does. Context: any.
+ * Return: nothing. */
+static void mkswap_report(const struct mkswap_opts *o, uint64_t usable)
+{
+	char uuid_text[USWAP_UUID_STR_SIZE];
+
+	uswap_uuid_format(o->uuid, uuid_text);
+	printf("Setting up swapspace version 1, size = %llu KiB (%llu bytes)\n",
+	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE / 1024),
+	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE));
+	if (o->has_label)
+		printf("LABEL=%s, UUID=%s\n", o->label, uuid_text);
+	else
+		printf("no label, UUID=%s\n", uuid_text);
+}
+
+static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const struct stat *st)
+{
+	static uint8_t page[USWAP_SWAP_HEADER_SIZE];
+	uint64_t usable;
+	int ret;
+
+	ret = mkswap_build(o, size, page, &usable);
+	if (ret)
+		return ret;
 	if (S_ISREG(st->st_mode) && o->size_arg && ftruncate(fd, (off_t)size) < 0) {
 		ret = -errno;
 		fprintf(stderr, PROG ": %s: cannot set the size to %llu bytes: %s\n", o->path,
@@ -288,16 +320,51 @@ static int mkswap(const struct mkswap_opts *o, uint64_t size, int fd, const stru
 		fprintf(stderr, PROG ": %s: cannot write the header: %s\n", o->path, strerror(-ret));
 		return ret;
 	}
-
-	uswap_uuid_format(o->uuid, uuid_text);
-	printf("Setting up swapspace version 1, size = %llu KiB (%llu bytes)\n",
-	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE / 1024),
-	       (unsigned long long)(usable * USWAP_SWAP_HEADER_SIZE));
-	if (o->has_label)
-		printf("LABEL=%s, UUID=%s\n", o->label, uuid_text);
-	else
-		printf("no label, UUID=%s\n", uuid_text);
+	mkswap_report(o, usable);
 	return 0;
+}
+
+/*
+ * mkswap on an NBD export (nbd:// or nbd+unix:// URI): the export's size,
+ * or SIZE if given and no larger; the header goes to slot 0 and is flushed.
+ * Nothing is written when anything is wrong. Context: sleeps (network).
+ * Return: 0 or -errno.
+ */
+static int mkswap_nbd(const struct mkswap_opts *o, uint64_t size)
+{
+	static uint8_t page[USWAP_SWAP_HEADER_SIZE] __attribute__((aligned(4096)));
+	struct swap_backend *be;
+	uint64_t usable, dev_size;
+	char err[512];
+	int ret;
+
+	ret = swap_backend_open_spec(o->path, &be, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return ret;
+	}
+	dev_size = be->nr_slots * USWAP_SWAP_HEADER_SIZE;
+	if (o->size_arg && size > dev_size) {
+		fprintf(stderr, PROG ": %s: SIZE %llu bytes is larger than the export "
+			"(%llu bytes)\n", o->path, (unsigned long long)size,
+			(unsigned long long)dev_size);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = mkswap_build(o, o->size_arg ? size : dev_size, page, &usable);
+	if (ret)
+		goto out;
+	ret = swap_backend_write(be, 0, 1, page);
+	if (!ret)
+		ret = swap_backend_flush(be);
+	if (ret) {
+		fprintf(stderr, PROG ": %s: cannot write the header: %s\n", o->path, strerror(-ret));
+		goto out;
+	}
+	mkswap_report(o, usable);
+out:
+	swap_backend_destroy(be);
+	return ret;
 }
 
 /**
@@ -340,6 +407,9 @@ int cmd_mkswap(int argc, char **argv)
 			return 1;
 		}
 	}
+
+	if (!strncmp(o.path, "nbd://", 6) || !strncmp(o.path, "nbd+unix://", 11))
+		return mkswap_nbd(&o, size) ? 1 : 0;
 
 	fd = open(o.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd >= 0) {

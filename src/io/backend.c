@@ -371,3 +371,20 @@ void swap_backend_get_stats(const struct swap_backend *be,
 						memory_order_relaxed);
 	out->errors = atomic_load_explicit(&b->stats.errors, memory_order_relaxed);
 }
+
+/**
+ * swap_backend_failed() - whether the device has failed for good
+ * @be: the backend
+ *
+ * A failed device completes every request with -EIO (e.g. an NBD server
+ * that did not come back within the reconnect window); the swap layer
+ * stops allocating on it.
+ *
+ * Context: any; lockless.
+ * Return: true once the device has failed.
+ */
+bool swap_backend_failed(const struct swap_backend *be)
+{
+	return atomic_load_explicit(&((struct swap_backend *)be)->failed,
+				    memory_order_acquire);
+}

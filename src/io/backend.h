@@ -138,6 +138,10 @@ struct swap_backend {
 	struct {
 		_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;
 	} stats;				/* relaxed atomics */
+	_Atomic bool failed;			/* the device failed for good: every
+						 * request completes with -EIO from now
+						 * on (a lost NBD server); only goes
+						 * false -> true */
 };
 
 /* ---- Generic entry points (backend.c) ---- */
@@ -158,6 +162,7 @@ void swap_backend_destroy(struct swap_backend *be);
 const char *swap_backend_describe(const struct swap_backend *be);
 void swap_backend_get_stats(const struct swap_backend *be,
 			    struct swap_backend_stats *out);
+bool swap_backend_failed(const struct swap_backend *be);
 
 /* For backend implementations: init the common part, check, complete. */
 void swap_backend_init(struct swap_backend *be,
@@ -229,6 +234,38 @@ int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
 				   uint64_t offset, int err);
 void swap_backend_fault_clear(struct swap_backend *be);
 uint64_t swap_backend_fault_injected(struct swap_backend *be);
+
+/* ---- NBD (backend_nbd.c) ---- */
+
+#define SWAP_NBD_TIMEOUT_MS	10000U	/* a command unanswered this long: -EIO */
+#define SWAP_NBD_RECONNECT_MS	5000U	/* retry a lost connection this long */
+#define SWAP_NBD_DEPTH		64U	/* commands in flight */
+#define SWAP_NBD_MAX_DEPTH	1024U
+
+struct swap_nbd_params {
+	unsigned int timeout_ms;	/* per command, > 0 */
+	unsigned int reconnect_ms;	/* reconnect window, > 0 */
+	unsigned int depth;		/* 1..SWAP_NBD_MAX_DEPTH */
+};
+
+struct swap_nbd_stats {
+	const char *state;		/* "connected", "reconnecting", "failed" */
+	uint64_t reconnects;		/* connections re-established */
+	uint64_t lost_connections;	/* connections dropped (loss or timeout) */
+	uint64_t timeouts;		/* commands failed by timeout */
+	uint64_t max_inflight;		/* most commands in flight at once */
+	double avg_inflight;		/* mean, sampled at each wake-up with any */
+	uint64_t read_samples, write_samples;
+	uint64_t read_p50_us, read_p99_us;	/* issue to reply, successful */
+	uint64_t write_p50_us, write_p99_us;
+	unsigned int depth;
+	bool can_trim, structured;
+};
+
+void swap_nbd_default_params(struct swap_nbd_params *p);
+int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
+			  struct swap_backend **out, char *err, size_t errlen);
+int swap_backend_nbd_stats(struct swap_backend *be, struct swap_nbd_stats *out);
 
 /* ---- device specs (backend_spec.c) ---- */
 

@@ -5,7 +5,10 @@
  *                          (case-insensitive); a multiple of 4096 and at
  *                          least SWAP_SPEC_MIN_SLOTS pages
  *   file:PATH              a regular file or block device
- *   nbd://HOST[:PORT]/EXPORT   reserved: not supported yet
+ *   nbd://HOST[:PORT][/EXPORT]           an NBD export over TCP
+ *   nbd+unix:///[EXPORT]?socket=PATH     an NBD export on a Unix socket
+ *                          (NBD URIs as libnbd's nbd_connect_uri() takes
+ *                          them; checked here for shape, the rest by libnbd)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -109,9 +112,63 @@ static int parse_zram(const char *arg, struct swap_backend_spec *out,
 	return 0;
 }
 
+/* The shape of an NBD URI; libnbd parses it for real when connecting.
+ * Context: any. Return: 0 (@out filled), -EINVAL, -ENAMETOOLONG. */
+static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err, size_t errlen)
+{
+	bool is_unix = !strncmp(spec, "nbd+unix://", 11);
+	const char *rest = spec + (is_unix ? 11 : 6);
+	size_t i;
+
+	if (strlen(spec) >= sizeof(out->path))
+		return spec_error(err, errlen, -ENAMETOOLONG,
+				  "nbd: URI is longer than %zu bytes", sizeof(out->path) - 1);
+	for (i = 0; spec[i]; i++)
+		if ((unsigned char)spec[i] <= ' ' || spec[i] == 0x7f)
+			return spec_error(err, errlen, -EINVAL,
+					  "nbd: URI '%.200s' contains a space or control character",
+					  spec);
+	if (is_unix) {
+		const char *q = strchr(rest, '?');
+
+		if (rest[0] != '/')
+			return spec_error(err, errlen, -EINVAL,
+					  "nbd+unix: no host allowed (want nbd+unix:///EXPORT?socket=PATH), got '%.200s'",
+					  spec);
+		if (!q || !strstr(q, "socket=") || !strstr(q, "socket=")[7] ||
+		    strstr(q, "socket=")[7] == '&')
+			return spec_error(err, errlen, -EINVAL,
+					  "nbd+unix: missing ?socket=PATH in '%.200s'", spec);
+	} else {
+		const char *end = rest + strcspn(rest, "/?");
+		const char *colon = memchr(rest, ':', (size_t)(end - rest));
+
+		if (end == rest || colon == rest)
+			return spec_error(err, errlen, -EINVAL,
+					  "nbd: missing host (want nbd://HOST[:PORT]/EXPORT), got '%.200s'",
+					  spec);
+		if (rest[0] != '[' && colon) {
+			const char *d;
+
+			if (colon + 1 == end)
+				return spec_error(err, errlen, -EINVAL,
+						  "nbd: empty port in '%.200s'", spec);
+			for (d = colon + 1; d < end; d++)
+				if (*d < '0' || *d > '9')
+					return spec_error(err, errlen, -EINVAL,
+							  "nbd: port '%.*s' is not a number",
+							  (int)(end - colon - 1), colon + 1);
+		}
+	}
+	out->kind = SWAP_BACKEND_NBD;
+	strcpy(out->path, spec);
+	return 0;
+}
+
 /**
  * swap_backend_spec_parse() - parse a device spec
- * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH" or "nbd://..."
+ * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH", "nbd://..." or
+ *        "nbd+unix://..."
  * @out: the parsed spec (zeroed first; valid only on success)
  * @err: where a one-line reason goes on failure (may be NULL)
  * @errlen: size of @err
@@ -119,7 +176,7 @@ static int parse_zram(const char *arg, struct swap_backend_spec *out,
  * Context: any.
  * Return: 0; -EINVAL for a malformed spec (unknown scheme, bad or too small
  * size, unknown algorithm, empty path); -ENAMETOOLONG for a path that does
- * not fit; -EOPNOTSUPP for nbd://, which is reserved.
+ * not fit (an NBD URI goes in path).
  */
 int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 			    char *err, size_t errlen)
@@ -145,16 +202,10 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 		strcpy(out->path, path);
 		return 0;
 	}
-	if (!strncmp(spec, "nbd://", 6)) {
-		if (strlen(spec) < sizeof(out->path))
-			strcpy(out->path, spec);
-		out->kind = SWAP_BACKEND_NBD;
-		return spec_error(err, errlen, -EOPNOTSUPP,
-				  "nbd: NBD devices are not supported yet (spec '%.200s')",
-				  spec);
-	}
+	if (!strncmp(spec, "nbd://", 6) || !strncmp(spec, "nbd+unix://", 11))
+		return parse_nbd(spec, out, err, errlen);
 	return spec_error(err, errlen, -EINVAL,
-			  "unknown device spec '%.200s' (want zram:SIZE[:lz4|zstd], file:PATH or nbd://HOST[:PORT]/EXPORT)",
+			  "unknown device spec '%.200s' (want zram:SIZE[:lz4|zstd], file:PATH, nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH)",
 			  spec);
 }
 
@@ -194,7 +245,7 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 					  s.path, strerror(-ret));
 		return 0;
 	case SWAP_BACKEND_NBD:
-		break;
+		return swap_backend_nbd_open(s.path, NULL, out, err, errlen);
 	}
 	return spec_error(err, errlen, -EOPNOTSUPP, "unsupported device kind");
 }

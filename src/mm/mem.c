@@ -5,6 +5,7 @@
  * frame cannot be had; and swapoff's unuse for every mm and shmem object.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -304,6 +305,7 @@ USWAP_API void uswap_mem_get_stats(struct uswap_mem *mem, struct uswap_mem_stats
 	S(thp_splits); S(write_errors); S(read_errors); S(sigbus);
 	S(direct_reclaims); S(kswapd_wakeups); S(reclaimed);
 	S(swapin_cache_hits); S(swap_frees_after_map);
+	S(swapoff_lost);
 #undef S
 }
 
@@ -326,7 +328,7 @@ static int mem_unuse(unsigned int type, void *arg)
 	struct uswap_swap_stat st;
 	struct uswap_shmem *shm;
 	struct uswap_mm *mm;
-	uint64_t room;
+	uint64_t room, lost0 = atomic_load(&mem->stat.swapoff_lost);
 	int err = 0;
 
 	if (uswap_swap_stat(type, &st))
@@ -370,5 +372,8 @@ static int mem_unuse(unsigned int type, void *arg)
 	}
 out:
 	pthread_mutex_unlock(&mem->mmlist_lock);
+	if (atomic_load(&mem->stat.swapoff_lost) != lost0)
+		uswap_warn("swapoff of device %u: %" PRIu64 " pages lost (the device failed)",
+			   type, atomic_load(&mem->stat.swapoff_lost) - lost0);
 	return err;
 }

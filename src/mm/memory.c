@@ -426,6 +426,10 @@ int handle_mm_fault(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, b
 {
 	pte_t p = pte_get(vma, pgno);
 
+	if (pte_is_poison(p)) {
+		mem_stat_inc(mm->mem, sigbus);
+		return -EIO;
+	}
 	if (pte_none(p))
 		return do_anonymous_page(mm, vma, pgno);
 	if (pte_is_swap(p))
@@ -491,6 +495,8 @@ void zap_pte_range(struct uswap_vma *vma, uint64_t start, uint64_t end)
 				atomic_fetch_sub(&vma->mm->swapents, n);
 				pg += (uint64_t)n;
 			} else {
+				if (pte_is_poison(p))
+					pte_set(vma, pg, 0);
 				pg++;
 			}
 		}
@@ -536,6 +542,8 @@ int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src)
 				pte_set(src, pg, p);
 				pte_set(dst, pg, p);
 				atomic_fetch_add(&dst->mm->swapents, 1);
+			} else if (pte_is_poison(p)) {
+				pte_set(dst, pg, p);
 			}
 		}
 		uswap_spin_unlock(dptl);
@@ -544,9 +552,35 @@ int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src)
 	return err;
 }
 
+/*
+ * Swapoff could not read the page behind @p (its device failed): the data
+ * is gone. As the kernel's unuse_pte(), the PTE becomes a poison marker
+ * (later accesses are -EIO) and the swap entry is put, so that swapoff can
+ * finish. Context: mmap_lock held for read; takes the PTL. Return: nothing.
+ */
+static void unuse_lost_pte(struct uswap_vma *vma, uint64_t pg, pte_t p)
+{
+	struct uswap_spinlock *ptl = vma_ptl(vma, pg);
+	bool lost = false;
+
+	uswap_spin_lock(ptl);
+	if (pte_get(vma, pg) == p) {
+		pte_set(vma, pg, PTE_POISON);
+		lost = true;
+	}
+	uswap_spin_unlock(ptl);
+	if (!lost)
+		return;
+	USWAP_BUG_ON(swap_put_entries_direct(pte_to_swp_entry(p), 1));
+	atomic_fetch_sub(&vma->mm->swapents, 1);
+	mem_stat_inc(vma->mm->mem, swapoff_lost);
+}
+
 /**
  * unuse_vma() - swapoff: fault in every page of @vma that is on device
- * @type. Context: mmap_lock held for read. Return: 0, -ENOMEM, -EIO.
+ * @type. A page that cannot be read (-EIO: the device failed) is lost: its
+ * PTE is poisoned and its entry put (counted in swapoff_lost).
+ * Context: mmap_lock held for read. Return: 0, -ENOMEM.
  */
 int unuse_vma(struct uswap_vma *vma, unsigned int type)
 {
@@ -560,7 +594,9 @@ int unuse_vma(struct uswap_vma *vma, unsigned int type)
 			if (!pte_is_swap(p) || swp_type(pte_to_swp_entry(p)) != type)
 				break;
 			err = do_swap_page(vma->mm, vma, pg, p, false);
-			if (err)
+			if (err == -EIO)
+				unuse_lost_pte(vma, pg, p);
+			else if (err)
 				return err;
 		}
 	}

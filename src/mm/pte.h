@@ -43,6 +43,19 @@ typedef uint64_t pte_t;
 
 _Static_assert(MAX_SWAPFILES <= 32, "swap type fits 5 bits");
 
+/*
+ * A page whose data is gone: swapoff could not read it from a failed
+ * device (the kernel's poisoned PTE marker in unuse_pte()). Neither
+ * present nor swap nor none; every access is -EIO (SIGBUS), zap clears
+ * it, fork copies it.
+ */
+#define PTE_POISON	0x4ULL
+
+static inline bool pte_is_poison(pte_t p)
+{
+	return p == PTE_POISON;
+}
+
 static inline bool pte_none(pte_t p)
 {
 	return p == 0;

@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "io/backend.h"
 #include "swap/swap_internal.h"
 
 /* Devices with free slots, highest priority first. swap_avail_lock. */
@@ -344,6 +345,15 @@ done:
 	return found;
 }
 
+/*
+ * A device whose backend failed for good (a lost NBD server) takes no new
+ * slots: swap-out moves on to the next device by priority.
+ */
+static bool swap_device_failed(struct swap_info_struct *si)
+{
+	return si->bdev && swap_backend_failed(si->bdev);
+}
+
 /* The thread's current cluster for @order, if still valid. */
 static uint64_t swap_alloc_fast(unsigned int order, struct folio *folio, int only_type,
 				struct swap_info_struct **sip)
@@ -358,7 +368,8 @@ static uint64_t swap_alloc_fast(unsigned int order, struct folio *folio, int onl
 	if (!swap_device_tryget(si))
 		return 0;
 	if (atomic_load(&si->generation) != h->gen[order] ||
-	    !(atomic_load(&si->flags) & SWP_WRITEOK) || off >= si->max) {
+	    !(atomic_load(&si->flags) & SWP_WRITEOK) || off >= si->max ||
+	    swap_device_failed(si)) {
 		put_swap_device(si);
 		h->si[order] = NULL;
 		return 0;
@@ -386,6 +397,8 @@ static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_
 	pthread_mutex_lock(&swap_avail_lock);
 	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
 		if (only_type >= 0 && p->type != (unsigned int)only_type)
+			continue;
+		if (swap_device_failed(p))
 			continue;
 		if (!first)
 			first = p;

@@ -86,7 +86,20 @@ static void test_file_and_others(void **state)
 						 sizeof(err)), 0);
 	assert_string_equal(s.path, "rel:with:colons");
 	reject("file:", -EINVAL, "empty path");
-	reject("nbd://host:10809/export", -EOPNOTSUPP, "not supported yet");
+	assert_int_equal(swap_backend_spec_parse("nbd://host:10809/export", &s, err,
+						 sizeof(err)), 0);
+	assert_int_equal(s.kind, SWAP_BACKEND_NBD);
+	assert_string_equal(s.path, "nbd://host:10809/export");
+	assert_int_equal(swap_backend_spec_parse("nbd+unix:///e?socket=/tmp/s", &s, err,
+						 sizeof(err)), 0);
+	assert_int_equal(s.kind, SWAP_BACKEND_NBD);
+	reject("nbd://", -EINVAL, "missing host");
+	reject("nbd://:10809/e", -EINVAL, "missing host");
+	reject("nbd://h:x1/e", -EINVAL, "is not a number");
+	reject("nbd://h:/e", -EINVAL, "empty port");
+	reject("nbd://h/e x", -EINVAL, "space");
+	reject("nbd+unix:///e", -EINVAL, "missing ?socket=PATH");
+	reject("nbd+unix://host/e?socket=/s", -EINVAL, "no host allowed");
 	reject("nfs://x", -EINVAL, "unknown device spec 'nfs://x'");
 	reject("", -EINVAL, "want zram:SIZE");
 	reject("ZRAM:1G", -EINVAL, "unknown device spec");
@@ -137,8 +150,10 @@ static void test_open_spec(void **state)
 	assert_int_equal(swap_backend_open_spec("file:/nonexistent/x", &be, err,
 						sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "cannot open '/nonexistent/x'"));
-	assert_int_equal(swap_backend_open_spec("nbd://h/e", &be, err, sizeof(err)),
-			 -EOPNOTSUPP);
+	/* a Unix socket that does not exist: the connection's own error */
+	assert_true(swap_backend_open_spec("nbd+unix:///e?socket=/nonexistent/s", &be, err,
+					   sizeof(err)) < 0);
+	assert_non_null(strstr(err, "cannot connect"));
 	assert_int_equal(swap_backend_open_spec("zram:1Q", &be, err, sizeof(err)),
 			 -EINVAL);
 	assert_non_null(strstr(err, "bad size"));
