@@ -374,7 +374,12 @@ struct uswap_swapin_info {
 	/* out: the design drops the cache copy after mapping because the
 	 * device is synchronous (swap table phase II; not the old design) */
 	bool free_sync;
+	/* in: zero. Later fields come from here; the size stays
+	 * USWAP_SWAPIN_INFO_SIZE (the ABI rule of <uswap/mm.h>). */
+	uint64_t __reserved[5];
 };
+
+#define USWAP_SWAPIN_INFO_SIZE 128
 
 /**
  * uswap_swapin() - bring @entry's data into a swap-cache folio.
@@ -388,7 +393,8 @@ struct uswap_swapin_info {
  * call uswap_swapin_lock() next.
  * Context: device pinned inside; may sleep. Return: 0; -ENOMEM (no free
  * frame: reclaim and retry), -ENOENT (the slot has no reference any more:
- * recheck the page table), -EINVAL, -ENODEV.
+ * recheck the page table), -EINVAL (also: @info->__reserved not zero),
+ * -ENODEV.
  */
 USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool,
 			   unsigned long orders, struct folio **out,

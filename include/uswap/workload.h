@@ -80,6 +80,7 @@ struct uswap_workload_config {
 	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */
 	uswap_workload_progress_fn progress;	/* may be NULL */
 	void *progress_arg;
+	uint64_t __reserved[8];		/* must be zero (ABI rule of <uswap/mm.h>) */
 };
 
 struct uswap_workload_figure {
@@ -98,6 +99,7 @@ struct uswap_workload_result {
 	unsigned int nr_figures;
 	struct uswap_workload_figure figures[USWAP_WL_MAX_FIGURES];
 	char err[256];			/* why the run failed, when it did */
+	uint64_t __reserved[8];		/* zeroed; later fields come from here */
 };
 
 /**

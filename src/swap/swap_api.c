@@ -343,6 +343,8 @@ USWAP_API int uswap_swapin(swp_entry_t entry, struct uswap_frame_pool *pool, uns
 	struct swap_info_struct *si;
 	int err;
 
+	if (info && !uswap_mem_is_zero(info->__reserved, sizeof(info->__reserved)))
+		return -EINVAL;
 	if (info) {
 		info->shadow = 0;
 		info->major = false;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include <uswap/uswap.h>
+#include <uswap/workload.h>
 
 /* Sizes: a new field takes its place from __reserved, never grows these. */
 _Static_assert(sizeof(struct uswap_swap_stat) == USWAP_SWAP_STAT_SIZE, "uswap_swap_stat size");
@@ -23,6 +24,8 @@ _Static_assert(sizeof(struct uswap_legacy_stat) == USWAP_LEGACY_STAT_SIZE,
 _Static_assert(sizeof(struct uswap_mem_config) == USWAP_MEM_CONFIG_SIZE, "uswap_mem_config size");
 _Static_assert(sizeof(struct uswap_mem_stats) == USWAP_MEM_STATS_SIZE, "uswap_mem_stats size");
 _Static_assert(sizeof(struct uswap_mm_stats) == USWAP_MM_STATS_SIZE, "uswap_mm_stats size");
+_Static_assert(sizeof(struct uswap_swapin_info) == USWAP_SWAPIN_INFO_SIZE,
+	       "uswap_swapin_info size");
 
 /* Offsets of release 0.1's fields: fields are never moved or reordered. */
 _Static_assert(offsetof(struct uswap_swap_stat, prio) == 72, "uswap_swap_stat.prio");
@@ -109,11 +112,42 @@ static void test_mem_reserved(void **state)
 	uswap_mem_destroy(mem);
 }
 
+/* A swap-in whose info carries anything in __reserved is refused. */
+static void test_swapin_info_reserved(void **state)
+{
+	struct uswap_swapin_info info = { 0 };
+	struct folio *f = NULL;
+	swp_entry_t e = swp_entry(0, 1);
+
+	(void)state;
+	info.__reserved[4] = 1;
+	assert_int_equal(uswap_swapin(e, NULL, 1, &f, &info), -EINVAL);
+	assert_null(f);
+}
+
+/* A workload config with anything in __reserved is refused, with the reason. */
+static void test_workload_reserved(void **state)
+{
+	struct uswap_workload_config cfg = {
+		.budget_bytes = 4u << 20, .data_bytes = 1u << 20,
+		.specs = { "zram:16M" }, .nr_specs = 1,
+	};
+	static struct uswap_workload_result res;
+
+	(void)state;
+	cfg.__reserved[7] = 1;
+	assert_int_equal(uswap_workload_usemem(&cfg, &res), -EINVAL);
+	assert_non_null(strstr(res.err, "__reserved"));
+	assert_zero(res.__reserved, sizeof(res.__reserved));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_swap_stat_reserved),
 		cmocka_unit_test(test_mem_reserved),
+		cmocka_unit_test(test_swapin_info_reserved),
+		cmocka_unit_test(test_workload_reserved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
