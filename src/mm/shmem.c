@@ -237,16 +237,25 @@ USWAP_API int uswap_shmem_write(struct uswap_shmem *shm, uint64_t off, const voi
 /**
  * shmem_unmap_folio() - reclaim: the object gives up its page for the
  * swap entry of its swap-cache folio, with one swap reference.
+ * A folio the object gave up on an earlier pass (its write was
+ * asynchronous, so reclaim put it back until the write ended) already
+ * has the object's slot holding its swap entry: it is a plain swap-cache
+ * folio now, as after the kernel's shmem_writeout(), and reclaim may free
+ * it.
  * Context: folio locked and in the swap cache. Return: true if done.
  */
 bool shmem_unmap_folio(struct uswap_shmem *shm, struct folio *folio)
 {
+	uint64_t v;
 	bool done = false;
 
 	pthread_mutex_lock(&shm->lock);
-	if (shm->slots[folio->index] == (uint64_t)(uintptr_t)folio && !folio_dup_swap(folio, -1)) {
+	v = shm->slots[folio->index];
+	if (v == (uint64_t)(uintptr_t)folio && !folio_dup_swap(folio, -1)) {
 		shm->slots[folio->index] = swp_entry_to_pte(folio->swap, false);
 		folio_put_refs(folio, 1);	/* the object's reference */
+		done = true;
+	} else if (slot_is_swap(v) && pte_to_swp_entry(v).val == folio->swap.val) {
 		done = true;
 	}
 	pthread_mutex_unlock(&shm->lock);

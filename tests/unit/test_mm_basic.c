@@ -1050,6 +1050,37 @@ static void test_shmem_swap(void **state)
 	assert_int_equal(inuse(type), 0);
 }
 
+/* shmem on a file device: the write is asynchronous, so the folio is
+ * still in memory, clean, after the pass that gave it up to its swap
+ * entry; the next pass must free it (it belongs to the object no more). */
+static void test_shmem_swap_file(void **state)
+{
+	struct uswap_shmem *shm;
+	struct uswap_mem_stats st;
+	uint64_t n, i;
+	int type;
+
+	(void)state;
+	mem_setup(4, 0, true);
+	type = dev_file(2 * SWAPFILE_CLUSTER + 1, 0);
+	n = E.frames / 2;
+	shm = new_shm(n);
+	for (i = 0; i < n; i++)
+		shm_write(shm, i, 23, 1);
+	reclaim_all();
+	st = mstats();
+	assert_int_equal(st.nr_active + st.nr_inactive, 0);
+	assert_int_equal(st.free_frames, st.nr_frames);
+	for (i = 0; i < n; i++)
+		assert_true(shm_slot(shm, i) & PTE_SWAP);
+	assert_int_equal(inuse(type), n);
+	for (i = 0; i < n; i++)
+		shm_check(shm, i, 23, 1);
+	uswap_shmem_destroy(shm);
+	E.shms[0] = NULL;
+	assert_int_equal(inuse(type), 0);
+}
+
 /* A hot set re-read under pressure from a cold stream refaults, and the
  * workingset shadows activate the refaulting pages. */
 static void test_workingset_refault(void **state)
@@ -1317,6 +1348,7 @@ int main(void)
 		T(test_swapoff_all),
 		T(test_swapoff_enomem),
 		T(test_shmem_swap),
+		T(test_shmem_swap_file),
 		T(test_workingset_refault),
 		T(test_read_error),
 		T(test_read_error_file),
