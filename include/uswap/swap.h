@@ -364,7 +364,7 @@ struct uswap_swapin_info {
 	unsigned int nr_ra_entries;
 	uint64_t ra_addr;
 	uint64_t ra_first;
-	_Atomic uint64_t *ra_info;
+	uint64_t *ra_info;	/* read and written with relaxed __atomic builtins */
 	unsigned int ra_max_pages;	/* in: 1 << vm.page-cluster (0: 8) */
 	/* in, optional: an array of USWAP_SWAPIN_RA_MAX that receives each
 	 * readahead folio's workingset shadow (0 if none) */

@@ -51,8 +51,9 @@ struct uswap_vma {
 	struct cds_list_head anon_node;	/* anon->vmas (anon->lock) */
 	/* swap-in readahead state (the kernel's vma->swap_readahead_info:
 	 * last fault page, window, hits; swap_state.c packs it); copied at
-	 * fork as vm_area_dup() copies it. Lockless, relaxed. */
-	_Atomic uint64_t swap_readahead_info;
+	 * fork as vm_area_dup() copies it. Lockless: relaxed __atomic
+	 * builtins only (the public uswap_swapin_info points at it). */
+	uint64_t swap_readahead_info;
 };
 
 struct uswap_mm {

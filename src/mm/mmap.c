@@ -174,10 +174,9 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 			break;
 		}
 		/* vm_area_dup() copies the readahead state with the vma. */
-		atomic_store_explicit(&cv->swap_readahead_info,
-				      atomic_load_explicit(&vma->swap_readahead_info,
-							   memory_order_relaxed),
-				      memory_order_relaxed);
+		__atomic_store_n(&cv->swap_readahead_info,
+				 __atomic_load_n(&vma->swap_readahead_info, __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 		anon_vma_get(vma->anon);
 		anon_vma_link(vma->anon, cv);
 		cds_list_add_tail(&cv->node, &child->vmas);

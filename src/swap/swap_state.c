@@ -109,7 +109,7 @@ static bool swap_use_vma_readahead(struct swap_info_struct *si,
 unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *start,
 			     uint64_t *end)
 {
-	uint64_t ra = atomic_load_explicit(info->ra_info, memory_order_relaxed);
+	uint64_t ra = __atomic_load_n(info->ra_info, __ATOMIC_RELAXED);
 	uint64_t fpg = info->ra_addr, prev = SWAP_RA_PG(ra), lo, hi, left;
 	unsigned int max = swap_ra_max_win(info), win;
 
@@ -118,7 +118,7 @@ unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *sta
 	if (max == 1)
 		return 1;
 	win = __swapin_nr_pages(prev, fpg, SWAP_RA_HITS(ra), max, SWAP_RA_WIN(ra));
-	atomic_store_explicit(info->ra_info, SWAP_RA_VAL(fpg, win, 0), memory_order_relaxed);
+	__atomic_store_n(info->ra_info, SWAP_RA_VAL(fpg, win, 0), __ATOMIC_RELAXED);
 	if (win == 1)
 		return 1;
 	if (fpg == prev + 1) {
@@ -151,13 +151,13 @@ void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
 	bool readahead = folio_test_clear_flag(folio, PG_readahead);
 
 	if (swap_use_vma_readahead(si, info)) {
-		uint64_t ra = atomic_load_explicit(info->ra_info, memory_order_relaxed);
+		uint64_t ra = __atomic_load_n(info->ra_info, __ATOMIC_RELAXED);
 		unsigned int hits = SWAP_RA_HITS(ra);
 
 		if (readahead && hits < SWAP_RA_HITS_MAX)
 			hits++;
-		atomic_store_explicit(info->ra_info, SWAP_RA_VAL(info->ra_addr, SWAP_RA_WIN(ra), hits),
-				      memory_order_relaxed);
+		__atomic_store_n(info->ra_info, SWAP_RA_VAL(info->ra_addr, SWAP_RA_WIN(ra), hits),
+				 __ATOMIC_RELAXED);
 	} else if (readahead) {
 		atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
 	}

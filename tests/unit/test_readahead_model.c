@@ -53,7 +53,7 @@ static uint64_t ra_val(uint64_t pg, unsigned int win, unsigned int hits)
 /* ---- part 1: the window, by itself ---- */
 
 struct win_case {
-	_Atomic uint64_t state;
+	uint64_t state;	/* relaxed __atomic builtins, as the library */
 	swp_entry_t around[USWAP_SWAPIN_RA_MAX];
 	struct uswap_swapin_info info;
 };
@@ -82,10 +82,10 @@ static void win_fault(struct win_case *c, uint64_t vstart, uint64_t vend, uint64
 /* A cache hit at @pg: the kernel's lookup update (swap_update_readahead()). */
 static void win_hit(struct win_case *c, uint64_t pg, bool readahead)
 {
-	uint64_t s = atomic_load(&c->state);
+	uint64_t s = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
 	unsigned int hits = (unsigned int)(s & 0xff) + (readahead ? 1 : 0);
 
-	atomic_store(&c->state, ra_val(pg, (unsigned int)(s >> 8) & 0xff, hits));
+	__atomic_store_n(&c->state, ra_val(pg, (unsigned int)(s >> 8) & 0xff, hits), __ATOMIC_RELAXED);
 }
 
 #define FAULT(c, pg, want_win, want_start, want_end) do { \
@@ -169,7 +169,7 @@ static void test_window_random_and_strided(void **state)
 	FAULT(&c, 804, 1, 0, 0);
 	/* A hit on a folio nobody read ahead records the page, no hit. */
 	win_hit(&c, 805, false);
-	assert_int_equal(atomic_load(&c.state), ra_val(805, 1, 0));
+	assert_int_equal(__atomic_load_n(&c.state, __ATOMIC_RELAXED), ra_val(805, 1, 0));
 	FAULT(&c, 806, 2, 806, 808);	/* 806 is next to 805 */
 }
 
@@ -181,30 +181,30 @@ static void test_window_clamped(void **state)
 
 	(void)state;
 	/* Forward window 8 at the PMD's last page: [1023, 1024) only. */
-	atomic_store(&c.state, ra_val(1022, 4, 3));
+	__atomic_store_n(&c.state, ra_val(1022, 4, 3), __ATOMIC_RELAXED);
 	win_fault(&c, 0, 100000, 1023, 8, &s, &e, &w);
 	assert_int_equal(w, 8);
 	assert_int_equal(s, 1023);
 	assert_int_equal(e, 1024);
 	/* Backward window 4 at the VMA's first page: [50, 51). */
-	atomic_store(&c.state, ra_val(51, 2, 1));
+	__atomic_store_n(&c.state, ra_val(51, 2, 1), __ATOMIC_RELAXED);
 	win_fault(&c, 50, 100, 50, 8, &s, &e, &w);
 	assert_int_equal(w, 4);
 	assert_int_equal(s, 50);
 	assert_int_equal(e, 51);
 	/* Centred 4 at the VMA's end: [97, 100) (would be [97, 101)). */
-	atomic_store(&c.state, ra_val(10, 8, 0));
+	__atomic_store_n(&c.state, ra_val(10, 8, 0), __ATOMIC_RELAXED);
 	win_fault(&c, 50, 100, 98, 8, &s, &e, &w);
 	assert_int_equal(w, 4);
 	assert_int_equal(s, 97);
 	assert_int_equal(e, 100);
 	/* vm.page-cluster 0: never any readahead, state untouched. */
-	atomic_store(&c.state, ra_val(10, 8, 5));
+	__atomic_store_n(&c.state, ra_val(10, 8, 5), __ATOMIC_RELAXED);
 	win_fault(&c, 0, 100000, 11, 1, &s, &e, &w);
 	assert_int_equal(w, 1);
-	assert_int_equal(atomic_load(&c.state), ra_val(10, 8, 5));
+	assert_int_equal(__atomic_load_n(&c.state, __ATOMIC_RELAXED), ra_val(10, 8, 5));
 	/* vm.page-cluster 5: up to 32. */
-	atomic_store(&c.state, ra_val(10, 16, 20));
+	__atomic_store_n(&c.state, ra_val(10, 16, 20), __ATOMIC_RELAXED);
 	win_fault(&c, 0, 100000, 11, 32, &s, &e, &w);
 	assert_int_equal(w, 32);
 	assert_int_equal(s, 11);
@@ -308,7 +308,7 @@ static uint64_t vma_state(struct uswap_mm *mm, uint64_t addr)
 	struct uswap_vma *vma = find_vma(mm, addr / PAGE);
 
 	assert_non_null(vma);
-	return atomic_load(&vma->swap_readahead_info);
+	return __atomic_load_n(&vma->swap_readahead_info, __ATOMIC_RELAXED);
 }
 
 /* One read of page @i: the readahead it did and the hit it scored. */
