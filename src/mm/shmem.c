@@ -6,8 +6,10 @@
  * for the swap cache; no special shmem count since swap table phase II,
  * see docs/KERNEL-MAP.md).
  *
- * A slot holds 0 (never written: reads as zeros), a folio pointer, or a
- * swap PTE (bit 1 set, which no aligned pointer has).
+ * A slot holds 0 (never written: reads as zeros), a folio pointer, a
+ * swap PTE (bit 1 set, which no aligned pointer has), or PTE_POISON: a
+ * page swapoff could not read back from a failed device, -EIO on access
+ * (the kernel's poisoned swap entry from shmem_unuse() and unuse_pte()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,11 @@
 static bool slot_is_swap(uint64_t v)
 {
 	return v & PTE_SWAP;
+}
+
+static bool slot_is_folio(uint64_t v)
+{
+	return v && !slot_is_swap(v) && v != PTE_POISON;
 }
 
 /** uswap_shmem_create() - see uswap/mm.h. */
@@ -64,7 +71,7 @@ USWAP_API void uswap_shmem_destroy(struct uswap_shmem *shm)
 	for (i = 0; i < shm->nr_pages; i++) {
 		uint64_t v = shm->slots[i];
 
-		if (!v)
+		if (!v || v == PTE_POISON)
 			continue;
 		if (slot_is_swap(v)) {
 			USWAP_BUG_ON(swap_put_entries_direct(pte_to_swp_entry(v), 1));
@@ -195,7 +202,11 @@ static int shmem_rw(struct uswap_shmem *shm, uint64_t off, void *buf, size_t len
 			return -EFAULT;
 		pthread_mutex_lock(&shm->lock);
 		v = shm->slots[idx];
-		if (v && !slot_is_swap(v)) {
+		if (v == PTE_POISON) {
+			pthread_mutex_unlock(&shm->lock);
+			return -EIO;
+		}
+		if (slot_is_folio(v)) {
 			struct folio *f = (struct folio *)(uintptr_t)v;
 
 			if (write) {
@@ -262,7 +273,33 @@ bool shmem_unmap_folio(struct uswap_shmem *shm, struct folio *folio)
 	return done;
 }
 
-/** shmem_unuse() - swapoff: bring in every page on device @type. */
+/*
+ * Swapoff could not read page @idx (its device failed): the page is lost.
+ * Its slot becomes PTE_POISON and the object's swap reference is put.
+ * Context: shm->lock not held.
+ */
+static void shmem_unuse_lost(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
+{
+	bool lost = false;
+
+	pthread_mutex_lock(&shm->lock);
+	if (shm->slots[idx] == v) {
+		shm->slots[idx] = PTE_POISON;
+		lost = true;
+	}
+	pthread_mutex_unlock(&shm->lock);
+	if (!lost)
+		return;
+	USWAP_BUG_ON(swap_put_entries_direct(pte_to_swp_entry(v), 1));
+	mem_stat_inc(shm->mem, swapoff_lost);
+}
+
+/**
+ * shmem_unuse() - swapoff: bring in every page on device @type. A page
+ * that cannot be read (-EIO) is lost: see shmem_unuse_lost().
+ * Context: may sleep. Return: 0, or the swap-in's -errno (-ENOMEM, ...)
+ * other than -EIO.
+ */
 int shmem_unuse(struct uswap_shmem *shm, unsigned int type)
 {
 	uint64_t i;
@@ -278,7 +315,9 @@ int shmem_unuse(struct uswap_shmem *shm, unsigned int type)
 			if (!slot_is_swap(v) || swp_type(pte_to_swp_entry(v)) != type)
 				break;
 			err = shmem_swapin(shm, i, v);
-			if (err)
+			if (err == -EIO)
+				shmem_unuse_lost(shm, i, v);
+			else if (err)
 				return err;
 		}
 	}

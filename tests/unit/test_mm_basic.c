@@ -1318,6 +1318,45 @@ static void read_error_case(bool file)
 	assert_int_equal(inuse(type), file ? n : 0);
 }
 
+/* swapoff of a device that fails a shmem page's read: the page is lost
+ * (-EIO on access, counted in swapoff_lost), swapoff finishes, every other
+ * page comes back intact. */
+static void test_swapoff_lost_shmem(void **state)
+{
+	static uint8_t buf[PAGE];
+	struct uswap_mem_stats a;
+	struct swap_backend *fb;
+	struct uswap_shmem *shm;
+	uint64_t n, i, bad = 5;
+	swp_entry_t e;
+	int type;
+
+	(void)state;
+	mem_setup(4, 0, true);
+	type = dev_fault(2 * SWAPFILE_CLUSTER, false, &fb);
+	n = E.frames / 2;
+	shm = new_shm(n);
+	for (i = 0; i < n; i++)
+		shm_write(shm, i, 29, 1);
+	reclaim_all();
+	for (i = 0; i < n; i++)
+		assert_true(shm_slot(shm, i) & PTE_SWAP);
+	e = pte_to_swp_entry(shm_slot(shm, bad));
+	assert_int_equal(swap_backend_fault_fail_offset(fb, SWAP_FAULT_READ, swp_offset(e), -EIO),
+			 0);
+	a = mstats();
+	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
+	forget_type(type);
+	assert_int_equal(mstats().swapoff_lost - a.swapoff_lost, 1);
+	assert_int_equal(uswap_shmem_read(shm, bad * PAGE, buf, PAGE), -EIO);
+	assert_int_equal(uswap_shmem_write(shm, bad * PAGE, buf, PAGE), -EIO);
+	for (i = 0; i < n; i++)
+		if (i != bad)
+			shm_check(shm, i, 29, 1);
+	uswap_shmem_destroy(shm);
+	E.shms[0] = NULL;
+}
+
 static void test_read_error(void **state)
 {
 	(void)state;
@@ -1349,6 +1388,7 @@ int main(void)
 		T(test_swapoff_enomem),
 		T(test_shmem_swap),
 		T(test_shmem_swap_file),
+		T(test_swapoff_lost_shmem),
 		T(test_workingset_refault),
 		T(test_read_error),
 		T(test_read_error_file),
