@@ -93,7 +93,7 @@ static void win_hit(struct win_case *c, uint64_t pg, bool readahead)
 	win_fault(c, 0, 100000, pg, 8, &s_, &e_, &w_); \
 	assert_int_equal(w_, want_win); \
 	if (w_ > 1) { assert_int_equal(s_, want_start); assert_int_equal(e_, want_end); } \
-	assert_int_equal(atomic_load(&(c)->state), ra_val(pg, want_win, 0)); \
+	assert_int_equal(__atomic_load_n(&(c)->state, __ATOMIC_RELAXED), ra_val(pg, want_win, 0)); \
 } while (0)
 
 static void test_nr_pages(void **state)
