@@ -289,10 +289,7 @@ int legacy_try_reclaim(struct swap_info_struct *si, uint64_t offset, bool anyway
 	ret = -(int)nr;
 	if (!folio_trylock(folio))
 		goto out_put;
-	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
-		goto out_unlock;
-	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
-	    !vm_swap_full())
+	if (!folio_swap_reclaimable(folio, entry, anyway))
 		goto out_unlock;
 	first = swp_offset(folio->swap);
 	ci = swap_cluster_lock(si, first);

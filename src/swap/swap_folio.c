@@ -121,10 +121,7 @@ int __try_to_reclaim_swap(struct swap_info_struct *si, uint64_t offset, bool any
 	ret = -(int)nr;
 	if (!folio_trylock(folio))
 		goto out_put;
-	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
-		goto out_unlock;
-	if (!anyway && atomic_load_explicit(&folio->mapcount, memory_order_relaxed) > 0 &&
-	    !vm_swap_full())
+	if (!folio_swap_reclaimable(folio, entry, anyway))
 		goto out_unlock;
 	entry = folio->swap;
 	off = swp_offset(entry) % SWAPFILE_CLUSTER;

@@ -278,6 +278,21 @@ void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offs
 
 /* ---- swap_alloc.c ---- */
 bool vm_swap_full(void);
+
+/*
+ * The kernel's __try_to_reclaim_swap() gate, shared by both designs: the
+ * locked @folio still caches @entry, no write is in flight, and it may go
+ * (@anyway, or nothing maps it, or swap is full). The design then checks
+ * that no slot of the folio is referenced.
+ * Context: folio locked. Return: true if the design may drop it.
+ */
+static inline bool folio_swap_reclaimable(struct folio *folio, swp_entry_t entry, bool anyway)
+{
+	if (!folio_matches_swap_entry(folio, entry) || folio_test_writeback(folio))
+		return false;
+	return anyway || atomic_load_explicit(&folio->mapcount, memory_order_relaxed) <= 0 ||
+	       vm_swap_full();
+}
 void swap_range_alloc(struct swap_info_struct *si, unsigned int nr);
 void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr);
 int swap_alloc_slots(struct folio *folio, unsigned int order, bool hibernation,
