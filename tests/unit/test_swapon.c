@@ -60,8 +60,10 @@ static void test_util_linux_mkswap(void **state)
 	int type;
 
 	(void)state;
+	/* util-linux is a build dependency (.ci/run installs it): its absence
+	 * is a broken set-up, not a reason to pass. */
 	if (access("/usr/sbin/mkswap", X_OK) && access("/sbin/mkswap", X_OK))
-		skip();
+		fail_msg("util-linux's mkswap is not installed (apt-get install util-linux)");
 	swaptest_path(path, "ul");
 	snprintf(cmd, sizeof(cmd), "truncate -s 64M %s && chmod 600 %s && mkswap -L ul %s >/dev/null",
 		 path, path, path);
@@ -278,19 +280,22 @@ static void test_discard(void **state)
 	}
 	for (i = 0; i < 512; i++)
 		drop_folio(f[i]);
-	/* The next allocation runs the pending discards. */
-	f[0] = new_folio(pool);
-	assert_int_equal(folio_alloc_swap(f[0]), 0);
-	drop_folio(f[0]);
-	stat(path, &st);
-	if (st.st_blocks >= before) {
-		print_message("no hole punched (%ld -> %ld blocks): filesystem without discard?\n",
-			      (long)before, (long)st.st_blocks);
-		assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
-		uswap_frame_pool_destroy(pool);
-		unlink(path);
-		skip();
+	/*
+	 * The emptied cluster waits on the discard list for the device's
+	 * worker (the kernel's discard_work), which punches it in the
+	 * background: wait for it, up to 10 s. An allocation runs pending
+	 * discards itself only when it finds no other free cluster.
+	 */
+	for (i = 0; i < 1000; i++) {
+		stat(path, &st);
+		if (st.st_blocks < before)
+			break;
+		usleep(10000);
 	}
+	/* ext4 and tmpfs (where the tests' files live) both punch holes: no
+	 * hole means the discard did not run. */
+	if (st.st_blocks >= before)
+		print_message("no hole punched (%ld -> %ld blocks)\n", (long)before, (long)st.st_blocks);
 	assert_true(st.st_blocks < before);
 	assert_int_equal(uswap_swapoff_type((unsigned int)type), 0);
 	uswap_frame_pool_destroy(pool);
