@@ -148,7 +148,8 @@ void put_swap_device(struct swap_info_struct *si)
 /**
  * swap_entry_pin() - pin the device of @entry and check the offset.
  * Context: lockless. Return: 0 and *out pinned; -EINVAL (invalid type or
- * offset), -ENODEV (the device is not swapped on).
+ * offset), -ENODEV (the device is not swapped on: a warning only when it
+ * never was, as get_swap_device()'s "Bad swap file entry").
  */
 int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out)
 {
@@ -160,11 +161,19 @@ int swap_entry_pin(swp_entry_t entry, struct swap_info_struct **out)
 		return -EINVAL;
 	}
 	si = atomic_load_explicit(&swap_info[type], memory_order_acquire);
-	if (!si || !swap_device_tryget(si)) {
-		uswap_warn("swap entry %#" PRIx64 " of device %u that is not swapped on",
+	if (!si) {
+		uswap_warn("swap entry %#" PRIx64 " of device %u that was never swapped on",
 			   entry.val, type);
 		return -ENODEV;
 	}
+	/*
+	 * A device being swapped off (or gone) fails quietly, as
+	 * get_swap_device() does: a lock-free reader holding a stale entry
+	 * (a PTE read before a zap or swapoff's unuse) meets this legitimately
+	 * and rechecks under its own lock.
+	 */
+	if (!swap_device_tryget(si))
+		return -ENODEV;
 	if (swp_offset(entry) >= si->max) {
 		uswap_warn("bad swap offset entry %#" PRIx64 " (device %u has %u slots)",
 			   entry.val, type, si->max);
