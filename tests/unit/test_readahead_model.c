@@ -38,6 +38,7 @@
 #include <uswap/legacy.h>
 #include <uswap/mm.h>
 #include <uswap/swap.h>
+#include "io/backend.h"
 #include "mm/mm_internal.h"
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
@@ -660,6 +661,31 @@ static void mm_mlock_frees_swap(const char *design)
 	mm_env_teardown(&m);
 }
 
+/* "file:PATH,rotational=N" forces the disk's kind; without it, -1 (sysfs
+ * decides at open); anything else after a comma is part of the path. */
+static void test_spec_rotational(void **state)
+{
+	static struct swap_backend_spec sp;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(swap_backend_spec_parse("file:/x/y,rotational=1", &sp, err, sizeof(err)), 0);
+	assert_int_equal(sp.kind, SWAP_BACKEND_FILE);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, 1);
+	assert_int_equal(swap_backend_spec_parse("file:/x/y,rotational=0", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, 0);
+	assert_int_equal(swap_backend_spec_parse("file:/x/y", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, -1);
+	assert_int_equal(swap_backend_spec_parse("file:/a,rotational=2", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/a,rotational=2");
+	assert_int_equal(sp.rotational, -1);
+	assert_int_equal(swap_backend_spec_parse("file:,rotational=1", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, ",rotational=1");
+}
+
 static void test_mm_cluster_readahead(void **state)
 {
 	(void)state;
@@ -714,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_mm_sequential),
 		cmocka_unit_test(test_mm_reverse_and_strided),
 		cmocka_unit_test(test_mm_two_processes),
+		cmocka_unit_test(test_spec_rotational),
 		cmocka_unit_test(test_mm_cluster_readahead),
 		cmocka_unit_test(test_mm_readahead_reclaims),
 		cmocka_unit_test(test_mm_mlock_frees_swap),
