@@ -161,6 +161,18 @@ USWAP_API int uswap_mm_munmap(struct uswap_mm *mm, uint64_t addr);
 USWAP_API int uswap_mm_madvise_dontneed(struct uswap_mm *mm, uint64_t addr, uint64_t len);
 
 /**
+ * uswap_mm_mlock() - set or clear VM_LOCKED on the whole mapping that
+ * starts at @addr, as mlock2(MLOCK_ONFAULT) and munlock() do: nothing is
+ * faulted in, and later swap-ins into a locked mapping drop the swap copy
+ * once mapped (should_try_to_free_swap()). Not inherited by fork, as the
+ * kernel's dup_mmap() clears VM_LOCKED. Reclaim does not yet keep a locked
+ * mapping's pages resident (no unevictable list).
+ * Context: may sleep; takes @mm's mmap lock for writing.
+ * Return: 0, -EINVAL (no mapping starts at @addr).
+ */
+USWAP_API int uswap_mm_mlock(struct uswap_mm *mm, uint64_t addr, bool locked);
+
+/**
  * uswap_mm_read() - copy [@addr, @addr + @len) of @mm into @buf.
  * As a program's loads would: faulting pages in (from swap if needed)
  * and marking them accessed.

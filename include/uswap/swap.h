@@ -374,9 +374,21 @@ struct uswap_swapin_info {
 	/* out: the design drops the cache copy after mapping because the
 	 * device is synchronous (swap table phase II; not the old design) */
 	bool free_sync;
+	/* in, optional: readahead allocations may reclaim, as the kernel's
+	 * __read_swap_cache_async() allocates with GFP_HIGHUSER_MOVABLE. When
+	 * @pool has fewer free frames than the faulting folio and its
+	 * readahead folios need, ra_reclaim(ra_reclaim_arg, nr) is called once
+	 * (nr: the frames the whole batch needs) before any of them is
+	 * allocated: with the device pinned, no swap lock held and no folio
+	 * locked by this swap-in. Whatever it frees, allocation then goes on
+	 * as without it (a readahead folio that finds no frame ends the
+	 * readahead). It may reclaim and write to any swap device; it must not
+	 * swap off. Return: ignored (frames freed, or -errno). */
+	int (*ra_reclaim)(void *arg, unsigned int nr);
+	void *ra_reclaim_arg;
 	/* in: zero. Later fields come from here; the size stays
 	 * USWAP_SWAPIN_INFO_SIZE (the ABI rule of <uswap/mm.h>). */
-	uint64_t __reserved[5];
+	uint64_t __reserved[3];
 };
 
 #define USWAP_SWAPIN_INFO_SIZE 128

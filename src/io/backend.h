@@ -134,6 +134,9 @@ struct swap_backend {
 						 * the caller's call (compression): the
 						 * page must not change meanwhile; the
 						 * block layer's stable writes; constant */
+	bool rotational;			/* a spinning disk: the kernel's
+						 * !bdev_nonrot(); set at open, constant
+						 * from swapon on */
 	char desc[256];				/* swap_backend_describe(); constant */
 	struct {
 		_Atomic uint64_t reads, writes, read_bytes, write_bytes, errors;
@@ -281,6 +284,8 @@ struct swap_backend_spec {
 	uint64_t nr_slots;		/* zram: size / 4096 */
 	enum swap_zram_algo algo;	/* zram */
 	char path[4096];		/* file: path; nbd: the URI */
+	int rotational;			/* file: -1 from the disk, 0/1 forced
+					 * (",rotational=N" after the path) */
 };
 
 #define SWAP_SPEC_MIN_SLOTS	10

@@ -57,6 +57,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <linux/falloc.h>
@@ -550,6 +551,50 @@ static bool env_no_uring(void)
 	return s && *s && strcmp(s, "0") != 0;
 }
 
+/* Read a sysfs attribute that holds 0 or 1. Return: 0 or 1; -1 if absent. */
+static int sysfs_read_bool(const char *path)
+{
+	char buf[8] = "";
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || (buf[0] != '0' && buf[0] != '1'))
+		return -1;
+	return buf[0] == '1';
+}
+
+/*
+ * Whether the disk under a swap file or swap partition is rotational (the
+ * kernel's !bdev_nonrot(), which swapon uses to count nr_rotate_swap and to
+ * leave SWP_SOLIDSTATE off): the block device is the file itself (@st of a
+ * block device) or the one the file lives on (st_dev). Its
+ * /sys/dev/block/MAJ:MIN/queue/rotational decides; a partition has no queue
+ * of its own, so its disk's (the sysfs parent directory) is read. Loop and
+ * device-mapper devices report their own attribute. A file on no block
+ * device (tmpfs, btrfs's anonymous st_dev), or no sysfs: not rotational.
+ * Context: any. Return: true if rotational.
+ */
+static bool file_backend_rotational(const struct stat *st)
+{
+	dev_t dev = S_ISBLK(st->st_mode) ? st->st_rdev : st->st_dev;
+	char path[96];
+	int r;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational", major(dev),
+		 minor(dev));
+	r = sysfs_read_bool(path);
+	if (r < 0) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/rotational",
+			 major(dev), minor(dev));
+		r = sysfs_read_bool(path);
+	}
+	return r == 1;
+}
+
 /**
  * swap_backend_file_open() - open a file or block device as a backend
  * @path: a regular file (its size, rounded down to 4096, is the device) or
@@ -561,6 +606,8 @@ static bool env_no_uring(void)
  * io_uring is used unless @flags or the environment (USWAP_NO_IO_URING=1)
  * says otherwise or the ring cannot be set up; swap_backend_describe()
  * tells which ("file:PATH io_uring" or "file:PATH pread").
+ * be->rotational is set from the disk under the file
+ * (file_backend_rotational()); a caller may override it before swapon.
  *
  * Context: any thread; sleeps.
  * Return: 0; -EINVAL for flags, a file smaller than one slot or not a
@@ -609,6 +656,7 @@ int swap_backend_file_open(const char *path, unsigned int flags,
 	swap_backend_init(&f->be, &file_ops, size >> SWAP_BACKEND_PAGE_SHIFT, false);
 	f->fd = fd;
 	f->is_blkdev = S_ISBLK(st.st_mode);
+	f->be.rotational = file_backend_rotational(&st);
 	f->direct = flags & SWAP_FILE_DIRECT;
 	f->depth = FILE_RING_DEPTH;
 	uswap_mutex_init(&f->sq_lock);

@@ -4,7 +4,9 @@
  *   zram:SIZE[:lz4|zstd]   SIZE in bytes, or with a binary suffix K/M/G/T
  *                          (case-insensitive); a multiple of 4096 and at
  *                          least SWAP_SPEC_MIN_SLOTS pages
- *   file:PATH              a regular file or block device
+ *   file:PATH[,rotational=0|1]
+ *                          a regular file or block device; rotational
+ *                          forces the disk's kind (else read from sysfs)
  *   nbd://HOST[:PORT][/EXPORT]           an NBD export over TCP
  *   nbd+unix:///[EXPORT]?socket=PATH     an NBD export on a Unix socket
  *                          (NBD URIs as libnbd's nbd_connect_uri() takes
@@ -167,7 +169,7 @@ static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err,
 
 /**
  * swap_backend_spec_parse() - parse a device spec
- * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH", "nbd://..." or
+ * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH[,rotational=0|1]", "nbd://..." or
  *        "nbd+unix://..."
  * @out: the parsed spec (zeroed first; valid only on success)
  * @err: where a one-line reason goes on failure (may be NULL)
@@ -190,16 +192,25 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 		return parse_zram(spec + 5, out, err, errlen);
 	if (!strncmp(spec, "file:", 5)) {
 		const char *path = spec + 5;
+		size_t len = strlen(path);
 
-		if (!*path)
+		out->rotational = -1;
+		/* ",rotational=0" or "=1" at the end forces the disk's kind */
+		if (len > 13 && !strncmp(path + len - 13, ",rotational=", 12) &&
+		    (path[len - 1] == '0' || path[len - 1] == '1')) {
+			out->rotational = path[len - 1] - '0';
+			len -= 13;
+		}
+		if (!len)
 			return spec_error(err, errlen, -EINVAL,
 					  "file: empty path (want file:PATH)");
-		if (strlen(path) >= sizeof(out->path))
+		if (len >= sizeof(out->path))
 			return spec_error(err, errlen, -ENAMETOOLONG,
 					  "file: path is longer than %zu bytes",
 					  sizeof(out->path) - 1);
 		out->kind = SWAP_BACKEND_FILE;
-		strcpy(out->path, path);
+		memcpy(out->path, path, len);
+		out->path[len] = '\0';
 		return 0;
 	}
 	if (!strncmp(spec, "nbd://", 6) || !strncmp(spec, "nbd+unix://", 11))
@@ -243,6 +254,8 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 		if (ret)
 			return spec_error(err, errlen, ret, "file: cannot open '%.200s': %s",
 					  s.path, strerror(-ret));
+		if (s.rotational >= 0)
+			(*out)->rotational = s.rotational;
 		return 0;
 	case SWAP_BACKEND_NBD:
 		return swap_backend_nbd_open(s.path, NULL, out, err, errlen);

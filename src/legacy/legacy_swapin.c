@@ -15,9 +15,12 @@
  *    looks again, for the faulting slot and the readahead slots alike;
  *  - a large folio is read around the cache only where can_swapin_thp()
  *    allows: no slot of the range has SWAP_HAS_CACHE;
+ *  - readahead allocations may reclaim, as __read_swap_cache_async()'s
+ *    do: the caller's info->ra_reclaim runs before the batch is allocated;
  *  - the cache copy is kept after mapping unless should_try_to_free_swap()
- *    (6.17) says otherwise (swap full, or an exclusive write fault): no
- *    "always free on synchronous devices", that is phase II's rule.
+ *    (6.17) says otherwise (swap full, the VMA mlocked, or an exclusive
+ *    write fault): no "always free on synchronous devices", that is phase
+ *    II's rule.
  */
 #include <sched.h>
 #include <unistd.h>
@@ -216,6 +219,10 @@ int legacy_swapin(struct swap_info_struct *si, swp_entry_t entry, struct uswap_f
 		return legacy_swapin_bypass(si, entry, pool, orders, out, info);
 
 	nra = swapin_ra_offsets(si, entry, info, offs, USWAP_SWAPIN_RA_MAX);
+	/* 6.17's readahead allocations may reclaim (__read_swap_cache_async()
+	 * with the fault's gfp): before any folio of the batch is allocated,
+	 * so with no lock held (swapin_ra_reserve() has the analysis). */
+	swapin_ra_reserve(pool, info, nra);
 	folio = legacy_read_swap_cache_async(si, offset, pool, true, &new, &shadow, &err);
 	if (!folio)
 		return err;

@@ -152,22 +152,42 @@ static bool folio_refs_only_ours(struct folio *folio)
 /*
  * The kernel's should_try_to_free_swap(), asked after this mapping's swap
  * references are put and before the folio is mapped: drop the cache copy
- * when swap is full, or on a write fault when nobody but the cache and we
- * hold the folio (mlock is not modelled). Swap table phase II adds "always
- * on a synchronous device" (info->free_sync, set by the new design only);
- * 6.17 has no such rule. The LRU's reference is ours to discount: the
- * kernel's LRU holds none.
+ * when swap is full (mem_cgroup_swap_full()), when the VMA is VM_LOCKED
+ * (the folio will stay resident: its swap copy only takes space), or on a
+ * write fault when nobody but the cache and we hold the folio. Both
+ * kernels have these three rules; swap table phase II adds "always on a
+ * synchronous device" (info->free_sync, set by the new design only); 6.17
+ * has no such rule. The LRU's reference is ours to discount: the kernel's
+ * LRU holds none. Context: folio locked, PTL held. Return: true to try
+ * folio_free_swap().
  */
-static bool should_try_to_free_swap(struct folio *folio, const struct uswap_swapin_info *info,
-				    bool write)
+static bool should_try_to_free_swap(struct folio *folio, const struct uswap_vma *vma,
+				    const struct uswap_swapin_info *info, bool write)
 {
 	long lru = folio_test_flag(folio, PG_lru) ? 1 : 0;
 
 	if (!folio_test_swapcache(folio))
 		return false;
-	if (info->free_sync || uswap_vm_swap_full())
+	if (info->free_sync || uswap_vm_swap_full() || vma->locked)
 		return true;
 	return write && folio_ref_count(folio) == 1 + lru + (long)folio_nr_pages(folio);
+}
+
+/*
+ * info.ra_reclaim for a fault: direct reclaim of about @nr frames before
+ * the swap-in allocates its folio and readahead folios, as the kernel's
+ * GFP_HIGHUSER_MOVABLE allocation in __read_swap_cache_async() reclaims.
+ * Context: as any allocation of a fault (mmap_lock held for read), and no
+ * swap cluster lock, no SWAP_HAS_CACHE pin, no folio lock of this swap-in
+ * (swapin_ra_reserve() in src/swap/swap_state.c has the deadlock analysis).
+ * Return: the frames freed.
+ */
+static int mem_ra_reclaim(void *arg, unsigned int nr)
+{
+	struct uswap_mem *mem = arg;
+
+	mem_stat_inc(mem, direct_reclaims);
+	return (int)shrink_memory(mem, nr, true);
 }
 
 static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
@@ -178,7 +198,8 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	uint64_t ra_shadows[USWAP_SWAPIN_RA_MAX];
 	struct uswap_swapin_info info = { .ra_folios = ra, .ra_entries = around, .ra_addr = pgno,
 					  .ra_info = &vma->swap_readahead_info,
-					  .ra_shadows = ra_shadows };
+					  .ra_shadows = ra_shadows,
+					  .ra_reclaim = mem_ra_reclaim, .ra_reclaim_arg = mm->mem };
 	struct uswap_mem *mem = mm->mem;
 	swp_entry_t entry = pte_to_swp_entry(orig);
 	unsigned long orders = 1, nr, idx, j;
@@ -306,7 +327,7 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	folio_put_swap(folio, whole ? -1 : (long)idx);
 	if (!folio_test_swapcache(folio))
 		folio_free_swap(folio);
-	else if (should_try_to_free_swap(folio, &info, write) && folio_free_swap(folio) == 1)
+	else if (should_try_to_free_swap(folio, vma, &info, write) && folio_free_swap(folio) == 1)
 		mem_stat_inc(mem, swap_frees_after_map);
 	/* Not exclusive by its PTE, but nobody else holds a reference: ours. */
 	if (!exclusive && folio_refs_only_ours(folio))

@@ -54,6 +54,8 @@ struct uswap_vma {
 	 * fork as vm_area_dup() copies it. Lockless: relaxed __atomic
 	 * builtins only (the public uswap_swapin_info points at it). */
 	uint64_t swap_readahead_info;
+	/* VM_LOCKED (uswap_mm_mlock()); mmap_lock; not copied at fork */
+	bool locked;
 };
 
 struct uswap_mm {

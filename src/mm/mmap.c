@@ -155,6 +155,22 @@ USWAP_API int uswap_mm_madvise_dontneed(struct uswap_mm *mm, uint64_t addr, uint
 	return err;
 }
 
+/** uswap_mm_mlock() - see uswap/mm.h. Return: 0, -EINVAL. */
+USWAP_API int uswap_mm_mlock(struct uswap_mm *mm, uint64_t addr, bool locked)
+{
+	struct uswap_vma *vma;
+	int err = -EINVAL;
+
+	pthread_rwlock_wrlock(&mm->mmap_lock);
+	vma = find_vma(mm, addr >> USWAP_PAGE_SHIFT);
+	if (vma && vma->start == addr >> USWAP_PAGE_SHIFT) {
+		vma->locked = locked;
+		err = 0;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
 /** uswap_mm_fork() - see uswap/mm.h. */
 USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 {

@@ -442,9 +442,6 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	atomic_store(&si->inuse_pages, 0);
 	memset(si->global_next, 0, sizeof(si->global_next));
 	/* The struct is reused across swapons: counters start afresh. */
-	atomic_store(&si->ra_win, 0);
-	atomic_store(&si->ra_hits, 0);
-	atomic_store(&si->ra_last, 0);
 	atomic_store(&si->nr_reads, 0);
 	atomic_store(&si->nr_writes, 0);
 	atomic_store(&si->nr_read_errors, 0);
@@ -489,6 +486,9 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	/* Publish: pins work from here on, then allocation. */
 	atomic_store_explicit(&si->users, 0, memory_order_release);
 	swap_alloc_device_added(si);
+	/* swapon's atomic_inc(&nr_rotate_swap): VMA readahead off meanwhile */
+	if (!(atomic_load(&si->flags) & SWP_SOLIDSTATE))
+		atomic_fetch_add(&nr_rotate_swap, 1);
 	pthread_mutex_unlock(&swap_lock);
 	return (int)si->type;
 
@@ -673,6 +673,8 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	swap_work_stop(si);
 	uswap_synchronize_rcu();
 	si->design->teardown(si);
+	if (!(atomic_load(&si->flags) & SWP_SOLIDSTATE))
+		atomic_fetch_sub(&nr_rotate_swap, 1);	/* swapoff's atomic_dec() */
 	swapoff_check_clusters(si);
 	swap_free_clusters_info(si);
 	swap_io_ctx_destroy(si->io);

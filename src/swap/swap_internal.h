@@ -165,10 +165,6 @@ struct swap_info_struct {
 	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
 	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
 	struct swap_work work;		/* discard and reclaim worker */
-	/* swap-in readahead (swap_state.c): relaxed atomics */
-	_Atomic unsigned int ra_win;	/* last window, in pages */
-	_Atomic unsigned int ra_hits;	/* readahead folios hit since last fault */
-	_Atomic uint64_t ra_last;	/* offset of the last fault */
 	/* I/O counters (swap_io.c) */
 	_Atomic uint64_t nr_reads, nr_writes, nr_read_errors, nr_write_errors;
 	_Atomic uint64_t nr_ra_pages, nr_ra_hits;
@@ -346,7 +342,10 @@ int swap_table_cache_replace(struct swap_info_struct *si, struct folio *old, str
 /* ---- swap_state.c (readahead: both designs; swap-in: table design) ---- */
 unsigned int __swapin_nr_pages(uint64_t prev, uint64_t offset, unsigned int hits,
 			       unsigned int max_pages, unsigned int prev_win);
-unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset, unsigned int max);
+unsigned int swapin_nr_pages(uint64_t offset, unsigned int max);
+unsigned int swap_cluster_ra_last_pages(void);
+bool swap_use_vma_readahead(void);
+extern _Atomic int nr_rotate_swap;
 unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *start,
 			     uint64_t *end);
 void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
@@ -355,6 +354,8 @@ void swapin_read_batch(struct swap_info_struct *si, struct folio **batch, unsign
 		       uint64_t shadow, struct uswap_swapin_info *info);
 unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 			       struct uswap_swapin_info *info, uint64_t *offs, unsigned int max);
+void swapin_ra_reserve(struct uswap_frame_pool *pool, struct uswap_swapin_info *info,
+		       unsigned int nra);
 int swap_table_swapin(struct swap_info_struct *si, swp_entry_t entry,
 		      struct uswap_frame_pool *pool, unsigned long orders, struct folio **out,
 		      struct uswap_swapin_info *info);

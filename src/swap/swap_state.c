@@ -67,33 +67,73 @@ unsigned int __swapin_nr_pages(uint64_t prev, uint64_t offset, unsigned int hits
 }
 
 /*
- * The cluster readahead window for a fault at @offset (the kernel's
- * swapin_nr_pages(), with its state per device here: the kernel keeps one
- * global state, which is the same with one device). Context: lockless
- * (relaxed atomics).
+ * The cluster readahead state, one for the whole system as in the kernel:
+ * swapin_nr_pages()'s static prev_offset and last_readahead_pages, and
+ * swapin_readahead_hits (readahead folios hit since the last window was
+ * chosen, by any fault that did not use VMA readahead). Relaxed atomics:
+ * the kernel's are READ_ONCE/atomic_t too, and a lost update only skews
+ * one window.
  */
-unsigned int swapin_nr_pages(struct swap_info_struct *si, uint64_t offset, unsigned int max)
-{
-	uint64_t prev = atomic_exchange_explicit(&si->ra_last, offset, memory_order_relaxed);
-	unsigned int hits = atomic_exchange_explicit(&si->ra_hits, 0, memory_order_relaxed);
-	unsigned int last = atomic_load_explicit(&si->ra_win, memory_order_relaxed);
-	unsigned int pages = __swapin_nr_pages(prev, offset, hits, max, last);
+static _Atomic uint64_t swap_ra_prev_offset;
+static _Atomic unsigned int swap_ra_last_pages;
+static _Atomic unsigned int swapin_readahead_hits;
 
-	atomic_store_explicit(&si->ra_win, pages, memory_order_relaxed);
+/* Swapped-on rotational devices (the kernel's nr_rotate_swap): swapon and
+ * swapoff in swap_device.c count them. */
+_Atomic int nr_rotate_swap;
+
+/**
+ * swapin_nr_pages() - the kernel's swapin_nr_pages(): the cluster
+ * readahead window for a fault at @offset (any device), from the global
+ * state above: the hits are taken (reset to 0), the last fault offset is
+ * moved on only when there were none (as the kernel does), and the window
+ * is remembered for the next "don't shrink too fast".
+ * Context: lockless (relaxed atomics).
+ * Return: the window in pages (1: no readahead).
+ */
+unsigned int swapin_nr_pages(uint64_t offset, unsigned int max)
+{
+	unsigned int hits, pages;
+
+	if (max <= 1)
+		return 1;
+	hits = atomic_exchange_explicit(&swapin_readahead_hits, 0, memory_order_relaxed);
+	pages = __swapin_nr_pages(atomic_load_explicit(&swap_ra_prev_offset, memory_order_relaxed),
+				  offset, hits, max,
+				  atomic_load_explicit(&swap_ra_last_pages, memory_order_relaxed));
+	if (!hits)
+		atomic_store_explicit(&swap_ra_prev_offset, offset, memory_order_relaxed);
+	atomic_store_explicit(&swap_ra_last_pages, pages, memory_order_relaxed);
 	return pages;
 }
 
-/*
- * Whether VMA readahead applies (the kernel's swap_use_vma_readahead():
- * not while a rotational device is in use). Here the faulting device
- * decides: VMA readahead for a solid-state one when the caller gave its
- * VMA state, cluster readahead otherwise.
+/**
+ * swap_cluster_ra_last_pages() - the last cluster readahead window (the
+ * kernel's last_readahead_pages), for tests.
+ * Context: lockless. Return: the window in pages (0 before the first).
  */
-static bool swap_use_vma_readahead(struct swap_info_struct *si,
-				   const struct uswap_swapin_info *info)
+unsigned int swap_cluster_ra_last_pages(void)
 {
-	return info && info->ra_info && info->ra_entries &&
-	       (atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE);
+	return atomic_load_explicit(&swap_ra_last_pages, memory_order_relaxed);
+}
+
+/**
+ * swap_use_vma_readahead() - the kernel's swap_use_vma_readahead(): VMA
+ * readahead unless a rotational device is swapped on (then every swap-in
+ * of every device uses cluster readahead, as nr_rotate_swap decides there;
+ * enable_vma_readahead is always on here).
+ * Context: lockless. Return: true for VMA readahead.
+ */
+bool swap_use_vma_readahead(void)
+{
+	return atomic_load_explicit(&nr_rotate_swap, memory_order_relaxed) == 0;
+}
+
+/* VMA readahead for this fault: the system allows it and the caller gave
+ * its VMA state and PTEs (shmem gives none: swap_cluster_readahead()). */
+static bool swapin_vma_ra(const struct uswap_swapin_info *info)
+{
+	return info && info->ra_info && info->ra_entries && swap_use_vma_readahead();
 }
 
 /**
@@ -141,7 +181,8 @@ unsigned int swap_vma_ra_win(const struct uswap_swapin_info *info, uint64_t *sta
  * swap_update_readahead() - a swap-in found @folio in the cache: clear its
  * PG_readahead and count the hit, and as the kernel's lookup does, record
  * the fault in the VMA's state (page, window kept, hits + 1 on a readahead
- * folio), or for cluster readahead in the global hits.
+ * folio), or for cluster readahead in the global hits
+ * (swapin_readahead_hits).
  * Context: lockless. Return: nothing; info->ra_hit says whether it was a
  * readahead folio.
  */
@@ -150,7 +191,7 @@ void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
 {
 	bool readahead = folio_test_clear_flag(folio, PG_readahead);
 
-	if (swap_use_vma_readahead(si, info)) {
+	if (swapin_vma_ra(info)) {
 		uint64_t ra = __atomic_load_n(info->ra_info, __ATOMIC_RELAXED);
 		unsigned int hits = SWAP_RA_HITS(ra);
 
@@ -159,7 +200,7 @@ void swap_update_readahead(struct swap_info_struct *si, struct folio *folio,
 		__atomic_store_n(info->ra_info, SWAP_RA_VAL(info->ra_addr, SWAP_RA_WIN(ra), hits),
 				 __ATOMIC_RELAXED);
 	} else if (readahead) {
-		atomic_fetch_add_explicit(&si->ra_hits, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&swapin_readahead_hits, 1, memory_order_relaxed);
 	}
 	if (readahead)
 		atomic_fetch_add_explicit(&si->nr_ra_hits, 1, memory_order_relaxed);
@@ -182,7 +223,7 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 	uint64_t offset = swp_offset(entry), start, end, pg;
 	unsigned int win, i, n = 0;
 
-	if (swap_use_vma_readahead(si, info)) {
+	if (swapin_vma_ra(info)) {
 		if (swap_vma_ra_win(info, &start, &end) == 1)
 			return 0;
 		for (pg = start; pg < end && n < max; pg++) {
@@ -196,7 +237,9 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 		}
 		return n;
 	}
-	win = swapin_nr_pages(si, offset, swap_ra_max_win(info));
+	/* swap_cluster_readahead(): [offset & ~mask, offset | mask], past
+	 * the header (slot 0) and inside the device. */
+	win = swapin_nr_pages(offset, swap_ra_max_win(info));
 	if (win <= 1)
 		return 0;
 	for (i = 0; i < win && n < max; i++) {
@@ -206,6 +249,42 @@ unsigned int swapin_ra_offsets(struct swap_info_struct *si, swp_entry_t entry,
 			offs[n++] = o;
 	}
 	return n;
+}
+
+/**
+ * swapin_ra_reserve() - readahead allocations may reclaim (the kernel's
+ * __read_swap_cache_async() allocates with the fault's GFP_HIGHUSER_MOVABLE,
+ * which enters direct reclaim when no page is free): before a swap-in
+ * allocates the faulting folio and its @nra readahead folios, ask the
+ * caller's info->ra_reclaim to free frames if @pool has fewer than the
+ * batch needs. Called once, before the first allocation, so that none of
+ * the batch is locked yet.
+ *
+ * Deadlock analysis. When the callback runs, this thread holds: the device
+ * pin (get_swap_device(), a reference count, not a lock: reclaim may pin
+ * and write to this device too, and only swapoff waits for pins, which
+ * reclaim never does), and the caller's own context (for the mm layer,
+ * mmap_lock for read, as any fault allocation holds it). It holds no swap
+ * cluster lock (swapin_ra_offsets() reads the PTE entries handed over and
+ * the cluster state lock-free; the slots are rechecked under ci->lock at
+ * allocation), no SWAP_HAS_CACHE pin of the old design (taken per slot
+ * after the allocation), and no folio lock: neither the faulting folio nor
+ * any readahead folio exists yet. Reclaim takes LRU, PTL, folio and
+ * cluster locks of other folios in their usual order, and nothing it can
+ * wait for waits on this thread. (The kernel reclaims inside each
+ * allocation while earlier readahead folios are locked under read; its
+ * reclaim only trylocks, and those folios are not on the LRU yet: the same
+ * holds here, reserving first just makes it plain.)
+ * Context: device pinned; may sleep (in the callback). Return: nothing.
+ */
+void swapin_ra_reserve(struct uswap_frame_pool *pool, struct uswap_swapin_info *info,
+		       unsigned int nra)
+{
+	if (!nra || !info || !info->ra_reclaim)
+		return;
+	if (uswap_frame_pool_free_frames(pool) >= (size_t)nra + 1)
+		return;
+	info->ra_reclaim(info->ra_reclaim_arg, nra + 1);
 }
 
 /*
@@ -322,6 +401,7 @@ again:
 		uint64_t offs[USWAP_SWAPIN_RA_MAX];
 		unsigned int nra = swapin_ra_offsets(si, entry, info, offs, USWAP_SWAPIN_RA_MAX), i;
 
+		swapin_ra_reserve(pool, info, nra);
 		folio = swap_cache_alloc_folio(si, entry, pool, 0, &shadow, &err);
 		if (!folio)
 			goto failed;

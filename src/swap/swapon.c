@@ -77,7 +77,8 @@ static int swapon_backend(struct swap_backend *be, const char *path,
 	p.nr_pages = max_slots;
 	p.badpages = h->badpages;
 	p.nr_badpages = h->nr_badpages;
-	p.flags = flags | (be->synchronous ? USWAP_FLAG_SYNCHRONOUS : 0);
+	p.flags = flags | (be->synchronous ? USWAP_FLAG_SYNCHRONOUS : 0) |
+		  (be->rotational ? USWAP_FLAG_ROTATIONAL : 0);
 	p.bdev = be;
 	p.path = path;
 	p.discard = swap_discard_slots;
@@ -123,16 +124,14 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 	return swapon_backend(be, NULL, NULL, flags, &swap_table_ops, NULL, err, errlen);
 }
 
-/**
- * swapon_path_design() - swap on a file or block device with a given slot
- * design (&swap_table_ops, or another design and its setup). The file is
- * claimed by identity first, so that of concurrent swapons of one file (by
- * any of its names) one wins.
- * Context: may sleep. Return: type or -errno (-EBUSY: already swapped on,
- * or being swapped on).
+/*
+ * swapon_path_design() with the disk's kind forced (@rotational 0 or 1, a
+ * spec's ",rotational=N") or read from sysfs by the file backend (-1).
+ * Context: may sleep. Return: as swapon_path_design().
  */
-int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+static int swapon_path_rot(const char *path, int flags, int rotational,
+			   const struct swap_design_ops *design,
+			   int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
 	struct swapon_claim claim;
 	struct swap_backend *be;
@@ -171,6 +170,8 @@ int swapon_path_design(const char *path, int flags, const struct swap_design_ops
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		goto out_release;
 	}
+	if (rotational >= 0)
+		be->rotational = rotational;
 	ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
@@ -179,6 +180,21 @@ out_release:
 		swap_inode_release(claim.dev, claim.ino);
 	free(real);
 	return ret;
+}
+
+/**
+ * swapon_path_design() - swap on a file or block device with a given slot
+ * design (&swap_table_ops, or another design and its setup). The file is
+ * claimed by identity first, so that of concurrent swapons of one file (by
+ * any of its names) one wins. A file on a rotational disk swaps on as
+ * rotational (the kernel's nr_rotate_swap, SWP_SOLIDSTATE off).
+ * Context: may sleep. Return: type or -errno (-EBUSY: already swapped on,
+ * or being swapped on).
+ */
+int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
+		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+{
+	return swapon_path_rot(path, flags, -1, design, design_setup, err, errlen);
 }
 
 /** uswap_swapon_ex() - see uswap/swap.h. */
@@ -216,7 +232,8 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 	if (ret)
 		return ret;
 	if (sp.kind == SWAP_BACKEND_FILE)
-		return swapon_path_design(sp.path, flags, design, design_setup, err, errlen);
+		return swapon_path_rot(sp.path, flags, sp.rotational, design, design_setup, err,
+				       errlen);
 	ret = swap_backend_open_spec(spec, &be, err, errlen);
 	if (ret)
 		return ret;

@@ -1045,7 +1045,7 @@ static int readahead_case(void)
 			max_ra = last_ra;
 		if (i >= RA_SEQ - 9 && last_ra == 7) {
 			/* the last miss of the phase */
-			CHECK_EQ(atomic_load(&d.si->ra_win), 8);
+			CHECK_EQ(swap_cluster_ra_last_pages(), 8);
 			break;
 		}
 	}
@@ -1072,7 +1072,7 @@ static int readahead_case(void)
 			     info.ra_pages, want_shrink[i]);
 		nr_random++;
 	}
-	CHECK_EQ(atomic_load(&d.si->ra_win), 1);
+	CHECK_EQ(swap_cluster_ra_last_pages(), 1);
 	/* The rest, readahead leftovers included. */
 	for (i = 0; i < RA_PAGES; i++)
 		if (d.key[offs[i]])

@@ -120,7 +120,7 @@ static void test_swapin_info_reserved(void **state)
 	swp_entry_t e = swp_entry(0, 1);
 
 	(void)state;
-	info.__reserved[4] = 1;
+	info.__reserved[sizeof(info.__reserved) / sizeof(info.__reserved[0]) - 1] = 1;
 	assert_int_equal(uswap_swapin(e, NULL, 1, &f, &info), -EINVAL);
 	assert_null(f);
 }

@@ -38,6 +38,7 @@
 #include <uswap/legacy.h>
 #include <uswap/mm.h>
 #include <uswap/swap.h>
+#include "io/backend.h"
 #include "mm/mm_internal.h"
 #include "swap/swap_header.h"
 #include "swap/swap_internal.h"
@@ -238,7 +239,9 @@ struct mm_env {
 	char path[64];
 };
 
-static void mm_env_setup(struct mm_env *m, const char *design)
+/* A swap file of 4096 slots; @rotational forces the disk's kind (the spec's
+ * ",rotational=N"), so the test does not depend on the disk under /tmp. */
+static void mm_env_setup_rot(struct mm_env *m, const char *design, int rotational)
 {
 	struct uswap_mem_config cfg = { .budget_bytes = 8 << 20, .no_kswapd = true };
 	void *page = aligned_alloc(PAGE, PAGE);
@@ -256,12 +259,17 @@ static void mm_env_setup(struct mm_env *m, const char *design)
 	assert_int_equal(pwrite(fd, page, PAGE, 0), (ssize_t)PAGE);
 	close(fd);
 	free(page);
-	snprintf(spec, sizeof(spec), "file:%s", m->path);
+	snprintf(spec, sizeof(spec), "file:%s,rotational=%d", m->path, rotational);
 	m->type = uswap_swapon_spec_design(spec, 0, design, err, sizeof(err));
 	if (m->type < 0)
 		fail_msg("swapon %s (%s): %d %s", spec, design, m->type, err);
 	assert_false(uswap_swap_type_active((unsigned int)m->type) &&
 		     uswap_swap_synchronous(swp_entry((unsigned int)m->type, 1)));
+}
+
+static void mm_env_setup(struct mm_env *m, const char *design)
+{
+	mm_env_setup_rot(m, design, 0);
 }
 
 static void mm_env_teardown(struct mm_env *m)
@@ -271,15 +279,18 @@ static void mm_env_teardown(struct mm_env *m)
 	unlink(m->path);
 }
 
-/* Write @n pages of @mm at @addr, then swap them all out, none cached. */
+/* Write @n pages of @mm at @addr, then swap them all out, none cached
+ * (the mm's other pages are all swapped out already). */
 static void fill_and_swap_out(struct mm_env *m, struct uswap_mm *mm, uint64_t addr, uint64_t n)
 {
 	static uint64_t buf[PAGE / 8];
 	struct uswap_mem_stats st;
 	struct uswap_mm_stats ms;
-	uint64_t i;
+	uint64_t i, before;
 	int pass;
 
+	uswap_mm_get_stats(mm, &ms);
+	before = ms.swap_pages;
 	for (i = 0; i < n; i++) {
 		buf[0] = i + 1;
 		assert_int_equal(uswap_mm_write(mm, addr + i * PAGE, buf, PAGE), 0);
@@ -288,10 +299,10 @@ static void fill_and_swap_out(struct mm_env *m, struct uswap_mm *mm, uint64_t ad
 		uswap_mem_reclaim(m->mem, 1 << 20);
 		uswap_mem_get_stats(m->mem, &st);
 		uswap_mm_get_stats(mm, &ms);
-		if (ms.swap_pages == n && !st.nr_active && !st.nr_inactive)
+		if (ms.swap_pages == before + n && !st.nr_active && !st.nr_inactive)
 			break;
 	}
-	assert_int_equal(ms.swap_pages, n);
+	assert_int_equal(ms.swap_pages, before + n);
 	assert_int_equal(st.nr_active + st.nr_inactive, 0);
 }
 
@@ -440,6 +451,262 @@ static void mm_two_processes(const char *design)
 	mm_env_teardown(&m);
 }
 
+/* The swap offset of page @i of the mapping at @addr (a swap PTE). */
+static uint64_t page_offset(struct uswap_mm *mm, uint64_t addr, uint64_t i)
+{
+	struct uswap_vma *vma = find_vma(mm, addr / PAGE + i);
+	pte_t p;
+
+	assert_non_null(vma);
+	p = atomic_load(vma_pte(vma, addr / PAGE + i));
+	assert_true(pte_is_swap(p));
+	return swp_offset(pte_to_swp_entry(p));
+}
+
+/* The page of the mapping at @addr (@n pages) whose slot is @off. */
+static uint64_t page_at(struct uswap_mm *mm, uint64_t addr, uint64_t n, uint64_t off)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		struct uswap_vma *vma = find_vma(mm, addr / PAGE + i);
+		pte_t p = atomic_load(vma_pte(vma, addr / PAGE + i));
+
+		if (pte_is_swap(p) && swp_offset(pte_to_swp_entry(p)) == off)
+			return i;
+	}
+	fail_msg("no page of the mapping is on slot %" PRIu64, off);
+	return 0;
+}
+
+/*
+ * Cluster readahead (swap_cluster_readahead(), swapin_nr_pages()): with a
+ * rotational device swapped on, swap_use_vma_readahead() is false for
+ * every fault; the window is an aligned block of swap offsets, and its
+ * state (last offset, last window, hits) is one for the whole system.
+ * Two mappings A and B; o is an offset divisible by 8 with A's slots
+ * o .. o+47 and B's slots b .. b+7 all in use (asserted, not assumed).
+ *   A o:    4 far faults first leave the window at 1 (8 -> 4 -> 2 -> 1 from
+ *           any start); then o: no hits, not next to the last -> 1.
+ *   A o+1:  next to o -> 2: block [o, o+1], o is cached: nothing read.
+ *   A o+2:  next to o+1 -> 2: [o+2, o+3]: o+3 read ahead.
+ *   A o+3:  a hit (global hits 1).
+ *   A o+4:  hits 1 -> 4: [o+4, o+7]: 3 read ahead; the last offset stays
+ *           o+2 (moved on only without hits).
+ *   A o+5..o+7: hits (3).
+ *   A o+8:  hits 3 -> 8: [o+8, o+15]: 7.
+ *   A o+40: no hits, far: 1, but not below 8 / 2: [o+40, o+43]: 3.
+ *   A o+41: a hit, in mapping A.
+ *   B b:    B's first fault: the hit A scored counts (one state for all):
+ *           4: B's block of 4 around b: 3 read ahead. (With VMA readahead
+ *           B's own state would give 1.)
+ */
+static void mm_cluster_readahead(const char *design)
+{
+	struct mm_env m;
+	struct uswap_mm *mm;
+	uint64_t a, b, o = 0, bo, i, base;
+	unsigned int k;
+
+	mm_env_setup_rot(&m, design, 1);
+	assert_false(swap_use_vma_readahead());
+	assert_int_equal(uswap_mm_create(m.mem, &mm), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 256 * PAGE, &a), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 64 * PAGE, &b), 0);
+	fill_and_swap_out(&m, mm, a, 256);
+	fill_and_swap_out(&m, mm, b, 64);
+	/* An offset o divisible by 16 with A's pages on o .. o+63, consecutive. */
+	for (i = 0; i < 256 && !o; i++) {
+		uint64_t off = page_offset(mm, a, i), j;
+
+		if (off % 16 || i + 64 > 256)
+			continue;
+		for (j = 1; j < 64; j++)
+			if (page_offset(mm, a, i + j) != off + j)
+				break;
+		if (j == 64)
+			o = off;
+	}
+	if (!o)
+		fail_msg("no 64 consecutive slots from a multiple of 16 in A");
+	base = page_at(mm, a, 256, o);
+	/* B: a page whose slot is 8-aligned, and the three after it on the
+	 * next slots (the block of 4 at bo). */
+	bo = 0;
+	for (i = 0; i + 4 <= 64 && !bo; i++) {
+		uint64_t off = page_offset(mm, b, i);
+
+		if (!(off % 8) && page_offset(mm, b, i + 1) == off + 1 &&
+		    page_offset(mm, b, i + 2) == off + 2 && page_offset(mm, b, i + 3) == off + 3)
+			bo = off;
+	}
+	if (!bo)
+		fail_msg("no 4 consecutive slots from a multiple of 8 in B");
+	/* Four far faults in A outside o .. o+63 leave the window at 1; their
+	 * readahead is not looked at (it depends on the earlier state). */
+	for (k = 0, i = 0; i < 256 && k < 4; i += 37) {
+		uint64_t off = page_offset(mm, a, i);
+
+		if (i >= base && i < base + 64)
+			continue;
+		if (off + 16 > o && off < o + 80)
+			continue;
+		read_page(mm, a, i);
+		k++;
+	}
+	assert_int_equal(k, 4);
+	assert_int_equal(swap_cluster_ra_last_pages(), 1);
+	step(mm, a, base + 0, 0, 0);
+	step(mm, a, base + 1, 0, 0);
+	step(mm, a, base + 2, 1, 0);
+	assert_int_equal(swap_cluster_ra_last_pages(), 2);
+	step(mm, a, base + 3, 0, 1);
+	step(mm, a, base + 4, 3, 0);
+	assert_int_equal(swap_cluster_ra_last_pages(), 4);
+	for (i = 5; i < 8; i++)
+		step(mm, a, base + i, 0, 1);
+	step(mm, a, base + 8, 7, 0);
+	assert_int_equal(swap_cluster_ra_last_pages(), 8);
+	step(mm, a, base + 40, 3, 0);
+	assert_int_equal(swap_cluster_ra_last_pages(), 4);
+	step(mm, a, base + 41, 0, 1);
+	step(mm, b, page_at(mm, b, 64, bo + 1), 3, 0);
+	assert_int_equal(swap_cluster_ra_last_pages(), 4);
+	uswap_mm_destroy(mm);
+	mm_env_teardown(&m);
+	assert_true(swap_use_vma_readahead());
+}
+
+/*
+ * Readahead allocations may reclaim (__read_swap_cache_async() allocates
+ * with the fault's gfp): sequential faults open an 8-page window; then
+ * other pages fill memory until one frame is free. The next window's
+ * fault needs 8 frames: the mm's ra_reclaim frees them first, and all 7
+ * readahead pages are read (without it the faulting folio would take the
+ * last frame and the readahead none).
+ */
+static void mm_readahead_reclaims(const char *design)
+{
+	struct mm_env m;
+	struct uswap_mm *mm;
+	struct uswap_mem_stats s0, s1;
+	uint64_t a, f, i, nf = 0;
+
+	mm_env_setup(&m, design);
+	assert_int_equal(uswap_mm_create(m.mem, &mm), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 64 * PAGE, &a), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 4096 * PAGE, &f), 0);
+	fill_and_swap_out(&m, mm, a, 64);
+	/* Windows 1, 2, 4, 8 (mm_sequential): faults at 0, 1, 3, 7. */
+	step(mm, a, 0, 0, 0);
+	step(mm, a, 1, 1, 0);
+	step(mm, a, 2, 0, 1);
+	step(mm, a, 3, 3, 0);
+	for (i = 4; i < 7; i++)
+		step(mm, a, i, 0, 1);
+	/* Fill until one frame is left (reclaim takes the oldest filler
+	 * pages, not A's, which are newer). */
+	while (uswap_frame_pool_free_frames(m.mem->pool) != 1) {
+		static uint64_t buf[PAGE / 8];
+
+		assert_true(nf < 4096);
+		buf[0] = nf;
+		assert_int_equal(uswap_mm_write(mm, f + nf * PAGE, buf, PAGE), 0);
+		nf++;
+	}
+	uswap_mem_get_stats(m.mem, &s0);
+	step(mm, a, 7, 7, 0);
+	uswap_mem_get_stats(m.mem, &s1);
+	assert_true(s1.direct_reclaims > s0.direct_reclaims);
+	for (i = 8; i < 15; i++)
+		step(mm, a, i, 0, 1);
+	uswap_mm_destroy(mm);
+	mm_env_teardown(&m);
+}
+
+/*
+ * should_try_to_free_swap()'s VM_LOCKED rule, both designs (both kernels
+ * have it): a read fault on a non-synchronous device keeps the swap cache
+ * copy (swap not full, not a write), unless the mapping is mlocked, when
+ * the copy is dropped once mapped (swap_frees_after_map).
+ */
+static void mm_mlock_frees_swap(const char *design)
+{
+	struct mm_env m;
+	struct uswap_mm *mm;
+	struct uswap_mem_stats s0, s1, s2;
+	uint64_t a, b;
+
+	mm_env_setup(&m, design);
+	assert_int_equal(uswap_mm_create(m.mem, &mm), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 16 * PAGE, &a), 0);
+	assert_int_equal(uswap_mm_mmap(mm, 16 * PAGE, &b), 0);
+	fill_and_swap_out(&m, mm, a, 16);
+	fill_and_swap_out(&m, mm, b, 16);
+	assert_int_equal(uswap_mm_mlock(mm, b, true), 0);
+	assert_int_equal(uswap_mm_mlock(mm, b + PAGE, true), -EINVAL);
+	uswap_mem_get_stats(m.mem, &s0);
+	read_page(mm, a, 5);
+	uswap_mem_get_stats(m.mem, &s1);
+	assert_int_equal(s1.swap_frees_after_map, s0.swap_frees_after_map);
+	read_page(mm, b, 5);
+	uswap_mem_get_stats(m.mem, &s2);
+	assert_int_equal(s2.swap_frees_after_map, s1.swap_frees_after_map + 1);
+	/* munlock: the rule no longer applies */
+	assert_int_equal(uswap_mm_mlock(mm, b, false), 0);
+	read_page(mm, b, 12);
+	uswap_mem_get_stats(m.mem, &s1);
+	assert_int_equal(s1.swap_frees_after_map, s2.swap_frees_after_map);
+	uswap_mm_destroy(mm);
+	mm_env_teardown(&m);
+}
+
+/* "file:PATH,rotational=N" forces the disk's kind; without it, -1 (sysfs
+ * decides at open); anything else after a comma is part of the path. */
+static void test_spec_rotational(void **state)
+{
+	static struct swap_backend_spec sp;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(swap_backend_spec_parse("file:/x/y,rotational=1", &sp, err, sizeof(err)), 0);
+	assert_int_equal(sp.kind, SWAP_BACKEND_FILE);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, 1);
+	assert_int_equal(swap_backend_spec_parse("file:/x/y,rotational=0", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, 0);
+	assert_int_equal(swap_backend_spec_parse("file:/x/y", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/x/y");
+	assert_int_equal(sp.rotational, -1);
+	assert_int_equal(swap_backend_spec_parse("file:/a,rotational=2", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/a,rotational=2");
+	assert_int_equal(sp.rotational, -1);
+	assert_int_equal(swap_backend_spec_parse("file:,rotational=1", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, ",rotational=1");
+}
+
+static void test_mm_cluster_readahead(void **state)
+{
+	(void)state;
+	mm_cluster_readahead("table");
+	mm_cluster_readahead("legacy");
+}
+
+static void test_mm_readahead_reclaims(void **state)
+{
+	(void)state;
+	mm_readahead_reclaims("table");
+	mm_readahead_reclaims("legacy");
+}
+
+static void test_mm_mlock_frees_swap(void **state)
+{
+	(void)state;
+	mm_mlock_frees_swap("table");
+	mm_mlock_frees_swap("legacy");
+}
+
 static void test_mm_sequential(void **state)
 {
 	(void)state;
@@ -473,6 +740,10 @@ int main(void)
 		cmocka_unit_test(test_mm_sequential),
 		cmocka_unit_test(test_mm_reverse_and_strided),
 		cmocka_unit_test(test_mm_two_processes),
+		cmocka_unit_test(test_spec_rotational),
+		cmocka_unit_test(test_mm_cluster_readahead),
+		cmocka_unit_test(test_mm_readahead_reclaims),
+		cmocka_unit_test(test_mm_mlock_frees_swap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
