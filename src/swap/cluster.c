@@ -20,10 +20,15 @@
  * thread's arena at every cluster emptied and refilled: page faults, and
  * TLB shootdowns to the other threads' CPUs (a fifth of bench_alloc's
  * order-0 alloc+free time). A table comes back all NULL (__free_cluster
- * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing. At most
- * SWAP_TABLE_POOL_MAX tables (1 MiB) wait here; more are freed.
+ * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing.
+ *
+ * A table is back only after a grace period, and liburcu's call_rcu
+ * thread runs its callbacks about every 10 ms: a thread that empties and
+ * refills a cluster per 64 folios has hundreds of tables in flight. So the
+ * pool holds up to SWAP_TABLE_POOL_MAX tables (8 MiB, the most a process
+ * keeps after such a burst); more are freed.
  */
-#define SWAP_TABLE_POOL_MAX 256
+#define SWAP_TABLE_POOL_MAX 2048
 static struct {
 	pthread_mutex_t lock;	/* a leaf: taken under ci->lock */
 	unsigned int nr;
