@@ -46,11 +46,12 @@
  * The device-full rule keeps the kernel's SWAP_USAGE_OFFLIST_BIT, as a
  * flag beside the shared count (which may go negative here): under
  * swap_avail_lock, an allocation that may have filled the device sets the
- * flag, then sums; a free adds to its slot, then reads the flag. With sequentially consistent operations on both sides, either
- * the sum sees the free or the free sees the bit and, under the lock,
- * puts the device back: a device is never left off the list with a slot
- * free. A fold moves value from slot to shared count so that a sum taken
- * meanwhile counts too many, never too few (the safe way for "full").
+ * flag, then sums; a free adds to its slot, then reads the flag. With
+ * sequentially consistent operations on both sides, either the sum sees
+ * the free or the free sees the flag and, under the lock, puts the device
+ * back: a device is never left off the list with a slot free. As in the
+ * kernel, a fold and a sum exclude each other (fold_lock, fbc->lock
+ * there), so a sum never counts a batch twice or not at all.
  */
 /* Most a slot holds: a batch less one, plus an allocation in flight. */
 #define SWAP_PCPU_SLACK	((long)SWAP_PCPU_SLOTS * (SWAP_PCPU_BATCH + SWAPFILE_CLUSTER))
@@ -78,6 +79,18 @@ static inline struct swap_pcpu_slot *swap_pcpu_this(struct swap_pcpu_counter *c)
 	return &c->cpu[(unsigned int)(cpu < 0 ? 0 : cpu) % SWAP_PCPU_SLOTS];
 }
 
+/* A leaf lock, held for a fold or a sum: a few loads and two adds. */
+static void swap_pcpu_fold_lock(struct swap_pcpu_counter *c)
+{
+	while (atomic_exchange_explicit(&c->fold_lock, true, memory_order_acquire))
+		sched_yield();
+}
+
+static void swap_pcpu_fold_unlock(struct swap_pcpu_counter *c)
+{
+	atomic_store_explicit(&c->fold_lock, false, memory_order_release);
+}
+
 /*
  * percpu_counter_add_batch(): add @d to this CPU's slot; fold the slot
  * into the shared count once it holds a batch. Context: lockless.
@@ -89,14 +102,10 @@ static void swap_pcpu_add(struct swap_pcpu_counter *c, long d)
 
 	if (v < SWAP_PCPU_BATCH && v > -SWAP_PCPU_BATCH)
 		return;
-	/* Moved in the order that makes a concurrent sum too high, never too low. */
-	if (v > 0) {
-		atomic_fetch_add(&c->count, v);
-		atomic_fetch_sub(&s->v, v);
-	} else {
-		atomic_fetch_sub(&s->v, v);
-		atomic_fetch_add(&c->count, v);
-	}
+	swap_pcpu_fold_lock(c);
+	atomic_fetch_add(&c->count, v);
+	atomic_fetch_sub(&s->v, v);
+	swap_pcpu_fold_unlock(c);
 }
 
 /* The shared count alone: within SWAP_PCPU_SLACK of the sum. */
@@ -108,11 +117,14 @@ static long swap_pcpu_read(struct swap_pcpu_counter *c)
 /* percpu_counter_sum(): the exact value. Context: lockless. */
 static long swap_pcpu_sum(struct swap_pcpu_counter *c)
 {
-	long sum = atomic_load(&c->count);
+	long sum;
 	unsigned int i;
 
+	swap_pcpu_fold_lock(c);
+	sum = atomic_load(&c->count);
 	for (i = 0; i < SWAP_PCPU_SLOTS; i++)
 		sum += atomic_load(&c->cpu[i].v);
+	swap_pcpu_fold_unlock(c);
 	return sum;
 }
 
@@ -145,6 +157,7 @@ void swap_inuse_reset(struct swap_info_struct *si)
 	unsigned int i;
 
 	atomic_store(&si->inuse_pages.count, 0);
+	atomic_store(&si->inuse_pages.fold_lock, false);
 	atomic_store(&si->inuse_pages.offlist, false);
 	for (i = 0; i < SWAP_PCPU_SLOTS; i++)
 		atomic_store(&si->inuse_pages.cpu[i].v, 0);
