@@ -29,6 +29,24 @@
  * keeps after such a burst); more are freed.
  */
 #define SWAP_TABLE_POOL_MAX 2048
+
+/* Under AddressSanitizer a pooled table is poisoned, so that a reader
+ * still using it after its grace period is caught as if it were freed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SWAP_TABLE_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWAP_TABLE_POOL_ASAN 1
+#endif
+#endif
+#ifdef SWAP_TABLE_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define swap_table_poison(t)	ASAN_POISON_MEMORY_REGION((t), sizeof(struct swap_table))
+#define swap_table_unpoison(t)	ASAN_UNPOISON_MEMORY_REGION((t), sizeof(struct swap_table))
+#else
+#define swap_table_poison(t)	do { } while (0)
+#define swap_table_unpoison(t)	do { } while (0)
+#endif
 static struct {
 	pthread_mutex_t lock;	/* a leaf: taken under ci->lock */
 	unsigned int nr;
@@ -44,6 +62,8 @@ static struct swap_table *swap_table_pool_get(void)
 	if (swap_table_pool.nr)
 		t = swap_table_pool.tables[--swap_table_pool.nr];
 	pthread_mutex_unlock(&swap_table_pool.lock);
+	if (t)
+		swap_table_unpoison(t);
 	return t;
 }
 
@@ -54,6 +74,7 @@ static bool swap_table_pool_put(struct swap_table *t)
 
 	pthread_mutex_lock(&swap_table_pool.lock);
 	if (swap_table_pool.nr < SWAP_TABLE_POOL_MAX) {
+		swap_table_poison(t);
 		swap_table_pool.tables[swap_table_pool.nr++] = t;
 		kept = true;
 	}
