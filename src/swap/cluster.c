@@ -53,7 +53,8 @@ static struct {
 	struct swap_table *tables[SWAP_TABLE_POOL_MAX];
 } swap_table_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* A cleared table from the cache, or NULL. Context: any. */
+/* Context: any; takes the pool's leaf lock. Return: an all-NULL table
+ * from the pool, or NULL if it is empty. */
 static struct swap_table *swap_table_pool_get(void)
 {
 	struct swap_table *t = NULL;
@@ -67,7 +68,8 @@ static struct swap_table *swap_table_pool_get(void)
 	return t;
 }
 
-/* Keep @t (all NULL, past its grace period). Return: false if full. */
+/* Keep @t (all NULL, past its grace period). Context: any; takes the
+ * pool's leaf lock. Return: false if the pool is full (the caller frees). */
 static bool swap_table_pool_put(struct swap_table *t)
 {
 	bool kept = false;
@@ -103,6 +105,8 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci)
 	return 0;
 }
 
+/* After the grace period: the table goes to the pool, or back to malloc.
+ * Context: liburcu's call_rcu thread. */
 static void swap_table_free_rcu(struct rcu_head *head)
 {
 	struct swap_table *t = caa_container_of(head, struct swap_table, rcu);

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "io/backend.h"
 #include "swap/swap_internal.h"
@@ -49,12 +50,14 @@
  * flag, then sums; a free adds to its slot, then reads the flag. With
  * sequentially consistent operations on both sides, either the sum sees
  * the free or the free sees the flag and, under the lock, puts the device
- * back: a device is never left off the list with a slot free. As in the
- * kernel, a fold and a sum exclude each other (fold_lock, fbc->lock
- * there), so a sum never counts a batch twice or not at all.
+ * back: a device is never left off the list with a slot free. Folds take
+ * a lock (fbc->lock in the kernel) and mark themselves in a sequence
+ * count; a sum that saw a fold run retries, so it never counts a batch
+ * twice or not at all, and sums write nothing shared.
  */
-/* Most a slot holds: a batch less one, plus an allocation in flight. */
-#define SWAP_PCPU_SLACK	((long)SWAP_PCPU_SLOTS * (SWAP_PCPU_BATCH + SWAPFILE_CLUSTER))
+/* How far the slots together may be from zero: each holds less than a
+ * batch, plus an allocation in flight. */
+#define SWAP_PCPU_SLACK	((long)swap_pcpu_nr() * (SWAP_PCPU_BATCH + SWAPFILE_CLUSTER))
 
 /* Devices with free slots, highest priority first. swap_avail_lock. */
 static CDS_LIST_HEAD(swap_avail_head);
@@ -71,15 +74,38 @@ struct swap_cluster_hint {
 };
 static __thread struct swap_cluster_hint this_thread_cluster;
 
-/* This CPU's slot (threads on one CPU share it; the sum stays exact). */
+/*
+ * The slots in use: one per possible CPU, at most SWAP_PCPU_SLOTS (more
+ * CPUs share them). Context: lockless. Return: the number, fixed for the
+ * life of the process.
+ */
+static unsigned int swap_pcpu_nr(void)
+{
+	static _Atomic unsigned int nr;
+	unsigned int n = atomic_load_explicit(&nr, memory_order_relaxed);
+	long conf;
+
+	if (n)
+		return n;
+	conf = sysconf(_SC_NPROCESSORS_CONF);
+	n = conf < 1 ? 1 : conf > SWAP_PCPU_SLOTS ? SWAP_PCPU_SLOTS : (unsigned int)conf;
+	atomic_store_explicit(&nr, n, memory_order_relaxed);
+	return n;
+}
+
+/*
+ * This CPU's slot (threads on one CPU share it; the sum stays exact).
+ * Context: lockless. Return: the slot.
+ */
 static inline struct swap_pcpu_slot *swap_pcpu_this(struct swap_pcpu_counter *c)
 {
 	int cpu = sched_getcpu();
 
-	return &c->cpu[(unsigned int)(cpu < 0 ? 0 : cpu) % SWAP_PCPU_SLOTS];
+	return &c->cpu[(unsigned int)(cpu < 0 ? 0 : cpu) % swap_pcpu_nr()];
 }
 
-/* A leaf lock, held for a fold or a sum: a few loads and two adds. */
+/* A leaf lock, held for a fold: two adds.
+ * Context: any, no sleeping inside. */
 static void swap_pcpu_fold_lock(struct swap_pcpu_counter *c)
 {
 	while (atomic_exchange_explicit(&c->fold_lock, true, memory_order_acquire))
@@ -93,7 +119,8 @@ static void swap_pcpu_fold_unlock(struct swap_pcpu_counter *c)
 
 /*
  * percpu_counter_add_batch(): add @d to this CPU's slot; fold the slot
- * into the shared count once it holds a batch. Context: lockless.
+ * into the shared count once it holds a batch. Context: lockless; takes
+ * the fold lock for a fold.
  */
 static void swap_pcpu_add(struct swap_pcpu_counter *c, long d)
 {
@@ -103,32 +130,43 @@ static void swap_pcpu_add(struct swap_pcpu_counter *c, long d)
 	if (v < SWAP_PCPU_BATCH && v > -SWAP_PCPU_BATCH)
 		return;
 	swap_pcpu_fold_lock(c);
+	atomic_fetch_add(&c->fold_seq, 1);
 	atomic_fetch_add(&c->count, v);
 	atomic_fetch_sub(&s->v, v);
+	atomic_fetch_add(&c->fold_seq, 1);
 	swap_pcpu_fold_unlock(c);
 }
 
-/* The shared count alone: within SWAP_PCPU_SLACK of the sum. */
+/* percpu_counter_read(). Context: lockless. Return: the shared count
+ * alone, within SWAP_PCPU_SLACK of the exact value. */
 static long swap_pcpu_read(struct swap_pcpu_counter *c)
 {
 	return atomic_load_explicit(&c->count, memory_order_relaxed);
 }
 
-/* percpu_counter_sum(): the exact value. Context: lockless. */
+/* percpu_counter_sum(). Context: lockless; retries while folds run.
+ * Return: the exact value (updates running meanwhile may or may not be in
+ * it). */
 static long swap_pcpu_sum(struct swap_pcpu_counter *c)
 {
-	long sum;
+	unsigned long seq;
 	unsigned int i;
+	long sum;
 
-	swap_pcpu_fold_lock(c);
-	sum = atomic_load(&c->count);
-	for (i = 0; i < SWAP_PCPU_SLOTS; i++)
-		sum += atomic_load(&c->cpu[i].v);
-	swap_pcpu_fold_unlock(c);
+	do {
+		while ((seq = atomic_load(&c->fold_seq)) & 1)
+			sched_yield();
+		sum = atomic_load(&c->count);
+		for (i = 0; i < swap_pcpu_nr(); i++)
+			sum += atomic_load(&c->cpu[i].v);
+	} while (atomic_load(&c->fold_seq) != seq);
 	return sum;
 }
 
-/** vm_swap_full() - more than half of all swap in use. Lockless. */
+/**
+ * vm_swap_full() - is more than half of all swap in use?
+ * Context: lockless. Return: true if so.
+ */
 bool vm_swap_full(void)
 {
 	long total = atomic_load_explicit(&total_swap_pages, memory_order_relaxed);
@@ -142,7 +180,10 @@ bool vm_swap_full(void)
 	return swap_pcpu_sum(&nr_swap_pages) * 2 < total;
 }
 
-/** swap_inuse_pages() - @si's allocated slots, exact. Context: lockless. */
+/**
+ * swap_inuse_pages() - @si's allocated slots.
+ * Context: lockless (takes the counter's fold lock). Return: the exact count.
+ */
 long swap_inuse_pages(struct swap_info_struct *si)
 {
 	return swap_pcpu_sum(&si->inuse_pages);
@@ -158,6 +199,7 @@ void swap_inuse_reset(struct swap_info_struct *si)
 
 	atomic_store(&si->inuse_pages.count, 0);
 	atomic_store(&si->inuse_pages.fold_lock, false);
+	atomic_store(&si->inuse_pages.fold_seq, 0);
 	atomic_store(&si->inuse_pages.offlist, false);
 	for (i = 0; i < SWAP_PCPU_SLOTS; i++)
 		atomic_store(&si->inuse_pages.cpu[i].v, 0);
@@ -214,7 +256,12 @@ void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
 
 	swap_pcpu_add(&si->inuse_pages, nr);
 	swap_pcpu_add(&nr_swap_pages, -(long)nr);
-	if (swap_pcpu_read(&si->inuse_pages) + SWAP_PCPU_SLACK < (long)si->pages)
+	/*
+	 * Not full: the last of concurrent allocations to sum sees them all,
+	 * and takes the lock if they filled the device.
+	 */
+	if (swap_pcpu_read(&si->inuse_pages) + SWAP_PCPU_SLACK < (long)si->pages ||
+	    swap_pcpu_sum(&si->inuse_pages) < (long)si->pages)
 		return;
 	pthread_mutex_lock(&swap_avail_lock);
 	left = __swap_usage_check_full(si);

@@ -135,7 +135,8 @@ struct swap_pcpu_slot {
 } __attribute__((aligned(64)));
 struct swap_pcpu_counter {
 	_Atomic long count;		/* folded part */
-	_Atomic bool fold_lock;		/* a fold against a sum (fbc->lock) */
+	_Atomic bool fold_lock;		/* serializes folds (fbc->lock) */
+	_Atomic unsigned long fold_seq;	/* odd during a fold: sums retry */
 	_Atomic bool offlist;		/* inuse_pages: full, off the avail list */
 	struct swap_pcpu_slot cpu[SWAP_PCPU_SLOTS];
 };

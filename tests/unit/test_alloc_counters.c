@@ -44,6 +44,7 @@ static int swap_out_one(struct uswap_frame_pool *pool, unsigned int order, swp_e
 	return err;
 }
 
+/* The device's inuse_pages as uswap_swap_stat() reports it. */
 static uint64_t inuse_of(int type)
 {
 	struct uswap_swap_stat st;
