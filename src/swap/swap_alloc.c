@@ -208,13 +208,20 @@ void swap_inuse_reset(struct swap_info_struct *si)
 /* Insert @si by priority, after the devices of equal priority. */
 static void __swap_avail_add(struct swap_info_struct *si)
 {
-	struct swap_info_struct *p;
+	struct cds_list_head *pos;
 
 	if (si->on_avail)
 		return;
-	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+	/*
+	 * Raw nodes, not cds_list_for_each_entry(): its end test forms an
+	 * entry pointer from the list head, misaligned now that the struct
+	 * is cache-line aligned (UBSan).
+	 */
+	cds_list_for_each(pos, &swap_avail_head) {
+		struct swap_info_struct *p = caa_container_of(pos, struct swap_info_struct, avail_list);
+
 		if (p->prio < si->prio) {
-			cds_list_add_tail(&si->avail_list, &p->avail_list);
+			cds_list_add_tail(&si->avail_list, pos);
 			si->on_avail = true;
 			return;
 		}
@@ -573,11 +580,15 @@ static uint64_t swap_alloc_fast(unsigned int order, struct folio *folio, int onl
 /* Snapshot the avail list, rotating the first priority group. */
 static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_type)
 {
-	struct swap_info_struct *p, *first = NULL, *last_same = NULL;
+	struct swap_info_struct *first = NULL, *last_same = NULL;
+	struct cds_list_head *pos;
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&swap_avail_lock);
-	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+	/* Raw nodes: see __swap_avail_add(). */
+	cds_list_for_each(pos, &swap_avail_head) {
+		struct swap_info_struct *p = caa_container_of(pos, struct swap_info_struct, avail_list);
+
 		if (only_type >= 0 && p->type != (unsigned int)only_type)
 			continue;
 		if (swap_device_failed(p))

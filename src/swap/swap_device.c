@@ -339,7 +339,10 @@ static int alloc_swap_info(struct swap_info_struct **out, char *err, size_t errl
 		return -EPERM;
 	}
 	if (!si) {
-		si = calloc(1, sizeof(*si));
+		/* Cache-line aligned: the per-CPU counter slots are. */
+		si = aligned_alloc(_Alignof(struct swap_info_struct), sizeof(*si));
+		if (si)
+			memset(si, 0, sizeof(*si));
 		if (!si) {
 			pthread_mutex_unlock(&swap_lock);
 			return -ENOMEM;
