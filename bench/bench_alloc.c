@@ -8,7 +8,12 @@
  *                  or 9 with equal probability). Each thread owns a frame
  *                  pool and a batch of locked folios; it gives the whole
  *                  batch slots, then frees them all, repeatedly, for --ms.
- *                  1T and 2T runs alternate, --reps times each.
+ *                  1T and 2T runs alternate, --reps times each. Each rate
+ *                  is also taken per CPU-second: every thread's pairs over
+ *                  its own CLOCK_THREAD_CPUTIME_ID, summed over the threads
+ *                  (the rate the threads would reach with a CPU each, which
+ *                  a loaded machine does not give them), and "CPUs used" is
+ *                  the threads' CPU time over the wall time of the 2T run.
  *   fragmentation  a device of --clusters clusters is filled to 90% by
  *                  random allocations (order k with weight 2^(9-k): every
  *                  order brings the same number of slots on average) mixed
@@ -29,6 +34,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "swap/swap_internal.h"
 #include "benchutil.h"
@@ -53,16 +59,27 @@ struct worker {
 	pthread_barrier_t *start;
 	uint64_t pairs, slots;		/* alloc + free pairs done, slots they covered */
 	double rate_pairs, rate_slots;	/* per second */
+	double cpu_pairs, cpu_slots;	/* per second of this thread's CPU time */
+	uint64_t wall_ns, cpu_ns;
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static void *worker_run(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t t0, t1, deadline, slots = 0, pairs = 0;
+	uint64_t t0, t1, c0, c1, deadline, slots = 0, pairs = 0;
 	unsigned int i;
 	int err;
 
 	pthread_barrier_wait(w->start);
+	c0 = thread_cpu_ns();
 	t0 = bench_now_ns();
 	deadline = t0 + w->duration_ns;
 	do {
@@ -77,6 +94,13 @@ static void *worker_run(void *arg)
 			slots += folio_nr_pages(w->folios[i]);
 		t1 = bench_now_ns();
 	} while (t1 < deadline);
+	c1 = thread_cpu_ns();
+	if (c1 == c0)
+		c1++;
+	w->wall_ns = t1 - t0;
+	w->cpu_ns = c1 - c0;
+	w->cpu_pairs = (double)pairs * 1e9 / (double)(c1 - c0);
+	w->cpu_slots = (double)slots * 1e9 / (double)(c1 - c0);
 	w->pairs = pairs;
 	w->slots = slots;
 	w->rate_pairs = (double)pairs * 1e9 / (double)(t1 - t0);
@@ -84,16 +108,24 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/* One timed run with @nr threads: total pairs/s and slots/s. */
+/* What one timed run gives. */
+struct scaling_result {
+	double pairs_s, slots_s;	/* wall clock, summed over the threads */
+	double cpu_pairs_s, cpu_slots_s;	/* per thread CPU-second, summed */
+	double cpus_used;		/* the threads' CPU time / wall time */
+};
+
+/* One timed run with @nr threads. */
 static void scaling_run(struct worker *ws, unsigned int nr, uint64_t duration_ns,
-			double *pairs_s, double *slots_s)
+			struct scaling_result *res)
 {
 	pthread_barrier_t start;
+	uint64_t cpu = 0, wall = 0;
 	unsigned int i;
 	int err;
 
 	pthread_barrier_init(&start, NULL, nr);
-	*pairs_s = *slots_s = 0;
+	memset(res, 0, sizeof(*res));
 	for (i = 0; i < nr; i++) {
 		ws[i].start = &start;
 		ws[i].duration_ns = duration_ns;
@@ -102,9 +134,15 @@ static void scaling_run(struct worker *ws, unsigned int nr, uint64_t duration_ns
 	}
 	for (i = 0; i < nr; i++) {
 		pthread_join(ws[i].tid, NULL);
-		*pairs_s += ws[i].rate_pairs;
-		*slots_s += ws[i].rate_slots;
+		res->pairs_s += ws[i].rate_pairs;
+		res->slots_s += ws[i].rate_slots;
+		res->cpu_pairs_s += ws[i].cpu_pairs;
+		res->cpu_slots_s += ws[i].cpu_slots;
+		cpu += ws[i].cpu_ns;
+		if (ws[i].wall_ns > wall)
+			wall = ws[i].wall_ns;
 	}
+	res->cpus_used = wall ? (double)cpu / (double)wall : 0;
 	pthread_barrier_destroy(&start);
 }
 
@@ -118,6 +156,9 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 	for (l = 0; l < ARRAY_SIZE(loads); l++) {
 		double p1[BENCH_MAX_REPS], p2[BENCH_MAX_REPS], s1[BENCH_MAX_REPS];
 		double s2[BENCH_MAX_REPS], ratio[BENCH_MAX_REPS], sratio[BENCH_MAX_REPS];
+		double c1[BENCH_MAX_REPS], c2[BENCH_MAX_REPS], cratio[BENCH_MAX_REPS];
+		double csratio[BENCH_MAX_REPS], used[BENCH_MAX_REPS];
+		struct scaling_result a, b;
 		uint64_t rnd = seed;
 		char name[64];
 
@@ -142,12 +183,21 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 			}
 		}
 		/* Warm-up run: first-touch of tables and thread start-up costs. */
-		scaling_run(ws, MAX_THREADS, duration_ns / 4, &p1[0], &s1[0]);
+		scaling_run(ws, MAX_THREADS, duration_ns / 4, &a);
 		for (r = 0; r < reps; r++) {
-			scaling_run(ws, 1, duration_ns, &p1[r], &s1[r]);
-			scaling_run(ws, 2, duration_ns, &p2[r], &s2[r]);
+			scaling_run(ws, 1, duration_ns, &a);
+			scaling_run(ws, 2, duration_ns, &b);
+			p1[r] = a.pairs_s;
+			p2[r] = b.pairs_s;
+			s1[r] = a.slots_s;
+			s2[r] = b.slots_s;
 			ratio[r] = p2[r] / p1[r];
 			sratio[r] = s2[r] / s1[r];
+			c1[r] = a.cpu_pairs_s;
+			c2[r] = b.cpu_pairs_s;
+			cratio[r] = c2[r] / c1[r];
+			csratio[r] = b.cpu_slots_s / a.cpu_slots_s;
+			used[r] = b.cpus_used;
 		}
 		snprintf(name, sizeof(name), "%s 1 thread", loads[l]);
 		bench_add(rep, name, "alloc+free/s", bench_stat_of(p1, reps));
@@ -155,7 +205,17 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 		bench_add(rep, name, "alloc+free/s", bench_stat_of(p2, reps));
 		snprintf(name, sizeof(name), "%s scaling 2T/1T", loads[l]);
 		bench_add(rep, name, "ratio", bench_stat_of(ratio, reps));
+		snprintf(name, sizeof(name), "%s 1 thread per CPU-s", loads[l]);
+		bench_add(rep, name, "alloc+free/cpu-s", bench_stat_of(c1, reps));
+		snprintf(name, sizeof(name), "%s 2 threads per CPU-s", loads[l]);
+		bench_add(rep, name, "alloc+free/cpu-s", bench_stat_of(c2, reps));
+		snprintf(name, sizeof(name), "%s scaling 2T/1T per CPU-s", loads[l]);
+		bench_add(rep, name, "ratio", bench_stat_of(cratio, reps));
+		snprintf(name, sizeof(name), "%s 2 threads: CPUs used", loads[l]);
+		bench_add(rep, name, "CPUs", bench_stat_of(used, reps));
 		if (l) {
+			snprintf(name, sizeof(name), "%s slots scaling 2T/1T per CPU-s", loads[l]);
+			bench_add(rep, name, "ratio", bench_stat_of(csratio, reps));
 			snprintf(name, sizeof(name), "%s 1 thread slots", loads[l]);
 			bench_add(rep, name, "slots/s", bench_stat_of(s1, reps));
 			snprintf(name, sizeof(name), "%s 2 threads slots", loads[l]);

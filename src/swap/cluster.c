@@ -6,13 +6,87 @@
  * slot needs it).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swap/swap_internal.h"
 
+/*
+ * Tables back from their grace period, kept for the next cluster that
+ * needs one. The kernel takes a table's page from the page allocator's
+ * per-CPU lists; here calloc() and free() of one table (a little over
+ * 4 KiB) in a process with several threads made glibc trim and regrow a
+ * thread's arena at every cluster emptied and refilled: page faults, and
+ * TLB shootdowns to the other threads' CPUs (a fifth of bench_alloc's
+ * order-0 alloc+free time). A table comes back all NULL (__free_cluster
+ * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing.
+ *
+ * A table is back only after a grace period, and liburcu's call_rcu
+ * thread runs its callbacks about every 10 ms: a thread that empties and
+ * refills a cluster per 64 folios has hundreds of tables in flight. So the
+ * pool holds up to SWAP_TABLE_POOL_MAX tables (8 MiB, the most a process
+ * keeps after such a burst); more are freed.
+ */
+#define SWAP_TABLE_POOL_MAX 2048
+
+/* Under AddressSanitizer a pooled table is poisoned, so that a reader
+ * still using it after its grace period is caught as if it were freed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SWAP_TABLE_POOL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWAP_TABLE_POOL_ASAN 1
+#endif
+#endif
+#ifdef SWAP_TABLE_POOL_ASAN
+#include <sanitizer/asan_interface.h>
+#define swap_table_poison(t)	ASAN_POISON_MEMORY_REGION((t), sizeof(struct swap_table))
+#define swap_table_unpoison(t)	ASAN_UNPOISON_MEMORY_REGION((t), sizeof(struct swap_table))
+#else
+#define swap_table_poison(t)	do { } while (0)
+#define swap_table_unpoison(t)	do { } while (0)
+#endif
+static struct {
+	pthread_mutex_t lock;	/* a leaf: taken under ci->lock */
+	unsigned int nr;
+	struct swap_table *tables[SWAP_TABLE_POOL_MAX];
+} swap_table_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Context: any; takes the pool's leaf lock. Return: an all-NULL table
+ * from the pool, or NULL if it is empty. */
+static struct swap_table *swap_table_pool_get(void)
+{
+	struct swap_table *t = NULL;
+
+	pthread_mutex_lock(&swap_table_pool.lock);
+	if (swap_table_pool.nr)
+		t = swap_table_pool.tables[--swap_table_pool.nr];
+	pthread_mutex_unlock(&swap_table_pool.lock);
+	if (t)
+		swap_table_unpoison(t);
+	return t;
+}
+
+/* Keep @t (all NULL, past its grace period). Context: any; takes the
+ * pool's leaf lock. Return: false if the pool is full (the caller frees). */
+static bool swap_table_pool_put(struct swap_table *t)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&swap_table_pool.lock);
+	if (swap_table_pool.nr < SWAP_TABLE_POOL_MAX) {
+		swap_table_poison(t);
+		swap_table_pool.tables[swap_table_pool.nr++] = t;
+		kept = true;
+	}
+	pthread_mutex_unlock(&swap_table_pool.lock);
+	return kept;
+}
+
 /**
- * swap_cluster_alloc_table() - give an unused cluster its swap table.
+ * swap_cluster_alloc_table() - give an unused cluster its swap table,
+ * a cached one if there is one.
  * Context: ci->lock held. Return: 0, -ENOMEM.
  */
 int swap_cluster_alloc_table(struct swap_cluster_info *ci)
@@ -22,17 +96,24 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci)
 	uswap_assert_held(&ci->lock);
 	if (swap_cluster_table(ci))
 		return 0;
-	t = calloc(1, sizeof(*t));
+	t = swap_table_pool_get();
+	if (!t)
+		t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	atomic_store_explicit(&ci->table, t, memory_order_release);
 	return 0;
 }
 
+/* After the grace period: the table goes to the pool, or back to malloc.
+ * Context: liburcu's call_rcu thread. */
 static void swap_table_free_rcu(struct rcu_head *head)
 {
+	struct swap_table *t = caa_container_of(head, struct swap_table, rcu);
+
 	uswap_rcu_tsan_acquire();
-	free(caa_container_of(head, struct swap_table, rcu));
+	if (!swap_table_pool_put(t))
+		free(t);
 }
 
 /* The table outlives the grace period: lockless readers may still hold it. */

@@ -25,9 +25,39 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "io/backend.h"
 #include "swap/swap_internal.h"
+
+/*
+ * Usage counters. The kernel keeps si->inuse_pages in one atomic word per
+ * device and nr_swap_pages in one global atomic word: every allocation and
+ * free writes both. Here an alloc+free pair costs a few hundred
+ * nanoseconds, and two threads writing those two cache lines spent a fifth
+ * of their time waiting for them (bench_alloc, 2 threads). So both are
+ * split per CPU as the kernel's percpu_counter is (struct
+ * swap_pcpu_counter): a CPU adds to its own slot and folds the slot into
+ * the shared count when it reaches SWAP_PCPU_BATCH either way. Readers that
+ * need the exact value sum the slots (percpu_counter_sum), and the two
+ * decisions taken on the values (device full, swap more than half used)
+ * sum only when the shared count is within the slots' slack of the
+ * threshold (__percpu_counter_compare).
+ *
+ * The device-full rule keeps the kernel's SWAP_USAGE_OFFLIST_BIT, as a
+ * flag beside the shared count (which may go negative here): under
+ * swap_avail_lock, an allocation that may have filled the device sets the
+ * flag, then sums; a free adds to its slot, then reads the flag. With
+ * sequentially consistent operations on both sides, either the sum sees
+ * the free or the free sees the flag and, under the lock, puts the device
+ * back: a device is never left off the list with a slot free. Folds take
+ * a lock (fbc->lock in the kernel) and mark themselves in a sequence
+ * count; a sum that saw a fold run retries, so it never counts a batch
+ * twice or not at all, and sums write nothing shared.
+ */
+/* How far the slots together may be from zero: each holds less than a
+ * batch, plus an allocation in flight. */
+#define SWAP_PCPU_SLACK	((long)swap_pcpu_nr() * (SWAP_PCPU_BATCH + SWAPFILE_CLUSTER))
 
 /* Devices with free slots, highest priority first. swap_avail_lock. */
 static CDS_LIST_HEAD(swap_avail_head);
@@ -35,7 +65,7 @@ static pthread_mutex_t swap_avail_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Totals over swapped-on devices. */
 static _Atomic long total_swap_pages;
-static _Atomic long nr_swap_pages;
+static struct swap_pcpu_counter nr_swap_pages;
 
 struct swap_cluster_hint {
 	struct swap_info_struct *si[SWAP_NR_ORDERS];
@@ -44,23 +74,154 @@ struct swap_cluster_hint {
 };
 static __thread struct swap_cluster_hint this_thread_cluster;
 
-/** vm_swap_full() - more than half of all swap in use. Lockless. */
+/*
+ * The slots in use: one per possible CPU, at most SWAP_PCPU_SLOTS (more
+ * CPUs share them). Context: lockless. Return: the number, fixed for the
+ * life of the process.
+ */
+static unsigned int swap_pcpu_nr(void)
+{
+	static _Atomic unsigned int nr;
+	unsigned int n = atomic_load_explicit(&nr, memory_order_relaxed);
+	long conf;
+
+	if (n)
+		return n;
+	conf = sysconf(_SC_NPROCESSORS_CONF);
+	n = conf < 1 ? 1 : conf > SWAP_PCPU_SLOTS ? SWAP_PCPU_SLOTS : (unsigned int)conf;
+	atomic_store_explicit(&nr, n, memory_order_relaxed);
+	return n;
+}
+
+/*
+ * This CPU's slot (threads on one CPU share it; the sum stays exact).
+ * Context: lockless. Return: the slot.
+ */
+static inline struct swap_pcpu_slot *swap_pcpu_this(struct swap_pcpu_counter *c)
+{
+	int cpu = sched_getcpu();
+
+	return &c->cpu[(unsigned int)(cpu < 0 ? 0 : cpu) % swap_pcpu_nr()];
+}
+
+/* A leaf lock, held for a fold: two adds.
+ * Context: any, no sleeping inside. */
+static void swap_pcpu_fold_lock(struct swap_pcpu_counter *c)
+{
+	while (atomic_exchange_explicit(&c->fold_lock, true, memory_order_acquire))
+		sched_yield();
+}
+
+static void swap_pcpu_fold_unlock(struct swap_pcpu_counter *c)
+{
+	atomic_store_explicit(&c->fold_lock, false, memory_order_release);
+}
+
+/*
+ * percpu_counter_add_batch(): add @d to this CPU's slot; fold the slot
+ * into the shared count once it holds a batch. Context: lockless; takes
+ * the fold lock for a fold.
+ */
+static void swap_pcpu_add(struct swap_pcpu_counter *c, long d)
+{
+	struct swap_pcpu_slot *s = swap_pcpu_this(c);
+	long v = atomic_fetch_add(&s->v, d) + d;
+
+	if (v < SWAP_PCPU_BATCH && v > -SWAP_PCPU_BATCH)
+		return;
+	swap_pcpu_fold_lock(c);
+	atomic_fetch_add(&c->fold_seq, 1);
+	atomic_fetch_add(&c->count, v);
+	atomic_fetch_sub(&s->v, v);
+	atomic_fetch_add(&c->fold_seq, 1);
+	swap_pcpu_fold_unlock(c);
+}
+
+/* percpu_counter_read(). Context: lockless. Return: the shared count
+ * alone, within SWAP_PCPU_SLACK of the exact value. */
+static long swap_pcpu_read(struct swap_pcpu_counter *c)
+{
+	return atomic_load_explicit(&c->count, memory_order_relaxed);
+}
+
+/* percpu_counter_sum(). Context: lockless; retries while folds run.
+ * Return: the exact value (updates running meanwhile may or may not be in
+ * it). */
+static long swap_pcpu_sum(struct swap_pcpu_counter *c)
+{
+	unsigned long seq;
+	unsigned int i;
+	long sum;
+
+	do {
+		while ((seq = atomic_load(&c->fold_seq)) & 1)
+			sched_yield();
+		sum = atomic_load(&c->count);
+		for (i = 0; i < swap_pcpu_nr(); i++)
+			sum += atomic_load(&c->cpu[i].v);
+	} while (atomic_load(&c->fold_seq) != seq);
+	return sum;
+}
+
+/**
+ * vm_swap_full() - is more than half of all swap in use?
+ * Context: lockless. Return: true if so.
+ */
 bool vm_swap_full(void)
 {
-	return atomic_load_explicit(&nr_swap_pages, memory_order_relaxed) * 2 <
-	       atomic_load_explicit(&total_swap_pages, memory_order_relaxed);
+	long total = atomic_load_explicit(&total_swap_pages, memory_order_relaxed);
+	long nr = swap_pcpu_read(&nr_swap_pages);
+
+	/* Far from the line, the shared count decides; near it, the sum. */
+	if (nr * 2 + 2 * SWAP_PCPU_SLACK < total)
+		return true;
+	if (nr * 2 - 2 * SWAP_PCPU_SLACK >= total)
+		return false;
+	return swap_pcpu_sum(&nr_swap_pages) * 2 < total;
+}
+
+/**
+ * swap_inuse_pages() - @si's allocated slots.
+ * Context: lockless (takes the counter's fold lock). Return: the exact count.
+ */
+long swap_inuse_pages(struct swap_info_struct *si)
+{
+	return swap_pcpu_sum(&si->inuse_pages);
+}
+
+/**
+ * swap_inuse_reset() - zero @si's usage count for a new swapon.
+ * Context: swapon, before the device is published.
+ */
+void swap_inuse_reset(struct swap_info_struct *si)
+{
+	unsigned int i;
+
+	atomic_store(&si->inuse_pages.count, 0);
+	atomic_store(&si->inuse_pages.fold_lock, false);
+	atomic_store(&si->inuse_pages.fold_seq, 0);
+	atomic_store(&si->inuse_pages.offlist, false);
+	for (i = 0; i < SWAP_PCPU_SLOTS; i++)
+		atomic_store(&si->inuse_pages.cpu[i].v, 0);
 }
 
 /* Insert @si by priority, after the devices of equal priority. */
 static void __swap_avail_add(struct swap_info_struct *si)
 {
-	struct swap_info_struct *p;
+	struct cds_list_head *pos;
 
 	if (si->on_avail)
 		return;
-	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+	/*
+	 * Raw nodes, not cds_list_for_each_entry(): its end test forms an
+	 * entry pointer from the list head, misaligned now that the struct
+	 * is cache-line aligned (UBSan).
+	 */
+	cds_list_for_each(pos, &swap_avail_head) {
+		struct swap_info_struct *p = caa_container_of(pos, struct swap_info_struct, avail_list);
+
 		if (p->prio < si->prio) {
-			cds_list_add_tail(&si->avail_list, &p->avail_list);
+			cds_list_add_tail(&si->avail_list, pos);
 			si->on_avail = true;
 			return;
 		}
@@ -77,21 +238,44 @@ static void __swap_avail_del(struct swap_info_struct *si)
 	si->on_avail = false;
 }
 
+/*
+ * The device may have just filled up: if the sum says so, it leaves the
+ * avail list with the OFFLIST bit set (see "Usage counters").
+ * Context: swap_avail_lock held. Return: true if it left.
+ */
+static bool __swap_usage_check_full(struct swap_info_struct *si)
+{
+	if (swap_pcpu_sum(&si->inuse_pages) < (long)si->pages)
+		return false;
+	atomic_store(&si->inuse_pages.offlist, true);
+	if (swap_pcpu_sum(&si->inuse_pages) < (long)si->pages) {
+		atomic_store(&si->inuse_pages.offlist, false);
+		return false;
+	}
+	__swap_avail_del(si);
+	return true;
+}
+
 /** swap_range_alloc() - account @nr new slots; a full device leaves the avail list. */
 void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
 {
-	long inuse = atomic_fetch_add_explicit(&si->inuse_pages, nr, memory_order_relaxed) + nr;
+	bool left;
 
-	atomic_fetch_sub_explicit(&nr_swap_pages, nr, memory_order_relaxed);
-	if (inuse == (long)si->pages) {
-		pthread_mutex_lock(&swap_avail_lock);
-		if (atomic_load(&si->inuse_pages) == (long)si->pages)
-			__swap_avail_del(si);
-		pthread_mutex_unlock(&swap_avail_lock);
-		/* Full, and swap is short overall: free what only the cache holds. */
-		if (vm_swap_full())
-			swap_schedule_work(si, SWAP_WORK_RECLAIM);
-	}
+	swap_pcpu_add(&si->inuse_pages, nr);
+	swap_pcpu_add(&nr_swap_pages, -(long)nr);
+	/*
+	 * Not full: the last of concurrent allocations to sum sees them all,
+	 * and takes the lock if they filled the device.
+	 */
+	if (swap_pcpu_read(&si->inuse_pages) + SWAP_PCPU_SLACK < (long)si->pages ||
+	    swap_pcpu_sum(&si->inuse_pages) < (long)si->pages)
+		return;
+	pthread_mutex_lock(&swap_avail_lock);
+	left = __swap_usage_check_full(si);
+	pthread_mutex_unlock(&swap_avail_lock);
+	/* Full, and swap is short overall: free what only the cache holds. */
+	if (left && vm_swap_full())
+		swap_schedule_work(si, SWAP_WORK_RECLAIM);
 }
 
 /**
@@ -100,17 +284,19 @@ void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
  */
 void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
 {
-	long inuse = atomic_fetch_sub_explicit(&si->inuse_pages, nr, memory_order_relaxed);
-
+	swap_pcpu_add(&si->inuse_pages, -(long)nr);
 	swap_backend_slots_freed(si, offset, nr);
-	atomic_fetch_add_explicit(&nr_swap_pages, nr, memory_order_relaxed);
-	if (inuse == (long)si->pages) {
-		pthread_mutex_lock(&swap_avail_lock);
-		if ((atomic_load(&si->flags) & SWP_WRITEOK) &&
-		    atomic_load(&si->inuse_pages) < (long)si->pages)
+	swap_pcpu_add(&nr_swap_pages, nr);
+	if (!atomic_load(&si->inuse_pages.offlist))
+		return;
+	pthread_mutex_lock(&swap_avail_lock);
+	if (atomic_load(&si->inuse_pages.offlist) &&
+	    swap_pcpu_sum(&si->inuse_pages) < (long)si->pages) {
+		atomic_store(&si->inuse_pages.offlist, false);
+		if (atomic_load(&si->flags) & SWP_WRITEOK)
 			__swap_avail_add(si);
-		pthread_mutex_unlock(&swap_avail_lock);
 	}
+	pthread_mutex_unlock(&swap_avail_lock);
 }
 
 /*
@@ -123,16 +309,19 @@ void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int 
 
 /**
  * swap_alloc_device_added() - a device becomes writable: at swapon, or
- * again after a failed swapoff. Context: swap_lock held.
+ * again after a failed swapoff. A full one stays off the avail list with
+ * the OFFLIST bit, for the first free to put it back.
+ * Context: swap_lock held.
  */
 void swap_alloc_device_added(struct swap_info_struct *si)
 {
 	atomic_fetch_add(&total_swap_pages, si->pages);
-	atomic_fetch_add(&nr_swap_pages, si->pages);
+	atomic_fetch_add(&nr_swap_pages.count, si->pages);
 	pthread_mutex_lock(&swap_avail_lock);
 	atomic_fetch_or(&si->flags, SWP_WRITEOK);
-	if (atomic_load(&si->inuse_pages) < (long)si->pages)
-		__swap_avail_add(si);
+	atomic_store(&si->inuse_pages.offlist, false);
+	__swap_avail_add(si);
+	__swap_usage_check_full(si);
 	pthread_mutex_unlock(&swap_avail_lock);
 }
 
@@ -147,7 +336,7 @@ void swap_alloc_device_removed(struct swap_info_struct *si)
 	__swap_avail_del(si);
 	pthread_mutex_unlock(&swap_avail_lock);
 	atomic_fetch_sub(&total_swap_pages, si->pages);
-	atomic_fetch_sub(&nr_swap_pages, si->pages);
+	atomic_fetch_sub(&nr_swap_pages.count, si->pages);
 }
 
 /* A cluster may serve this order: on a usable list, with a table, and
@@ -391,11 +580,15 @@ static uint64_t swap_alloc_fast(unsigned int order, struct folio *folio, int onl
 /* Snapshot the avail list, rotating the first priority group. */
 static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_type)
 {
-	struct swap_info_struct *p, *first = NULL, *last_same = NULL;
+	struct swap_info_struct *first = NULL, *last_same = NULL;
+	struct cds_list_head *pos;
 	unsigned int n = 0;
 
 	pthread_mutex_lock(&swap_avail_lock);
-	cds_list_for_each_entry(p, &swap_avail_head, avail_list) {
+	/* Raw nodes: see __swap_avail_add(). */
+	cds_list_for_each(pos, &swap_avail_head) {
+		struct swap_info_struct *p = caa_container_of(pos, struct swap_info_struct, avail_list);
+
 		if (only_type >= 0 && p->type != (unsigned int)only_type)
 			continue;
 		if (swap_device_failed(p))
@@ -546,7 +739,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 		swap_cluster_unlock(ci);
 		return;
 	}
-	to_scan = atomic_load(&si->inuse_pages) / SWAPFILE_CLUSTER;
+	to_scan = swap_inuse_pages(si) / SWAPFILE_CLUSTER;
 	if (to_scan <= 0)
 		return;
 	idx = malloc((size_t)to_scan * sizeof(*idx));

@@ -348,7 +348,10 @@ static int alloc_swap_info(struct swap_info_struct **out, char *err, size_t errl
 		return -EPERM;
 	}
 	if (!si) {
-		si = calloc(1, sizeof(*si));
+		/* Cache-line aligned: the per-CPU counter slots are. */
+		si = aligned_alloc(_Alignof(struct swap_info_struct), sizeof(*si));
+		if (si)
+			memset(si, 0, sizeof(*si));
 		if (!si) {
 			pthread_mutex_unlock(&swap_lock);
 			return -ENOMEM;
@@ -439,7 +442,7 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	si->max = (unsigned int)p->nr_pages;
 	si->prio = (p->flags & SWAP_FLAG_PREFER) ? (short)(p->flags & SWAP_FLAG_PRIO_MASK)
 						 : DEF_SWAP_PRIO;
-	atomic_store(&si->inuse_pages, 0);
+	swap_inuse_reset(si);
 	memset(si->global_next, 0, sizeof(si->global_next));
 	/* The struct is reused across swapons: counters start afresh. */
 	atomic_store(&si->nr_reads, 0);
@@ -648,13 +651,13 @@ USWAP_API int uswap_swapoff_type(unsigned int type)
 	 */
 	wait_for_allocation(si);
 	err = swap_unuse_owners(type);
-	if (!err && atomic_load(&si->inuse_pages) && swap_device_tryget(si)) {
+	if (!err && swap_inuse_pages(si) && swap_device_tryget(si)) {
 		/* Cache-only slots (count 0, a folio in the cache) are ours
 		 * to drop: readahead, or folios whose owners are gone. */
 		swap_reclaim_cache_only(si);
 		put_swap_device(si);
 	}
-	if (!err && atomic_load(&si->inuse_pages))
+	if (!err && swap_inuse_pages(si))
 		err = -EBUSY;
 	if (err) {
 		pthread_mutex_lock(&swap_lock);
@@ -711,7 +714,7 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	memset(st, 0, sizeof(*st));
 	st->max = si->max;
 	st->pages = si->pages;
-	st->inuse_pages = (uint64_t)atomic_load(&si->inuse_pages);
+	st->inuse_pages = (uint64_t)swap_inuse_pages(si);
 	st->nr_clusters = si->nr_clusters;
 	st->nr_tables = (uint64_t)atomic_load(&si->nr_tables);
 	st->nr_extend_tables = (uint64_t)atomic_load(&si->nr_extend_tables);

@@ -124,6 +124,24 @@ struct swap_design_ops {
 };
 
 /*
+ * A count split per CPU, as the kernel's percpu_counter (swap_alloc.c):
+ * each CPU adds to its own slot and folds the slot into @count once it
+ * reaches SWAP_PCPU_BATCH either way. swap_pcpu_sum() is the exact value.
+ */
+#define SWAP_PCPU_SLOTS	32
+#define SWAP_PCPU_BATCH	(2 * SWAPFILE_CLUSTER)
+struct swap_pcpu_slot {
+	_Atomic long v;
+} __attribute__((aligned(64)));
+struct swap_pcpu_counter {
+	_Atomic long count;		/* folded part */
+	_Atomic bool fold_lock;		/* serializes folds (fbc->lock) */
+	_Atomic unsigned long fold_seq;	/* odd during a fold: sums retry */
+	_Atomic bool offlist;		/* inuse_pages: full, off the avail list */
+	struct swap_pcpu_slot cpu[SWAP_PCPU_SLOTS];
+};
+
+/*
  * Invariants:
  *   pages == max - nr_bad (slot 0 and listed bad pages below max);
  *   inuse_pages == sum over clusters of (count - bad slots of the cluster);
@@ -136,7 +154,7 @@ struct swap_info_struct {
 	unsigned int max;		/* slots incl. header, bad and tail-masked */
 	unsigned int pages;		/* usable slots */
 	unsigned int nr_bad;		/* bad slots below max, header included */
-	_Atomic long inuse_pages;	/* allocated slots */
+	struct swap_pcpu_counter inuse_pages;	/* allocated slots: swap_inuse_pages() */
 	unsigned long nr_clusters;
 	struct swap_cluster_info *cluster_info;	/* nr_clusters, static */
 	struct uswap_spinlock lock;	/* cluster lists below */
@@ -274,6 +292,8 @@ void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offs
 
 /* ---- swap_alloc.c ---- */
 bool vm_swap_full(void);
+long swap_inuse_pages(struct swap_info_struct *si);
+void swap_inuse_reset(struct swap_info_struct *si);
 
 /*
  * The kernel's __try_to_reclaim_swap() gate, shared by both designs: the

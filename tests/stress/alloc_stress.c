@@ -459,9 +459,9 @@ static int check_device(unsigned int type, uint64_t expect_inuse)
 			atomic_load(&si->nr_extend_tables));
 		bad = 1;
 	}
-	if (used != (uint64_t)atomic_load(&si->inuse_pages)) {
+	if (used != (uint64_t)swap_inuse_pages(si)) {
 		fprintf(stderr, "tables hold %" PRIu64 " slots, inuse_pages %ld\n", used,
-			atomic_load(&si->inuse_pages));
+			swap_inuse_pages(si));
 		bad = 1;
 	}
 	if (expect_inuse != UINT64_MAX && used != expect_inuse) {

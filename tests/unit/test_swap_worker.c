@@ -335,7 +335,7 @@ static bool device_below(void *arg)
 {
 	struct swap_info_struct *si = arg;
 
-	return atomic_load(&si->inuse_pages) < (long)si->pages;
+	return swap_inuse_pages(si) < (long)si->pages;
 }
 
 /*
@@ -365,7 +365,7 @@ static void test_reclaim_work(void **state)
 	if (!wait_until(device_below, si))
 		fail_msg("no background reclaim within %d s", DEADLINE_SECS);
 	swap_flush_work(si);
-	inuse = atomic_load(&si->inuse_pages);
+	inuse = swap_inuse_pages(si);
 	/* One full cluster reclaimed: 511 (the header's) or 512 slots. */
 	assert_true(inuse == 1023 - 511 || inuse == 1023 - 512);
 	for (i = 0; i < 1023; i++)
