@@ -27,6 +27,7 @@
 
 #include "io/backend.h"
 #include "nbd_server.h"
+#include "testutil.h"
 
 #define PAGE		4096U
 #define EXPORT_SLOTS	16384U		/* 64 MiB */
@@ -626,13 +627,7 @@ int main(void)
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_bad_input),
 	};
-	int ret;
 
-	if (nbd_srv_mkdir(dir, sizeof(dir))) {
-		perror("mkdtemp");
-		return 1;
-	}
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	nbd_srv_rmdir(dir);
-	return ret;
+	return test_run_in_tmpdir("backend_nbd", tests, sizeof(tests) / sizeof(tests[0]), "nbd", dir,
+				  sizeof(dir));
 }
