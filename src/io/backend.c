@@ -348,10 +348,12 @@ void swap_backend_destroy(struct swap_backend *be)
  * @obs: the observer (it and its arg outlive its registration), or NULL
  *
  * obs->destroy(be, arg) runs in swap_backend_destroy() before the backend
- * is released, on the destroying thread (swapoff's, for a swap device),
- * when no request of @be is in flight any more: its counters and
- * backend-specific stats are final. The bench reads per-device figures
- * there, after a workload has swapped its devices off.
+ * is released, on the destroying thread (swapoff's, for a swap device).
+ * At swapoff no request of the device is in flight any more, so its
+ * counters and backend-specific stats are final there: the bench reads
+ * per-device figures this way after a workload has swapped its devices
+ * off. Backends destroyed elsewhere (a failed swapon, a fault wrapper's
+ * inner backend) are reported too.
  *
  * Context: any; the observer must not destroy backends, and must be
  * unregistered (NULL) only when no destroy can be running.
