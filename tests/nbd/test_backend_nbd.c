@@ -342,7 +342,9 @@ static void test_timeout(void **state)
 					"can_write=exit 0", "pwrite=cat >/dev/null",
 					"pread=if [ \"$4\" -ne 0 ]; then sleep 5; fi; "
 					"head -c \"$3\" /dev/zero", NULL), 0);
-	be = open_be(s.uri, 500, 5000);
+	/* 1.5 s: the eval plugin starts a shell per command, which takes a
+	 * good part of a second on a machine at load 25 */
+	be = open_be(s.uri, 1500, 5000);
 	fill(buf, 3, 1, 1);
 	assert_int_equal(swap_backend_write(be, 3, 1, buf), 0);
 	t0 = ms_now();
