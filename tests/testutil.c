@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/random.h>
+#include <time.h>
 
+#include <uswap/mm.h>
+#include "mm/mm_internal.h"
 #include "testutil.h"
 
 uint64_t test_seed(const char *test_name)
@@ -29,4 +38,63 @@ uint64_t test_ops(uint64_t def)
 	if (s && *s)
 		return strtoull(s, NULL, 0);
 	return def;
+}
+
+/* test_reclaim_all(): see testutil.h. */
+uint64_t test_reclaim_all(struct uswap_mem *mem, uint64_t frames)
+{
+	const struct timespec two_ms = { 0, 2000000 };
+	struct uswap_mem_stats st;
+	uint64_t total = 0;
+	int idle = 0;
+	long n;
+
+	for (;;) {
+		n = uswap_mem_reclaim(mem, frames);
+		assert_true(n >= 0);
+		if (!n) {
+			uswap_mem_get_stats(mem, &st);
+			if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 1000))
+				break;
+			nanosleep(&two_ms, NULL);	/* writeback in flight: look again */
+			continue;
+		}
+		idle = 0;
+		total += (uint64_t)n;
+	}
+	return total;
+}
+
+/* test_peek_pte(): see testutil.h. */
+uint64_t test_peek_pte(struct uswap_mm *mm, uint64_t addr)
+{
+	struct uswap_vma *vma;
+	pte_t p = 0;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	vma = find_vma(mm, addr >> USWAP_PAGE_SHIFT);
+	if (vma)
+		p = atomic_load(vma_pte(vma, addr >> USWAP_PAGE_SHIFT));
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return p;
+}
+
+/* test_run_in_tmpdir(): see testutil.h. */
+int test_run_in_tmpdir(const char *name, const struct CMUnitTest *tests, size_t n,
+		       const char *prefix, char *dir, size_t dirlen)
+{
+	char cmd[300];
+	int ret;
+
+	snprintf(dir, dirlen, "/tmp/uswap-%s-XXXXXX", prefix);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	ret = _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		/* best effort: a leftover directory under /tmp */
+	}
+	return ret;
 }

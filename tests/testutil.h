@@ -30,4 +30,36 @@ static inline uint64_t test_rand_below(uint64_t *s, uint64_t n)
 	return n ? test_rand(s) % n : 0;
 }
 
+/* ---- mm and cmocka helpers (testutil.c) ---- */
+
+struct uswap_mem;
+struct uswap_mm;
+struct CMUnitTest;
+
+/*
+ * Reclaim until nothing is left to take: uswap_mem_reclaim() of @frames
+ * until it frees nothing three times in a row with the LRU empty, waiting
+ * (2 ms at a time, up to ~2 s) for folios still under writeback (an
+ * asynchronous device) to become reclaimable. Fails the test on an error.
+ * Context: a cmocka test. Return: the frames reclaimed.
+ */
+uint64_t test_reclaim_all(struct uswap_mem *mem, uint64_t frames);
+
+/*
+ * The PTE (a pte_t, <mm/pte.h>) of @addr in @mm, read under the mmap lock;
+ * 0 (pte_none) when no VMA covers @addr.
+ * Context: any thread. Return: the PTE.
+ */
+uint64_t test_peek_pte(struct uswap_mm *mm, uint64_t addr);
+
+/*
+ * Run the cmocka group @name (@n tests) with a temporary directory made
+ * for it, /tmp/uswap-@prefix-XXXXXX, its path in @dir (at least 64 bytes),
+ * removed with what is in it afterwards.
+ * Context: main(). Return: the group's result (0: all passed), or 1 if
+ * the directory could not be made.
+ */
+int test_run_in_tmpdir(const char *name, const struct CMUnitTest *tests, size_t n,
+		       const char *prefix, char *dir, size_t dirlen);
+
 #endif

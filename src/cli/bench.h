@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define BENCH_MAX_SWAP 8
 
@@ -68,6 +69,11 @@ double bench_median(double *v, unsigned int n);
 double bench_ratio(double t, double l);
 int bench_ratio_ci95(const double *t, const double *l, unsigned int n, double *lo, double *hi);
 #define BENCH_CI_METHOD "95% interval: percentile bootstrap of the paired runs (4000 resamples)"
+
+/* bench_devices.c: per-device figures of the mm benches */
+void bench_devices_start(void);
+void bench_devices_design(const char *design);
+void bench_devices_print(FILE *f, bool json);
 
 int bench_drive(const struct bench_opts *o,
 		int (*measure)(const struct bench_opts *o, const char *design,

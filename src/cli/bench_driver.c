@@ -219,6 +219,7 @@ int bench_drive(const struct bench_opts *o,
 			}
 			fputc('}', out);
 		}
+		bench_devices_print(out, true);
 		fprintf(out, "}\n");
 	} else if (o->csv) {
 		fprintf(out, "workload,figure,design,median,min,max\n");
@@ -264,6 +265,7 @@ int bench_drive(const struct bench_opts *o,
 			}
 			fputc('\n', out);
 		}
+		bench_devices_print(out, false);
 	}
 	if (o->plot) {
 		int err = bench_plot_svg(o->plot, o, nt ? t : l, nt ? nt : nl, nt ? l : NULL, nt ? nl : 0);

@@ -248,6 +248,7 @@ static int mm_measure(const struct bench_opts *o, const char *design, struct ben
 	int ret;
 
 	cfg.design = design;
+	bench_devices_design(run < 2 ? NULL : design);	/* runs 0, 1: the warm-up */
 	cfg.seed = o->seed + run++ / 2;	/* both designs see the same seed in a pair */
 	ret = uswap_workload_run(both_bench->name, &cfg, &res);
 	if (ret && ret != -EIO) {
@@ -271,6 +272,7 @@ static int mm_bench_both(const struct bench_opts *o, const struct mm_bench *b)
 	both_bench = b;
 	if (mm_bench_config(o, b, &both_cfg))
 		return 2;
+	bench_devices_start();
 	return bench_drive(o, mm_measure);
 }
 
@@ -298,6 +300,7 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 		cfg.progress_arg = &prog;
 	}
 	prog.runs = runs;
+	bench_devices_start();
 	for (r = 0; r < runs; r++) {
 		cfg.seed = o->seed + r;
 		prog.run = r + 1;
@@ -326,8 +329,10 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 			failed = 1;
 		}
 	}
-	if (!runs)
+	if (!runs) {
+		bench_devices_print(NULL, false);
 		return 1;
+	}
 
 	if (o->json) {
 		printf("{\"workload\":");
@@ -369,6 +374,7 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 				print_num(mx);
 			}
 		}
+		bench_devices_print(stdout, true);
 		printf(",\"ok\":%s}\n", failed ? "false" : "true");
 		return failed;
 	}
@@ -409,6 +415,7 @@ static int mm_bench_run(const struct bench_opts *o, const struct mm_bench *b)
 			printf(" %14.6g %14.6g", mn, mx);
 		putchar('\n');
 	}
+	bench_devices_print(stdout, false);
 	printf("  bad_pages %" PRIu64 ", access errors %" PRIu64 ", leaked slots %" PRIu64
 	       " -> %s\n", bad, errors, leaked, failed ? "FAILED" : "ok");
 	return failed;

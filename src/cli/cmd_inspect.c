@@ -2,14 +2,20 @@
 /*
  * uswap inspect: read a swap area's header, say whether swapon (uswap's,
  * which also takes bad pages on files) would accept it, and what the
- * device would cost in static cluster metadata.
+ * device would cost in static cluster metadata. The area is a file, a
+ * block device, or an NBD export (nbd:// or nbd+unix:// URI): for an
+ * export, also what the connection offers and the read latency of a few
+ * probe reads.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "io/backend.h"
 #include "swap/swap_header.h"
 #include <uswap/legacy.h>
 #include <uswap/swap.h>
@@ -32,8 +38,63 @@ struct inspect_result {
 	const char *design;
 	bool measured;
 	uint64_t m_static, m_cluster_array, m_map, m_dynamic;
+	/* an NBD export: the connection and the probe reads */
+	bool nbd;
+	struct swap_nbd_stats ns;	/* state is a static string */
+	unsigned int probes;		/* single-page reads, one at a time */
+	char nbd_desc[256];
 	char err[256];
 };
+
+#define NBD_PROBES	32
+
+/* Whether @path names an NBD export. Context: any. Return: true if so. */
+static bool is_nbd_uri(const char *path)
+{
+	return !strncmp(path, "nbd://", 6) || !strncmp(path, "nbd+unix://", 11);
+}
+
+/*
+ * The header of an NBD export, as uswap_swap_header_read_file() reads a
+ * file's: slot 0 through the NBD backend, then NBD_PROBES single-page reads
+ * spread over the export, one at a time, whose latency the backend records.
+ * Context: process context; connects and blocks.
+ * Return: 0 (the header parsed), or -errno with @r->err filled.
+ */
+static int read_nbd(struct inspect_result *r)
+{
+	struct swap_backend *be = NULL;
+	void *page = aligned_alloc(SWAP_BACKEND_PAGE_SIZE, SWAP_BACKEND_PAGE_SIZE);
+	unsigned int i;
+	int ret;
+
+	if (!page) {
+		snprintf(r->err, sizeof(r->err), "out of memory");
+		return -ENOMEM;
+	}
+	ret = swap_backend_nbd_open(r->path, NULL, &be, r->err, sizeof(r->err));
+	if (ret)
+		goto out;
+	r->nbd = true;
+	r->file_pages = be->nr_slots;
+	snprintf(r->nbd_desc, sizeof(r->nbd_desc), "%s", swap_backend_describe(be));
+	ret = swap_backend_read(be, 0, 1, page);
+	if (ret) {
+		snprintf(r->err, sizeof(r->err), "cannot read the header: %s", strerror(-ret));
+		goto out;
+	}
+	ret = uswap_swap_header_parse(page, &r->h, r->err, sizeof(r->err));
+	for (i = 1; !ret && i <= NBD_PROBES; i++) {
+		if (swap_backend_read(be, be->nr_slots * i / (NBD_PROBES + 1), 1, page))
+			break;
+		r->probes++;
+	}
+	swap_backend_nbd_stats(be, &r->ns);
+out:
+	swap_backend_destroy(be);
+	free(page);
+	return ret;
+}
 
 /*
  * Swap the file on with @r->design, read what the device allocated, swap
@@ -47,7 +108,7 @@ static int measure_design(struct inspect_result *r)
 	char err[256] = "", spec[4200];
 	int type;
 
-	snprintf(spec, sizeof(spec), "file:%s", r->path);
+	snprintf(spec, sizeof(spec), r->nbd ? "%s" : "file:%s", r->path);
 	type = uswap_swapon_spec_design(spec, 0, r->design, err, sizeof(err));
 	if (type < 0) {
 		snprintf(r->err, sizeof(r->err), "swapon with the %s design: %s", r->design,
@@ -139,6 +200,12 @@ static void print_json(FILE *out, const struct inspect_result *r)
 	}
 	if (r->measured)
 		print_metadata_json(out, r);
+	if (r->nbd)
+		fprintf(out, "  \"nbd\": {\"structured_replies\": %s, \"trim\": %s, "
+			"\"probe_reads\": %u, \"read_p50_us\": %llu, \"read_p99_us\": %llu},\n",
+			r->ns.structured ? "true" : "false", r->ns.can_trim ? "true" : "false",
+			r->probes, (unsigned long long)r->ns.read_p50_us,
+			(unsigned long long)r->ns.read_p99_us);
 	if (r->valid)
 		fprintf(out, "  \"usable_pages\": %llu,\n  \"clusters\": %llu,\n"
 			"  \"static_metadata_bytes\": %llu\n}\n",
@@ -161,8 +228,13 @@ static void print_text(FILE *out, const struct inspect_result *r)
 			r->h.byteswapped ? " (other byte order)" : "");
 		fprintf(out, "  last_page:        %u (%llu pages with the header)\n",
 			r->h.last_page, (unsigned long long)r->h.last_page + 1);
-		fprintf(out, "  file size:        %llu pages\n",
+		fprintf(out, "  %s        %llu pages\n", r->nbd ? "export:   " : "file size:",
 			(unsigned long long)r->file_pages);
+		if (r->nbd)
+			fprintf(out, "  nbd:              %s; %u probe reads (one at a time, "
+				"1 page), latency p50 %llu us, p99 %llu us\n", r->nbd_desc,
+				r->probes, (unsigned long long)r->ns.read_p50_us,
+				(unsigned long long)r->ns.read_p99_us);
 		fputs("  label:            ", out);
 		text_label(out, r->h.label);
 		fprintf(out, "\n  uuid:             %s\n", uuid);
@@ -213,11 +285,14 @@ static void warn_permissions(const char *path)
 static void inspect_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: uswap inspect [--json] [--design table|legacy] FILE\n"
+		"usage: uswap inspect [--json] [--design table|legacy] FILE|URI\n"
 		"\n"
-		"Read the swap header of FILE (a regular file or block device), check it\n"
-		"as swapon does, and show its fields, the usable pages, the clusters and\n"
-		"the static cluster metadata a device of that size needs.\n"
+		"Read the swap header of FILE (a regular file or block device) or of an\n"
+		"NBD export (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH),\n"
+		"check it as swapon does, and show its fields, the usable pages, the\n"
+		"clusters and the static cluster metadata a device of that size needs.\n"
+		"For an export, also what the server offers and the latency (p50, p99)\n"
+		"of a few single-page reads.\n"
 		"With --design, swap FILE on with that slot design and report the\n"
 		"metadata the device really allocated, then swap it off.\n"
 		"Exit status 0 if the area is valid, 1 if not (the reason on stderr).\n");
@@ -274,9 +349,13 @@ int cmd_inspect(int argc, char **argv)
 	r.path = argv[optind];
 	r.design = design;
 
-	warn_permissions(r.path);
-	r.parsed = !uswap_swap_header_read_file(r.path, &r.h, &r.file_pages,
-						 r.err, sizeof(r.err));
+	if (is_nbd_uri(r.path)) {
+		r.parsed = !read_nbd(&r);
+	} else {
+		warn_permissions(r.path);
+		r.parsed = !uswap_swap_header_read_file(r.path, &r.h, &r.file_pages,
+							 r.err, sizeof(r.err));
+	}
 	if (r.parsed)
 		r.valid = !uswap_swap_header_validate(&r.h, r.file_pages, &r.usable_pages,
 						      &r.max_slots, r.err, sizeof(r.err));

@@ -11,6 +11,9 @@
 #include "io/backend.h"
 #include "util/debug.h"
 
+/* swap_backend_set_observer(): NULL, or the registered observer. */
+static _Atomic(const struct swap_backend_observer *) backend_observer;
+
 /**
  * swap_backend_init() - set up the common part of a backend
  * @be: the embedded struct of a new backend
@@ -330,8 +333,35 @@ void swap_backend_slot_free_notify(struct swap_backend *be, uint64_t offset)
  */
 void swap_backend_destroy(struct swap_backend *be)
 {
-	if (be)
-		be->ops->destroy(be);
+	const struct swap_backend_observer *obs;
+
+	if (!be)
+		return;
+	obs = atomic_load_explicit(&backend_observer, memory_order_acquire);
+	if (obs && obs->destroy)
+		obs->destroy(be, obs->arg);
+	be->ops->destroy(be);
+}
+
+/**
+ * swap_backend_set_observer() - watch every backend's last moment
+ * @obs: the observer (it and its arg outlive its registration), or NULL
+ *
+ * obs->destroy(be, arg) runs in swap_backend_destroy() before the backend
+ * is released, on the destroying thread (swapoff's, for a swap device).
+ * At swapoff no request of the device is in flight any more, so its
+ * counters and backend-specific stats are final there: the bench reads
+ * per-device figures this way after a workload has swapped its devices
+ * off. Backends destroyed elsewhere (a failed swapon, a fault wrapper's
+ * inner backend) are reported too.
+ *
+ * Context: any; the observer must not destroy backends, and must be
+ * unregistered (NULL) only when no destroy can be running.
+ * Return: nothing.
+ */
+void swap_backend_set_observer(const struct swap_backend_observer *obs)
+{
+	atomic_store_explicit(&backend_observer, obs, memory_order_release);
 }
 
 /**

@@ -167,6 +167,14 @@ void swap_backend_get_stats(const struct swap_backend *be,
 			    struct swap_backend_stats *out);
 bool swap_backend_failed(const struct swap_backend *be);
 
+/* Watching backends go (the bench's per-device figures; backend.c). */
+struct swap_backend_observer {
+	void (*destroy)(struct swap_backend *be, void *arg);
+	void *arg;
+};
+
+void swap_backend_set_observer(const struct swap_backend_observer *obs);
+
 /* For backend implementations: init the common part, check, complete. */
 void swap_backend_init(struct swap_backend *be,
 		       const struct swap_backend_ops *ops, uint64_t nr_slots,

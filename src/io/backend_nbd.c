@@ -352,13 +352,15 @@ static void connection_lost(struct nbd_backend *nb, bool timed_out)
 }
 
 /*
- * Open a connection to @uri, waiting at most @timeout_ms for the handshake.
+ * Open a connection to @uri, waiting for the handshake until @deadline
+ * (CLOCK_MONOTONIC ns): the connect is asynchronous, so a server that
+ * accepts and never answers costs no more than the time given.
  * Context: sleeps. Return: the ready handle, or NULL with *@err = -errno and @msg filled.
  */
-static struct nbd_handle *nbd_dial(const char *uri, unsigned int timeout_ms, int *err,
+static struct nbd_handle *nbd_dial(const char *uri, uint64_t deadline, int *err,
 				   char *msg, size_t msglen)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t t0 = now_ns();
 	struct nbd_handle *h = nbd_create();
 
 	if (!h) {
@@ -377,7 +379,8 @@ static struct nbd_handle *nbd_dial(const char *uri, unsigned int timeout_ms, int
 			goto fail;
 		if (now >= deadline) {
 			*err = -ETIMEDOUT;
-			snprintf(msg, msglen, "no answer within %u ms", timeout_ms);
+			snprintf(msg, msglen, "no answer within %llu ms",
+				 (unsigned long long)((deadline - USWAP_MIN(t0, deadline)) / 1000000ULL));
 			nbd_close(h);
 			return NULL;
 		}
@@ -393,18 +396,17 @@ fail:
 	return NULL;
 }
 
-/* The time a connection gets for its handshake and first read. Context:
- * any. Return: ms. */
-static unsigned int connect_ms(const struct swap_nbd_params *p)
+/* The deadline of a first connection's handshake and first read, from
+ * now. Context: any. Return: CLOCK_MONOTONIC ns. */
+static uint64_t connect_deadline(const struct swap_nbd_params *p)
 {
-	return USWAP_MAX(p->timeout_ms, NBD_CONNECT_MIN_MS);
+	return now_ns() + (uint64_t)USWAP_MAX(p->timeout_ms, NBD_CONNECT_MIN_MS) * 1000000ULL;
 }
 
-/* Read slot 0 of a ready handle within @timeout_ms. Context: sleeps; the
- * handle's only user. Return: 0 or -errno. */
-static int nbd_read_slot0(struct nbd_handle *h, void *buf, unsigned int timeout_ms)
+/* Read slot 0 of a ready handle by @deadline (CLOCK_MONOTONIC ns).
+ * Context: sleeps; the handle's only user. Return: 0 or -errno. */
+static int nbd_read_slot0(struct nbd_handle *h, void *buf, uint64_t deadline)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	int64_t cookie = nbd_aio_pread(h, buf, SWAP_BACKEND_PAGE_SIZE, 0, NBD_NULL_COMPLETION, 0);
 	int done;
 
@@ -429,13 +431,21 @@ static int nbd_read_slot0(struct nbd_handle *h, void *buf, unsigned int timeout_
 static void try_reconnect(struct nbd_backend *nb)
 {
 	uint64_t now = now_ns();
+	uint64_t window_end = nb->lost_at_ns + (uint64_t)nb->params.reconnect_ms * 1000000ULL;
+	uint64_t deadline;
 	char msg[256];
 	int err;
 
-	if (now < nb->next_try_ns)
+	if (now < nb->next_try_ns && now < window_end)
 		return;
-	nb->h = nbd_dial(nb->uri, connect_ms(&nb->params), &err, msg, sizeof(msg));
-	if (nb->h && nbd_read_slot0(nb->h, nb->page0_check, connect_ms(&nb->params))) {
+	/*
+	 * The attempt (handshake and the read of slot 0) ends with the
+	 * reconnect window, never after it: a server that accepts and never
+	 * answers must not hold the device past reconnect_ms.
+	 */
+	deadline = USWAP_MIN(connect_deadline(&nb->params), window_end);
+	nb->h = now < window_end ? nbd_dial(nb->uri, deadline, &err, msg, sizeof(msg)) : NULL;
+	if (nb->h && nbd_read_slot0(nb->h, nb->page0_check, deadline)) {
 		/* the server is not answering yet: another try later */
 		nbd_close(nb->h);
 		nb->h = NULL;
@@ -458,13 +468,13 @@ static void try_reconnect(struct nbd_backend *nb)
 		return;
 	}
 	now = now_ns();
-	if (now - nb->lost_at_ns >= (uint64_t)nb->params.reconnect_ms * 1000000ULL) {
+	if (now >= window_end) {
 		uswap_warn("nbd: %s: lost, no reconnect within %u ms: the device fails",
 			   nb->uri, nb->params.reconnect_ms);
 		set_state(nb, NBD_FAILED);
 		return;
 	}
-	nb->next_try_ns = now + nb->backoff_ns;
+	nb->next_try_ns = USWAP_MIN(now + nb->backoff_ns, window_end);
 	nb->backoff_ns = USWAP_MIN(nb->backoff_ns * 2, NBD_BACKOFF_MAX_NS);
 }
 
@@ -923,7 +933,7 @@ int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
 		swap_nbd_default_params(&p);
 	if (!p.timeout_ms || !p.reconnect_ms || !p.depth || p.depth > SWAP_NBD_MAX_DEPTH)
 		return -EINVAL;
-	h = nbd_dial(uri, connect_ms(&p), &ret, msg, sizeof(msg));
+	h = nbd_dial(uri, connect_deadline(&p), &ret, msg, sizeof(msg));
 	if (!h) {
 		if (err)
 			snprintf(err, errlen, "nbd: cannot connect to %.200s: %s", uri, msg);
@@ -956,7 +966,7 @@ int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
 		ret = nb->efd < 0 ? -errno : -ENOMEM;
 		goto out_free;
 	}
-	ret = nbd_read_slot0(h, nb->page0, connect_ms(&p));
+	ret = nbd_read_slot0(h, nb->page0, connect_deadline(&p));
 	if (ret) {
 		if (err)
 			snprintf(err, errlen, "nbd: %.200s: cannot read slot 0: %s", uri,

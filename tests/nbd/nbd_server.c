@@ -27,22 +27,6 @@ static long ms_since(const struct timespec *t0)
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-int nbd_srv_mkdir(char *dir, size_t len)
-{
-	snprintf(dir, len, "/tmp/uswap-nbd-XXXXXX");
-	return mkdtemp(dir) ? 0 : -errno;
-}
-
-void nbd_srv_rmdir(const char *dir)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd)) {
-		/* best effort */
-	}
-}
-
 /*
  * Whether a socket listens on @path, from /proc/net/unix (flag
  * __SO_ACCEPTCON), without connecting: nbd-server -d serves one

@@ -2,7 +2,8 @@
 /*
  * Real NBD servers for the NBD tests: nbdkit (memory or file plugin, with
  * filters) and nbd-server, each on a Unix socket in a temporary directory,
- * started and stopped by the test. A start returns once the server
+ * started and stopped by the test (the directory: test_run_in_tmpdir()
+ * of testutil.h). A start returns once the server
  * accepts connections (nbdkit: its pid file, written when it listens;
  * nbd-server: a connect that succeeds), never after a fixed sleep.
  */
@@ -26,9 +27,6 @@ struct nbd_srv {
 	int argc;
 };
 
-/* Make a temporary directory for the servers (removed by nbd_srv_rmdir). */
-int nbd_srv_mkdir(char *dir, size_t len);
-void nbd_srv_rmdir(const char *dir);
 /* nbdkit [filters/params..] PLUGIN ARGS.., NULL-terminated, e.g.
  * nbd_srv_nbdkit(&s, dir, "a", "memory", "64M", NULL). */
 int nbd_srv_nbdkit(struct nbd_srv *s, const char *dir, const char *name, ...);

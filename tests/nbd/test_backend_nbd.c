@@ -7,7 +7,8 @@
  * (nbdkit --filter=error), a command timeout (a read held by nbdkit's eval
  * plugin), a server killed under I/O (everything completes, the device
  * fails, no hang), a restarted server (reconnect, data intact), a server
- * back without our data (the device fails), trim, and bad input (no
+ * back without our data (the device fails), a server replaced by a silent
+ * one (the device fails within the reconnect window), trim, and bad input (no
  * server, a silent server, an export too small, a read-only export).
  */
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 
 #include "io/backend.h"
 #include "nbd_server.h"
+#include "testutil.h"
 
 #define PAGE		4096U
 #define EXPORT_SLOTS	16384U		/* 64 MiB */
@@ -340,7 +342,9 @@ static void test_timeout(void **state)
 					"can_write=exit 0", "pwrite=cat >/dev/null",
 					"pread=if [ \"$4\" -ne 0 ]; then sleep 5; fi; "
 					"head -c \"$3\" /dev/zero", NULL), 0);
-	be = open_be(s.uri, 500, 5000);
+	/* 1.5 s: the eval plugin starts a shell per command, which takes a
+	 * good part of a second on a machine at load 25 */
+	be = open_be(s.uri, 1500, 5000);
 	fill(buf, 3, 1, 1);
 	assert_int_equal(swap_backend_write(be, 3, 1, buf), 0);
 	t0 = ms_now();
@@ -508,6 +512,45 @@ static void test_restart_empty(void **state)
 	free(chk);
 }
 
+/*
+ * The server is replaced by one that accepts and never answers (a listening
+ * socket on the same path: the kernel completes the connect, nobody reads
+ * or writes): every reconnect attempt is bounded by what is left of the
+ * reconnect window, so the device fails within the window and a small
+ * margin, not after a whole handshake timeout (10 s here).
+ */
+static void test_reconnect_silent(void **state)
+{
+	char *buf = aligned_alloc(PAGE, PAGE);
+	struct swap_nbd_stats st;
+	struct swap_backend *be;
+	struct nbd_srv s;
+	double t0, took;
+	int fd;
+
+	(void)state;
+	assert_int_equal(nbd_srv_nbdkit(&s, dir, "mute", "memory", "64M", NULL), 0);
+	be = open_be(s.uri, 10000, 1000);
+	fill(buf, 0, 3, 1);
+	assert_int_equal(swap_backend_write(be, 0, 1, buf), 0);
+	t0 = ms_now();
+	nbd_srv_kill(&s);
+	fd = nbd_srv_silent(s.sock);
+	assert_true(fd >= 0);
+	assert_int_equal(swap_backend_read(be, 0, 1, buf), -EIO);
+	took = ms_now() - t0;
+	assert_true(swap_backend_failed(be));
+	assert_int_equal(swap_backend_nbd_stats(be, &st), 0);
+	assert_string_equal(st.state, "failed");
+	assert_int_equal(st.reconnects, 0);
+	if (took >= 1000 + 1000)
+		fprintf(stderr, "device failed %.0f ms after the loss (window 1000 ms)\n", took);
+	assert_true(took < 1000 + 1000);
+	swap_backend_destroy(be);
+	close(fd);
+	free(buf);
+}
+
 /* Trim for discard when offered: the memory plugin reads trimmed as zero. */
 static void test_discard(void **state)
 {
@@ -582,16 +625,11 @@ int main(void)
 		cmocka_unit_test(test_killed),
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_restart_empty),
+		cmocka_unit_test(test_reconnect_silent),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_bad_input),
 	};
-	int ret;
 
-	if (nbd_srv_mkdir(dir, sizeof(dir))) {
-		perror("mkdtemp");
-		return 1;
-	}
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	nbd_srv_rmdir(dir);
-	return ret;
+	return test_run_in_tmpdir("backend_nbd", tests, sizeof(tests) / sizeof(tests[0]), "nbd", dir,
+				  sizeof(dir));
 }

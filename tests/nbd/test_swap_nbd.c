@@ -30,6 +30,7 @@
 #include "io/backend.h"
 #include "mm/mm_internal.h"
 #include "nbd_server.h"
+#include "testutil.h"
 #include "swap/swap_header.h"
 
 #define PAGE		USWAP_PAGE_SIZE
@@ -87,39 +88,6 @@ static int swapon_nbd_design(const char *uri, int prio, const char *design)
 static int swapon_nbd(const char *uri, int prio)
 {
 	return swapon_nbd_design(uri, prio, "table");
-}
-
-static void reclaim_all(struct uswap_mem *mem, uint64_t frames)
-{
-	struct uswap_mem_stats st;
-	int idle = 0;
-
-	for (;;) {
-		long n = uswap_mem_reclaim(mem, frames);
-
-		assert_true(n >= 0);
-		if (n) {
-			idle = 0;
-			continue;
-		}
-		uswap_mem_get_stats(mem, &st);
-		if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 100))
-			break;
-		usleep(1000);	/* writeback in flight: look again */
-	}
-}
-
-static pte_t peek_pte(struct uswap_mm *mm, uint64_t addr)
-{
-	struct uswap_vma *vma;
-	pte_t p = 0;
-
-	pthread_rwlock_rdlock(&mm->mmap_lock);
-	vma = find_vma(mm, addr >> USWAP_PAGE_SHIFT);
-	if (vma)
-		p = atomic_load(vma_pte(vma, addr >> USWAP_PAGE_SHIFT));
-	pthread_rwlock_unlock(&mm->mmap_lock);
-	return p;
 }
 
 struct checker {
@@ -197,11 +165,11 @@ static void mm_workload_one(struct nbd_srv *s)
 	assert_int_equal(uswap_mm_create(mem, &mm), 0);
 	assert_int_equal(uswap_mm_mmap(mm, (uint64_t)NR_PAGES * PAGE, &addr), 0);
 	write_all(mm, addr, 1);
-	reclaim_all(mem, 1024);
+	test_reclaim_all(mem, 1024);
 	assert_true(inuse(type) > NR_PAGES / 2);
 	assert_int_equal(check_all(mm, addr, 1), 0);
 	write_all(mm, addr, 2);		/* dirty again, swapped out again */
-	reclaim_all(mem, 1024);
+	test_reclaim_all(mem, 1024);
 	assert_int_equal(check_all(mm, addr, 2), 0);
 	uswap_mm_destroy(mm);
 	uswap_mem_destroy(mem);
@@ -251,7 +219,7 @@ static void test_mm_nbd_server(void **state)
 		assert_int_equal(uswap_mm_create(mem, &mm), 0);
 		assert_int_equal(uswap_mm_mmap(mm, (uint64_t)NR_PAGES * PAGE, &addr), 0);
 		write_all(mm, addr, 3);
-		reclaim_all(mem, 1024);
+		test_reclaim_all(mem, 1024);
 		assert_true(inuse(type) > NR_PAGES / 2);
 		assert_int_equal(check_all(mm, addr, 3), 0);
 		uswap_mm_destroy(mm);
@@ -299,9 +267,9 @@ static void two_servers(const char *design)
 		assert_int_equal(uswap_shmem_write(shm, i * PAGE, buf, PAGE), 0);
 	}
 	write_all(mm, addr, 1);
-	reclaim_all(mem, 4096);
+	test_reclaim_all(mem, 4096);
 	assert_int_equal(check_all(mm, addr, 1), 0);
-	reclaim_all(mem, 4096);
+	test_reclaim_all(mem, 4096);
 	/* equal priorities take turns: each device holds a fair share */
 	ia = inuse(ta);
 	ib = inuse(tb);
@@ -309,7 +277,7 @@ static void two_servers(const char *design)
 
 	/* the pages that only the dead device will hold */
 	for (i = 0; i < NR_PAGES; i++) {
-		pte_t p = peek_pte(mm, addr + i * PAGE);
+		pte_t p = test_peek_pte(mm, addr + i * PAGE);
 		struct folio *f;
 
 		if (!pte_is_swap(p) || swp_type(pte_to_swp_entry(p)) != (unsigned int)tb)
@@ -379,7 +347,7 @@ static void two_servers(const char *design)
 		pat_fill(buf, i + 100000, 9);
 		assert_int_equal(uswap_mm_write(mm, addr2 + i * PAGE, buf, PAGE), 0);
 	}
-	reclaim_all(mem, 1024);
+	test_reclaim_all(mem, 1024);
 	assert_int_equal(uswap_swap_stat((unsigned int)ta, &sa1), 0);
 	assert_int_equal(uswap_swap_stat((unsigned int)tb, &sb1), 0);
 	assert_true(sa1.writes > sa0.writes);
@@ -481,13 +449,7 @@ int main(void)
 		cmocka_unit_test(test_two_servers_legacy),
 		cmocka_unit_test(test_bad_swapon),
 	};
-	int ret;
 
-	if (nbd_srv_mkdir(dir, sizeof(dir))) {
-		perror("mkdtemp");
-		return 1;
-	}
-	ret = cmocka_run_group_tests(tests, NULL, NULL);
-	nbd_srv_rmdir(dir);
-	return ret;
+	return test_run_in_tmpdir("swap_nbd", tests, sizeof(tests) / sizeof(tests[0]), "nbd", dir,
+				  sizeof(dir));
 }

@@ -33,6 +33,7 @@
 #include "mm/mm_internal.h"
 #include "swap/swap_header.h"
 #include "swap/swapon.h"
+#include "testutil.h"
 
 #define PAGE	USWAP_PAGE_SIZE
 #define MAX_MMS	8
@@ -305,15 +306,7 @@ static int teardown(void **state)
 
 static pte_t peek_pte(struct uswap_mm *mm, uint64_t addr)
 {
-	struct uswap_vma *vma;
-	pte_t p = 0;
-
-	pthread_rwlock_rdlock(&mm->mmap_lock);
-	vma = find_vma(mm, addr >> USWAP_PAGE_SHIFT);
-	if (vma)
-		p = atomic_load(vma_pte(vma, addr >> USWAP_PAGE_SHIFT));
-	pthread_rwlock_unlock(&mm->mmap_lock);
-	return p;
+	return test_peek_pte(mm, addr);
 }
 
 static swp_entry_t page_entry(struct uswap_mm *mm, uint64_t addr)
@@ -397,25 +390,7 @@ static void sleep_ms(long ms)
  */
 static uint64_t reclaim_all(void)
 {
-	struct uswap_mem_stats st;
-	uint64_t total = 0;
-	int idle = 0;
-	long n;
-
-	for (;;) {
-		n = uswap_mem_reclaim(E.mem, E.frames);
-		assert_true(n >= 0);
-		if (!n) {
-			uswap_mem_get_stats(E.mem, &st);
-			if (++idle >= 3 && (!(st.nr_active + st.nr_inactive) || idle >= 1000))
-				break;
-			sleep_ms(2);
-			continue;
-		}
-		idle = 0;
-		total += (uint64_t)n;
-	}
-	return total;
+	return test_reclaim_all(E.mem, E.frames);
 }
 
 static uint64_t mm_swap_pages(struct uswap_mm *mm)
