@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Several forks in a row, BGSAVE-like, and a grandchild (rt_prog forks):
+# each child reads everything and exits while the parent rewrites pages,
+# under a budget a third of the data. With fork events: 0 wrong words,
+# every fork followed (4 children + 1 grandchild), swap entries shared at
+# every fork (fork_swap_dups), every child's session ended, every device
+# empty at the end. Then the same program with --no-fork-events (the
+# prefork path, as without CAP_SYS_PTRACE): 0 wrong words, nothing shared.
+# usage: run_forks.sh USWAP RT_PROG table|legacy
+set -uo pipefail
+uswap=$1 prog=$2 design=${3:-table}
+budget_mb=1 data_mb=3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+for mode in events prefork; do
+	flag=
+	[ $mode = prefork ] && flag=--no-fork-events
+	"$uswap" run --memory ${budget_mb}M --design "$design" $flag --json "$dir/json" --stats \
+		-- "$prog" forks $data_mb >"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL ($mode): uswap run exited $rc"; fail=1; }
+	grep -q "rt_prog: ok, 0 wrong words" "$dir/out" || { echo "FAIL ($mode): wrong data"; fail=1; }
+	python3 - "$dir/json" $mode <<'PY' || fail=1
+import json, sys
+j, mode = json.load(open(sys.argv[1])), sys.argv[2]
+bad = [d for d in j["devices"] if d["inuse_pages"]]
+if bad:
+    print("FAIL (%s): devices not empty at the end:" % mode, bad); sys.exit(1)
+if j["evicted"] < 300:
+    print("FAIL (%s): too little swapping to mean anything:" % mode, j); sys.exit(1)
+if mode == "events":
+    if j["fork_events"] != 5 or j["sessions"] != 6 or j["fork_sessions_ended"] != 5:
+        print("FAIL: fork events %d (want 5), sessions %d (want 6), ended %d (want 5)" %
+              (j["fork_events"], j["sessions"], j["fork_sessions_ended"])); sys.exit(1)
+    if j["fork_swap_dups"] < 5 * 50:
+        print("FAIL: only %d swap entries shared by forks" % j["fork_swap_dups"]); sys.exit(1)
+else:
+    if j["fork_events"] or j["fork_swap_dups"] or j["forks"] != 5:
+        print("FAIL: --no-fork-events: fork events %d, shared %d, forks %d (want 0, 0, 5)" %
+              (j["fork_events"], j["fork_swap_dups"], j["forks"])); sys.exit(1)
+print("%s: evicted %d, swap-ins %d, forks %d, fork events %d, %d pages out of a parent at "
+      "fork, %d swap entries shared (count 2 or more), devices empty" %
+      (mode, j["evicted"], j["swapins"], j["forks"], j["fork_events"], j["fork_swapped"],
+       j["fork_swap_dups"]))
+PY
+done
+exit $fail
