@@ -144,6 +144,7 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 	if ((err = copy_states(c, parent)))
 		goto fail_mm;
 	if (c->fork_wait) {
+		sup->st.fork_inflight++;
 		c->fork_parent = parent;
 		c->batch_n = parent->batch_n;
 		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));

@@ -67,6 +67,7 @@ struct rt_stats {
 	uint64_t fork_swap_dups;		/* swap entries duplicated by the mirrors' forks
 						 * (each count raised to 2 or more) */
 	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
+	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
 };
 
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */

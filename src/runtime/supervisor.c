@@ -324,7 +324,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
 		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
 		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
-		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"processes\":[",
+		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
+		"\"processes\":[",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -338,7 +339,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
 		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
-		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended);
+		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
+		(unsigned long long)st->fork_inflight);
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
 			s == sup->sessions ? "" : ",", (int)s->pid,
@@ -405,10 +407,12 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
 	if (st->fork_events)	/* rtfork */
 		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
-			"fork, %llu swap entries shared (count 2 or more); %llu children ended\n",
+			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
+			"forks met a batch in flight\n",
 			(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
 			(unsigned long long)st->fork_swap_dups,
-			(unsigned long long)st->fork_sessions_ended);
+			(unsigned long long)st->fork_sessions_ended,
+			(unsigned long long)st->fork_inflight);
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 

@@ -14,6 +14,10 @@
  *                      child reads everything and exits while the parent
  *                      rewrites pages; the second child forks a grandchild
  *                      that reads everything and writes a quarter.
+ *   rt_prog rawclone MB  fill, then three children made by a raw clone()
+ *                      system call (no pthread_atfork handler runs, so no
+ *                      shim in the child: only fork events follow it),
+ *                      each reading everything while the parent rewrites.
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
@@ -27,6 +31,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -340,6 +345,45 @@ static int forks(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+static int rawclone(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 99;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *gen = malloc(pages);
+
+	if (a == MAP_FAILED || !gen)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++) {
+		gen[p] = 1;
+		fill_page(a + p * (PG / 8), p, 1);
+	}
+	for (int round = 0; round < 3; round++) {
+		long pid;
+
+		fflush(stdout);
+		pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+		if (pid == 0) {		/* no libc state to trust: raw exit */
+			unsigned long bad = 0;
+
+			for (uint64_t p = 0; p < pages; p++)
+				bad += check_page(a + p * (PG / 8), p, gen[p]);
+			syscall(SYS_exit_group, bad ? 1 : 0);
+		}
+		for (uint64_t i = 0; i < pages / 3; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent read", check_page(a + p * (PG / 8), p, gen[p]));
+			gen[p] = (uint8_t)(round + 2);
+			fill_page(a + p * (PG / 8), p, gen[p]);
+		}
+		wrong += (unsigned long)wait_ok((pid_t)pid, "a raw clone child");
+	}
+	read_all(a, gen, pages, "parent at the end");
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
 static int loop(uint64_t mb)
 {
 	uint64_t pages = mb << 8, seed = 99;
@@ -423,6 +467,8 @@ int main(int argc, char **argv)
 		return closefds(mb);
 	if (argc > 1 && !strcmp(argv[1], "forks"))
 		return forks(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "rawclone"))
+		return rawclone(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone [MB]\n");
 	return 2;
 }

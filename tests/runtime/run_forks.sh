@@ -6,6 +6,9 @@
 # every fork (fork_swap_dups), every child's session ended, every device
 # empty at the end. Then the same program with --no-fork-events (the
 # prefork path, as without CAP_SYS_PTRACE): 0 wrong words, nothing shared.
+# Last, children made by a raw clone() (no fork handler, no shim in the
+# child: followed by fork events alone, named by their first fault, ended
+# by the ESRCH probe): 0 wrong words, 3 followed and ended.
 # usage: run_forks.sh USWAP RT_PROG table|legacy
 set -uo pipefail
 uswap=$1 prog=$2 design=${3:-table}
@@ -47,4 +50,23 @@ print("%s: evicted %d, swap-ins %d, forks %d, fork events %d, %d pages out of a 
        j["fork_swap_dups"]))
 PY
 done
+"$uswap" run --memory ${budget_mb}M --design "$design" --json "$dir/json" --stats \
+	-- "$prog" rawclone $data_mb >"$dir/out" 2>"$dir/err"
+rc=$?
+cat "$dir/out"
+grep -v '^  ' "$dir/err"
+[ $rc -eq 0 ] || { echo "FAIL (rawclone): uswap run exited $rc"; fail=1; }
+grep -q "rt_prog: ok, 0 wrong words" "$dir/out" || { echo "FAIL (rawclone): wrong data"; fail=1; }
+python3 - "$dir/json" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = [d for d in j["devices"] if d["inuse_pages"]]
+if bad:
+    print("FAIL (rawclone): devices not empty at the end:", bad); sys.exit(1)
+if j["fork_events"] != 3 or j["fork_sessions_ended"] != 3 or j["fork_swap_dups"] < 1:
+    print("FAIL (rawclone): fork events %d, ended %d (want 3, 3), shared %d" %
+          (j["fork_events"], j["fork_sessions_ended"], j["fork_swap_dups"])); sys.exit(1)
+print("rawclone: 3 children followed and ended, %d swap entries shared, %d forks met a batch "
+      "in flight" % (j["fork_swap_dups"], j["fork_inflight"]))
+PY
 exit $fail
