@@ -144,8 +144,12 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 	if ((err = copy_states(c, parent)))
 		goto fail_mm;
 	if (c->fork_wait) {
+		/* The batch that decides is the parent's own, or, for a parent
+		 * still waiting on its parent's (a raw clone() of a raw
+		 * clone() child), that one: the parent sends none meanwhile
+		 * (rt_session_evict()), so its slots are that batch's. */
 		sup->st.fork_inflight++;
-		c->fork_parent = parent;
+		c->fork_parent = parent->fork_wait ? parent->fork_parent : parent;
 		c->batch_n = parent->batch_n;
 		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));
 	}

@@ -583,7 +583,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	struct rt_evict m = { .type = RT_EVICT };
 	uint64_t a, v, skipped = 0;
 
-	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up ||
+	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up || s->fork_wait ||
 	    s->shared_skip_until > s->sup->st.faults)
 		return false;
 	if (want > RT_BATCH)
