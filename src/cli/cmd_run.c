@@ -20,7 +20,9 @@ static void usage(FILE *f)
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
 		"  --design D      slot design of the devices: table (default) or legacy\n"
 		"  --stats         print the counters at the end\n"
-		"  --json FILE     write the counters to FILE\n");
+		"  --json FILE     write the counters to FILE\n"
+		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
+		"                  following the child with fork events\n");
 }
 
 static int parse_size(const char *s, unsigned long long *out)
@@ -54,6 +56,7 @@ int cmd_run(int argc, char **argv)
 		{ "design", required_argument, NULL, 'd' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "no-fork-events", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -89,6 +92,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'j':
 			cfg.json = optarg;
+			break;
+		case 'F':
+			cfg.no_fork_events = true;
 			break;
 		case 'h':
 			usage(stdout);

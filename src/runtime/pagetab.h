@@ -18,6 +18,9 @@ enum rt_page_state {
 	PS_DEAD,		/* was EVICTING, then dropped by the program: zeros after the answer */
 	PS_SWAPPED,		/* data in the mirror at index idx */
 	PS_UNEVICTABLE,		/* resident; the kernel refused to move it */
+	PS_SHARED = 16,		/* rtfork: in a forked child, the parent's page shared
+				 * copy-on-write: charged once, to the parent (not in the
+				 * child's nr_resident nor its FIFO) */
 };
 
 #define PT_VAL(state, idx)	(((uint64_t)(idx) << 8) | (uint64_t)(state))

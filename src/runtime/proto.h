@@ -25,6 +25,13 @@ enum rt_msg_type {
 	RT_POSTFORK,		/* shim -> sup: evicting may resume */
 	RT_STAT,		/* `uswap stat` -> sup (as an rt_hello, no fds): the
 				 * answer is one packet of JSON text */
+	/* rtfork: fork events (docs/RUNTIME.md, "fork") */
+	RT_HELLO_FORK = 20,	/* child shim -> sup (an rt_hello, fds [transfer memfd]): the
+				 * session a FORK event made for me; answered by RT_HELLO_ACK
+				 * with fds [the child's uffd] */
+	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent (before,
+				 * a fault of the thread starting it could wait for a
+				 * batch no one answers) */
 };
 
 struct rt_hello {

@@ -25,6 +25,8 @@ struct uswap_run_config {
 	bool stats;				/* print counters at the end */
 	const char *json;			/* write counters there, or NULL */
 	char **argv;				/* the program */
+	bool no_fork_events;			/* rtfork: the prefork path even when
+						 * fork events are available */
 };
 
 /**
@@ -59,6 +61,13 @@ struct rt_stats {
 	uint64_t removes, unmaps, remaps, forks, poisoned, deferred, over_budget;
 	uint64_t peak_resident;
 	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
+	/* rtfork */
+	uint64_t fork_events;			/* FORK events read (children followed) */
+	uint64_t fork_swapped;			/* pages out of a parent at fork, inherited */
+	uint64_t fork_swap_dups;		/* swap entries duplicated by the mirrors' forks
+						 * (each count raised to 2 or more) */
+	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
+	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
 };
 
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
@@ -101,6 +110,14 @@ struct rt_session {
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
 	bool orphan;				/* the agent's socket closed */
+	/* rtfork: a session made by a FORK event (pid 0 and sock -1 until its
+	 * first fault names its pid and its shim's RT_HELLO_FORK arrives) */
+	bool forked;
+	struct rt_session *fork_parent;		/* while fork_wait: whose batch decides */
+	bool fork_wait;				/* EVICTING entries wait for that batch */
+	bool fork_shared;			/* forked or forked from: pages may be shared */
+	uint64_t shared_skip_until;		/* no eviction scan before this many faults */
+	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
 };
 
 struct rt_sup {
@@ -117,6 +134,8 @@ struct rt_sup {
 	const char *kill_reason;
 	const int *types;			/* the devices */
 	unsigned int nr_types;
+	/* rtfork */
+	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
 };
 
 int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,
@@ -129,5 +148,18 @@ bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);
 bool rt_session_mm_alive(struct rt_session *s);
 void rt_session_orphan(struct rt_session *s);
+
+/* rtfork: fork events (fork.c) */
+void rt_fork_event(struct rt_session *parent, int ufd);
+void rt_fork_fault(struct rt_session *s, uint32_t ptid);
+void rt_fork_hello(struct rt_sup *sup, int sock, const struct rt_hello *h, int memfd);
+void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m);
+void rt_fork_parent_gone(struct rt_session *parent);
+bool rt_fork_mm_alive(struct rt_session *s);
+void rt_fork_free_hellos(struct rt_sup *sup);
+bool rt_fork_events_on(const struct rt_sup *sup);
+bool rt_fork_page_shared(struct rt_session *s, uint64_t addr);
+int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
+void rt_track_resident(struct rt_session *s, uint64_t addr);
 
 #endif

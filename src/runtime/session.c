@@ -38,8 +38,8 @@ static void resident_add(struct rt_session *s, long n)
 
 static void oom_kill(struct rt_session *s, const char *why)
 {
-	if (s->dead)
-		return;		/* killed already */
+	if (s->dead || s->pid <= 0)
+		return;		/* killed already; or a forked child not named yet */
 	fprintf(stderr, "uswap run: %s: killing pid %d as the OOM killer would\n", why, (int)s->pid);
 	s->sup->kill_reason = "out of memory and swap (killed by uswap run)";
 	kill(s->pid, SIGKILL);
@@ -376,6 +376,9 @@ static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 			break;
 		case PS_DEAD:
 			break;
+		case PS_SHARED:		/* rtfork: not counted */
+			pt_del(&s->tab, e[i].key);
+			break;
 		default:
 			pt_del(&s->tab, e[i].key);
 			resident_add(s, -1);
@@ -444,6 +447,8 @@ int rt_session_uffd(struct rt_session *s)
 				uint64_t t0 = now_ns();
 
 				s->sup->st.faults++;
+				if (s->forked && !s->pid)	/* rtfork: names the child */
+					rt_fork_fault(s, m->arg.pagefault.feat.ptid);
 				if (serve_fault(s, a))
 					defer(s, a, t0);
 				else
@@ -469,6 +474,9 @@ int rt_session_uffd(struct rt_session *s)
 			case UFFD_EVENT_REMAP:
 				remap_range(s, m->arg.remap.from, m->arg.remap.to, m->arg.remap.len);
 				s->sup->st.remaps++;
+				break;
+			case UFFD_EVENT_FORK:	/* rtfork: fork.c */
+				rt_fork_event(s, (int)m->arg.fork.ufd);
 				break;
 			default:
 				break;
@@ -514,6 +522,7 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 	struct rt_sup *sup = s->sup;
 	uint64_t moved = 0, v;
 
+	rt_fork_batch_done(s, m);	/* rtfork: children forked meanwhile */
 	for (uint32_t i = 0; i < s->batch_n; i++) {
 		uint64_t a = s->batch_addr[i];
 		int st = i < m->n ? m->status[i] : -EINVAL;
@@ -572,20 +581,31 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 bool rt_session_evict(struct rt_session *s, uint64_t want)
 {
 	struct rt_evict m = { .type = RT_EVICT };
-	uint64_t a, v;
+	uint64_t a, v, skipped = 0;
 
-	if (s->inflight || s->no_evict || s->prefork || s->dead)
+	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up || s->fork_wait ||
+	    s->shared_skip_until > s->sup->st.faults)
 		return false;
 	if (want > RT_BATCH)
 		want = RT_BATCH;
-	while (m.n < want && fifo_pop(&s->fifo, &a))
+	while (m.n < want && skipped < 4 * RT_BATCH && fifo_pop(&s->fifo, &a))
 		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT) {
+			if (rt_fork_page_shared(s, a)) {	/* rtfork: EBUSY for sure */
+				fifo_push(&s->fifo, a);
+				skipped++;
+				continue;
+			}
 			pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
 			s->batch_addr[m.n] = a;
 			m.addr[m.n++] = a;
 		}
-	if (!m.n)
+	if (!m.n) {
+		if (skipped) {	/* rtfork: all shared; look again after more faults */
+			s->shared_skip_until = s->sup->st.faults + RT_BATCH;
+			s->sup->stalled = true;	/* faults need not wait for it */
+		}
 		return false;
+	}
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		for (uint32_t i = 0; i < m.n; i++) {
 			pt_set(&s->tab, m.addr[i], PT_VAL(PS_RESIDENT, 0));
@@ -602,8 +622,10 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 }
 
 /**
- * rt_session_prefork() - while a fork is being prepared, bring every
- * SWAPPED page in; answer PREFORK_DONE when none is left.
+ * rt_session_prefork() - while a fork is being prepared, wait for the
+ * batch in flight; with fork events that is all (the FORK event gives the
+ * child its own copy of the states and the mirror, fork.c); without them
+ * bring every SWAPPED page in. Answer PREFORK_DONE when done.
  * Context: supervisor thread.
  */
 void rt_session_prefork(struct rt_session *s)
@@ -614,6 +636,11 @@ void rt_session_prefork(struct rt_session *s)
 
 	if (!s->prefork || s->inflight)
 		return;
+	if (rt_fork_events_on(s->sup)) {
+		send(s->sock, &done, sizeof(done), MSG_NOSIGNAL);
+		s->prefork = false;
+		return;
+	}
 	n = pt_collect(&s->tab, 0, ~0ULL, &e);
 	for (size_t i = 0; i < n; i++)
 		if (PT_STATE(e[i].val) == PS_SWAPPED) {
@@ -649,6 +676,9 @@ int rt_session_sock(struct rt_session *s)
 		case RT_EVICTED:
 			if (s->inflight)
 				batch_done(s, &m);
+			break;
+		case RT_AGENT_UP:	/* rtfork: batches may be sent now */
+			s->agent_up = true;
 			break;
 		case RT_PREFORK:
 			s->prefork = true;
@@ -769,6 +799,7 @@ void rt_session_destroy(struct rt_session *s)
 {
 	struct rt_sup *sup = s->sup;
 
+	rt_fork_parent_gone(s);		/* rtfork: children waiting on its batch */
 	if (s->inflight) {
 		sup->inflight--;
 		sup->inflight_pages -= s->batch_n;
@@ -777,8 +808,10 @@ void rt_session_destroy(struct rt_session *s)
 	uswap_mm_destroy(s->mm);
 	pt_free(&s->tab);
 	fifo_free(&s->fifo);
-	munmap(s->xfer, RT_BATCH * PAGE);
-	close(s->sock);
+	if (s->xfer)
+		munmap(s->xfer, RT_BATCH * PAGE);
+	if (s->sock >= 0)
+		close(s->sock);
 	close(s->uffd);
 	if (s->pagemap >= 0)
 		close(s->pagemap);
@@ -786,4 +819,29 @@ void rt_session_destroy(struct rt_session *s)
 	free(s->free_idx);
 	free(s->pending);
 	free(s);
+}
+
+/* ---- rtfork: helpers for fork.c ---- */
+
+/**
+ * rt_mirror_store() - store one page of bytes @page in @s's mirror.
+ * Context: supervisor thread.
+ * Return: 0 and *@idx, -errno (no index, or swap full).
+ */
+int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx)
+{
+	int err = mirror_alloc(s, idx);
+
+	if (!err && (err = uswap_mm_write(s->mm, mirror_addr(s, *idx), page, PAGE)))
+		mirror_free(s, *idx);
+	return err;
+}
+
+/**
+ * rt_track_resident() - @addr is present in @s's process: track it.
+ * Context: supervisor thread.
+ */
+void rt_track_resident(struct rt_session *s, uint64_t addr)
+{
+	track_resident(s, addr);
 }

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,7 +21,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -39,8 +42,11 @@ struct shim_range {
 
 /* The session of this process; replaced in a forked child. */
 static struct {
-	bool active;				/* connected and registered */
-	int uffd, sock, memfd;
+	atomic_bool active;			/* connected and registered */
+	bool fork_events;			/* the supervisor follows fork() by events */
+	int uffd, sock, memfd;			/* kept high (keep_high()) */
+	dev_t sock_dev;				/* the socket's identity (sock_ours()) */
+	ino_t sock_ino;
 	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
 	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
@@ -64,6 +70,55 @@ static void shim_say(const char *msg)
 	ssize_t r = write(2, msg, strlen(msg));
 
 	(void)r;
+}
+
+static bool active(void)
+{
+	return atomic_load_explicit(&S.active, memory_order_acquire);
+}
+
+static void set_active(bool on)
+{
+	atomic_store_explicit(&S.active, on, memory_order_release);
+}
+
+/*
+ * Move @fd to a high number (close-on-exec): a program opens its files at
+ * the lowest free numbers, so a number it closed under us is very unlikely
+ * to be reused for one of its own. Context: any. Return: the new number, or
+ * @fd when there is no room up there.
+ */
+static int keep_high(int fd)
+{
+	struct rlimit rl;
+	rlim_t lim = 1024;
+	int n;
+
+	if (fd < 0)
+		return fd;
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536 ? 65536 : rl.rlim_cur;
+	if (lim <= 64)
+		return fd;
+	n = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - 32));
+	if (n < 0)
+		return fd;
+	close(fd);
+	return n;
+}
+
+/*
+ * Whether S.sock is still our socket: the program may have closed it (a
+ * daemon closing every descriptor) and reused the number. Checked before
+ * every use by the agent, the watchdog and the mmap interposer.
+ * Context: any. Return: true if it is ours.
+ */
+static bool sock_ours(void)
+{
+	struct stat st;
+
+	return S.sock >= 0 && !fstat(S.sock, &st) && st.st_dev == S.sock_dev &&
+	       st.st_ino == S.sock_ino;
 }
 
 /* A raw mmap: the interposer below must not see the shim's own maps. */
@@ -194,7 +249,7 @@ static void scan(void)
 	bool have_prev = false;
 
 	pthread_mutex_lock(&reg_lock);
-	if (!S.active || read_maps() < 0) {
+	if (!active() || !sock_ours() || read_maps() < 0) {
 		pthread_mutex_unlock(&reg_lock);
 		return;
 	}
@@ -282,17 +337,30 @@ static void *agent_main(void *arg)
 	static struct rt_evict m;	/* static: never on a registered page */
 
 	(void)arg;
+	/* Running: the supervisor may send batches now (it sends none before,
+	 * or a fault of the thread starting us could wait for a batch no one
+	 * answers). */
+	if (sock_ours()) {
+		struct rt_simple go = { .type = RT_AGENT_UP };
+
+		send_msg(&go, sizeof(go));
+	}
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLIN };
-		int r = poll(&p, 1, SHIM_SCAN_MS);
+		int r;
 
+		if (!sock_ours())
+			return NULL;	/* closed, maybe reused: the watchdog says so */
+		r = poll(&p, 1, SHIM_SCAN_MS);
 		if (r < 0 && errno != EINTR)
 			return NULL;
 		if (r > 0 && (p.revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
-			ssize_t n = recv(S.sock, &m, sizeof(m), 0);
+			ssize_t n = sock_ours() ? recv(S.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
 
+			if (n < 0 && errno == EAGAIN)
+				continue;
 			if (n <= 0)
 				return NULL;	/* the watchdog handles a dead supervisor */
 			if (m.type == RT_EVICT) {
@@ -331,8 +399,11 @@ static void *watch_main(void *arg)
 
 		/* A timeout, so that a descriptor the program closed is seen
 		 * (POLLNVAL) and not kept open by this poll. */
-		if (poll(&p, 1, 500) < 0 && errno == EINTR)
+		if (!sock_ours()) {
+			p.revents = POLLNVAL;	/* closed and reused meanwhile */
+		} else if (poll(&p, 1, 500) < 0 && errno == EINTR) {
 			continue;
+		}
 		if (p.revents & POLLNVAL) {
 			/* The program closed a descriptor it did not open (a
 			 * daemon closing everything): nothing can evict or
@@ -389,10 +460,11 @@ static int connect_sup(const char *name)
 	return fd;
 }
 
-static int send_hello(void)
+/* RT_HELLO with [uffd, memfd], or (a forked child) RT_HELLO_FORK with [memfd]. */
+static int send_hello(uint32_t type)
 {
 	struct rt_hello h = {
-		.type = RT_HELLO, .pid = getpid(),
+		.type = type, .pid = getpid(),
 		.staging = (uint64_t)S.staging, .staging_len = RT_BATCH * RT_PAGE,
 		.xfer_pages = RT_BATCH,
 	};
@@ -404,13 +476,57 @@ static int send_hello(void)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int fds[2] = { S.uffd, S.memfd };
+	int fds[2] = { S.uffd, S.memfd }, nfds = 2;
 
+	if (type == RT_HELLO_FORK) {
+		fds[0] = S.memfd;
+		nfds = 1;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int));
+	}
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(fds));
-	memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
 	return sendmsg(S.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
+}
+
+/* Connect to the supervisor, kept high, its identity noted. Return: 0, -1. */
+static int connect_kept(const char *name)
+{
+	struct stat st;
+
+	S.sock = keep_high(connect_sup(name));
+	if (S.sock < 0 || fstat(S.sock, &st))
+		return -1;
+	S.sock_dev = st.st_dev;
+	S.sock_ino = st.st_ino;
+	return 0;
+}
+
+/* The transfer buffer: a new memfd, mapped shared. Return: 0, -1. */
+static int new_xfer(void)
+{
+	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC));
+	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)(RT_BATCH * RT_PAGE)))
+		return -1;
+	S.xfer = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
+	return S.xfer == MAP_FAILED ? -1 : 0;
+}
+
+/* Start the agent and the watchdog on the shim's own stacks. */
+static void start_threads(void)
+{
+	pthread_attr_t at;
+	pthread_t t;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
+	if (pthread_create(&t, &at, agent_main, NULL) == 0)
+		pthread_detach(t);
+	pthread_attr_setstack(&at, S.watch_stack, SHIM_STACK);
+	if (pthread_create(&t, &at, watch_main, NULL) == 0)
+		pthread_detach(t);
+	pthread_attr_destroy(&at);
 }
 
 static void close_session(void)
@@ -422,7 +538,7 @@ static void close_session(void)
 	if (S.memfd >= 0)
 		close(S.memfd);
 	S.uffd = S.sock = S.memfd = -1;
-	S.active = false;
+	set_active(false);
 }
 
 /*
@@ -433,31 +549,26 @@ static void close_session(void)
 static void session_start(const char *name)
 {
 	struct rt_hello_ack ack;
-	pthread_attr_t at;
-	pthread_t t;
 	char msg[200];
 	const char *why = "cannot create a userfaultfd";
 
-	S.uffd = new_uffd();
+	S.uffd = keep_high(new_uffd());
 	if (S.uffd < 0)
 		goto fail;
 	why = "cannot map its buffers";
-	S.memfd = memfd_create("uswap-xfer", MFD_CLOEXEC);
-	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)(RT_BATCH * RT_PAGE)))
+	if (new_xfer())
 		goto fail;
-	S.xfer = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
 	S.staging = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1);
 	S.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
 	S.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
-	if (S.xfer == MAP_FAILED || S.staging == MAP_FAILED || S.agent_stack == MAP_FAILED ||
-	    S.watch_stack == MAP_FAILED)
+	if (S.staging == MAP_FAILED || S.agent_stack == MAP_FAILED || S.watch_stack == MAP_FAILED)
 		goto fail;
 	why = "cannot reach the supervisor";
-	S.sock = connect_sup(name);
-	if (S.sock < 0 || send_hello() || recv(S.sock, &ack, sizeof(ack), 0) != sizeof(ack) ||
+	if (connect_kept(name) || send_hello(RT_HELLO) ||
+	    recv(S.sock, &ack, sizeof(ack), 0) != sizeof(ack) ||
 	    ack.type != RT_HELLO_ACK)
 		goto fail;
 	why = "was refused by the supervisor";
@@ -471,17 +582,11 @@ static void session_start(const char *name)
 	if (ioctl(S.uffd, UFFDIO_REGISTER, &r))
 		goto fail;
 	S.sup_pid = getppid();
-	S.active = true;
+	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;
+	set_active(true);
 	S.last_vsize = vsize();
 	scan();
-	pthread_attr_init(&at);
-	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
-	if (pthread_create(&t, &at, agent_main, NULL) == 0)
-		pthread_detach(t);
-	pthread_attr_setstack(&at, S.watch_stack, SHIM_STACK);
-	if (pthread_create(&t, &at, watch_main, NULL) == 0)
-		pthread_detach(t);
-	pthread_attr_destroy(&at);
+	start_threads();
 	return;
 fail:
 	snprintf(msg, sizeof(msg), "uswap: pid %d %s (%s): it runs without a memory budget\n",
@@ -490,36 +595,114 @@ fail:
 	close_session();
 }
 
-/* pthread_atfork prepare: bring every page in, stop eviction. */
+/*
+ * pthread_atfork prepare: stop eviction and wait for the batch in flight
+ * (with fork events), or bring every page in (without them).
+ * Context: the forking thread; fork_lock is held until the parent or child
+ * handler.
+ */
 static void shim_prefork(void)
 {
 	struct rt_simple m = { .type = RT_PREFORK };
 
 	pthread_mutex_lock(&fork_lock);
-	if (!S.active)
+	if (!active())
 		return;
 	pthread_mutex_lock(&fork_wait_lock);
 	fork_done = false;
-	if (!send_msg(&m, sizeof(m)))
+	if (sock_ours() && !send_msg(&m, sizeof(m)))
 		while (!fork_done)
 			pthread_cond_wait(&fork_cond, &fork_wait_lock);
 	pthread_mutex_unlock(&fork_wait_lock);
 }
 
+/* pthread_atfork parent: eviction may resume. Context: the forking thread. */
 static void shim_postfork_parent(void)
 {
 	struct rt_simple m = { .type = RT_POSTFORK };
 
-	if (S.active)
+	if (active() && sock_ours())
 		send_msg(&m, sizeof(m));
 	pthread_mutex_unlock(&fork_lock);
 }
 
-/* The child: drop the parent's session, start its own. */
+static void die(const char *why)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "uswap: pid %d, a forked child: %s: killing it, its evicted "
+		 "pages cannot be served\n", (int)getpid(), why);
+	shim_say(msg);
+	kill(getpid(), SIGKILL);
+}
+
+/*
+ * The child of a fork the supervisor follows by events (docs/RUNTIME.md,
+ * "fork with fork events"): its memory is registered with a uffd the
+ * FORK event put into the supervisor's hands. Say hello with a transfer
+ * buffer of its own, fault once on the staging area (the fault's thread
+ * id names this process to the supervisor), take the uffd from the answer
+ * and start an agent and a watchdog on the inherited stacks.
+ * Context: the child's only thread, in its pthread_atfork child handler.
+ * Return: 0; -1 when the supervisor refused (the child runs on without
+ * eviction; its faults are still served). Never returns if the supervisor
+ * is gone: without it the child's evicted pages cannot be read.
+ */
+static int fork_session(const char *name)
+{
+	struct rt_hello_ack ack;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = &ack, .iov_len = sizeof(ack) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+	struct cmsghdr *cm;
+	int fd = -1;
+
+	/* The parent's: its uffd (the parent's address space), its socket,
+	 * its transfer buffer (shared with the parent). */
+	close(S.uffd);
+	close(S.sock);
+	close(S.memfd);
+	munmap(S.xfer, RT_BATCH * RT_PAGE);
+	S.uffd = S.sock = S.memfd = -1;
+	if (new_xfer())
+		die("cannot map its transfer buffer");
+	if (!name || connect_kept(name) || send_hello(RT_HELLO_FORK))
+		die("cannot reach the supervisor");
+	/* The staging area may hold a page the parent's agent had in hand. */
+	madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	(void)*(volatile char *)S.staging;	/* the naming fault */
+	if (recvmsg(S.sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(ack) ||
+	    ack.type != RT_HELLO_ACK)
+		die("the supervisor did not answer");
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!ack.err && cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (ack.err || fd < 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "uswap: pid %d, a forked child, was refused by the "
+			 "supervisor (%s): its pages are served, none is evicted\n", (int)getpid(),
+			 strerror(ack.err ? -ack.err : EPROTO));
+		shim_say(msg);
+		return -1;
+	}
+	S.uffd = keep_high(fd);
+	madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
+	S.last_vsize = vsize();
+	start_threads();
+	return 0;
+}
+
+/* The child: with fork events, take over the session the FORK event made;
+ * without, drop the parent's session and start one of its own. */
 static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
-	bool was_active = S.active;
+	bool was_active = active();
 
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
@@ -527,6 +710,11 @@ static void shim_postfork_child(void)
 	pthread_cond_init(&fork_cond, NULL);
 	if (!was_active)
 		return;
+	if (S.fork_events) {
+		if (fork_session(name))
+			set_active(false);
+		return;
+	}
 	close_session();
 	munmap(S.xfer, RT_BATCH * RT_PAGE);
 	munmap(S.staging, RT_BATCH * RT_PAGE);
@@ -561,7 +749,7 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 
 	if (p == -1)
 		return MAP_FAILED;
-	if (S.active && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
+	if (active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 	    len >= SHIM_MIN_VMA)
 		scan();

@@ -39,6 +39,8 @@
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
 #define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON)
+/* rtfork: forks followed by events; THREAD_ID names a forked child. */
+#define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
 static int find_shim(char *out, size_t len)
 {
@@ -108,15 +110,38 @@ static int startup_check(const char *shim, uint64_t *features)
 	}
 	close(fd);
 	*features = api.features;
+	/* rtfork: EVENT_FORK needs CAP_SYS_PTRACE in the task that calls
+	 * UFFDIO_API (us, on the programs' uffds): try it on a second uffd. */
+	if ((api.features & RT_FEATURES_FORK) == RT_FEATURES_FORK) {
+		struct uffdio_api fapi = { .api = UFFD_API, .features = RT_FEATURES_FORK };
+		int ffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+
+		if (ffd < 0) {
+			int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+
+			ffd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
+			if (dev >= 0)
+				close(dev);
+		}
+		if (ffd < 0 || ioctl(ffd, UFFDIO_API, &fapi))
+			*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
+		if (ffd >= 0)
+			close(ffd);
+	} else {
+		*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
+	}
 #define YN(f) ((api.features & (f)) ? "yes" : "no")
 	fprintf(stderr, "uswap run: start-up check\n"
 		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
 		"  features: MOVE %s, EVENT_REMOVE %s, EVENT_UNMAP %s, EVENT_REMAP %s, POISON %s, "
-		"THREAD_ID %s, EVENT_FORK %s (not used), WP_ASYNC %s (not used)\n"
+		"THREAD_ID %s, EVENT_FORK %s%s, WP_ASYNC %s (not used)\n"
 		"  shim: %s\n", how, (int)getuid(), has_cap_sys_ptrace() ? "yes" : "no",
 		YN(UFFD_FEATURE_MOVE), YN(UFFD_FEATURE_EVENT_REMOVE), YN(UFFD_FEATURE_EVENT_UNMAP),
 		YN(UFFD_FEATURE_EVENT_REMAP), YN(UFFD_FEATURE_POISON), YN(UFFD_FEATURE_THREAD_ID),
-		YN(UFFD_FEATURE_EVENT_FORK), YN(UFFD_FEATURE_WP_ASYNC), shim);
+		YN(UFFD_FEATURE_EVENT_FORK),
+		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ? "" :
+		(api.features & UFFD_FEATURE_EVENT_FORK) ? " (not usable: needs CAP_SYS_PTRACE)" : "",
+		YN(UFFD_FEATURE_WP_ASYNC), shim);
 #undef YN
 	if ((api.features & RT_FEATURES_REQUIRED) != RT_FEATURES_REQUIRED) {
 		fprintf(stderr, "uswap run: this kernel lacks UFFDIO_MOVE or the REMOVE/UNMAP/REMAP "
@@ -125,10 +150,14 @@ static int startup_check(const char *shim, uint64_t *features)
 	}
 	fprintf(stderr,
 		"  guarantees: evicted pages come back intact (eviction by UFFDIO_MOVE); munmap, "
-		"madvise and mremap are followed; a child of fork() gets a fully resident copy "
+		"madvise and mremap are followed; %s; static and setuid programs run without a "
+		"budget; if uswap run dies, the program is killed with a message%s\n",
+		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ?
+		"fork is followed by fork events (a child shares its parent's swapped pages, swap "
+		"counts 2, as in the kernel; a raw clone() without CLONE_VM too)" :
+		"fork events are not available, so a child of fork() gets a fully resident copy "
 		"(its parent's pages are brought in first); a raw clone() without CLONE_VM is not "
-		"followed; static and setuid programs run without a budget; if uswap run dies, the "
-		"program is killed with a message%s\n",
+		"followed",
 		(api.features & UFFD_FEATURE_POISON) ? "; a page lost to a device read error raises "
 		"SIGBUS for that page alone" : "");
 	return 0;
@@ -206,13 +235,23 @@ static void accept_one(struct rt_sup *sup, int lfd)
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != sizeof(h) || h.type != RT_HELLO) {
+	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != sizeof(h) ||
+	    (h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
 		if (h.type == RT_STAT)
 			answer_stat(sup, fd);
 		close(fd);
 		return;
 	}
 	cm = CMSG_FIRSTHDR(&mh);
+	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
+		if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int))) {
+			close(fd);
+			return;
+		}
+		memcpy(fds, CMSG_DATA(cm), sizeof(int));
+		rt_fork_hello(sup, fd, &h, fds[0]);
+		return;
+	}
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds))) {
 		close(fd);
 		return;
@@ -223,7 +262,8 @@ static void accept_one(struct rt_sup *sup, int lfd)
 		ack.err = -errno;
 	else if ((ack.err = rt_session_create(sup, fd, &h, fds[0], fds[1], &s)) == 0)
 		fcntl(fd, F_SETFL, O_NONBLOCK);
-	ack.features = api.features;
+	/* What was enabled (UFFDIO_API answers with everything it supports). */
+	ack.features = sup->features;
 	send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
 	close(fds[1]);
 	if (ack.err) {
@@ -283,7 +323,9 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
 		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
-		"\"fault_p99_us_below\":%llu,\"processes\":[",
+		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
+		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
+		"\"processes\":[",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -295,7 +337,10 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
-		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
+		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
+		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
+		(unsigned long long)st->fork_inflight);
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
 			s == sup->sessions ? "" : ",", (int)s->pid,
@@ -360,6 +405,14 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	if (st->fork_events)	/* rtfork */
+		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
+			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
+			"forks met a batch in flight\n",
+			(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
+			(unsigned long long)st->fork_swap_dups,
+			(unsigned long long)st->fork_sessions_ended,
+			(unsigned long long)st->fork_inflight);
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 
@@ -474,6 +527,10 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			 * and its faults are served until it goes. */
 			if (s->orphan)
 				gone = !rt_session_mm_alive(s);
+			else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
+				gone = !rt_fork_mm_alive(s);
+			if (gone && s->forked)
+				sup->st.fork_sessions_ended++;
 			if (!gone) {
 				rt_session_retry(s);
 				rt_session_prefork(s);
@@ -487,6 +544,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		}
 		balance(sup, &stall_mark);
 	}
+	rt_fork_free_hellos(sup);
 	free(p);
 	return status;
 }
@@ -517,7 +575,13 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	if (startup_check(shim, &sup.features))
 		return 1;
-	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL;
+	/* rtfork: fork events when the start-up check found them usable */
+	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL |
+			(cfg->no_fork_events ? 0 : UFFD_FEATURE_EVENT_FORK);
+	if (!(sup.features & UFFD_FEATURE_THREAD_ID))
+		sup.features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
+	if (cfg->no_fork_events)
+		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
 	sup.budget = cfg->memory / RT_PAGE;
 	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
 	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {

@@ -10,6 +10,14 @@
  *                      main thread's reads drive eviction (exact counts),
  *                      madvise(DONTNEED), mremap, a malloc'd buffer, fork
  *                      (the child reads everything and writes half), exit.
+ *   rt_prog forks MB   fill, then four forks in a row (BGSAVE-like): each
+ *                      child reads everything and exits while the parent
+ *                      rewrites pages; the second child forks a grandchild
+ *                      that reads everything and writes a quarter.
+ *   rt_prog rawclone MB  fill, then three children made by a raw clone()
+ *                      system call (no pthread_atfork handler runs, so no
+ *                      shim in the child: only fork events follow it),
+ *                      each reading everything while the parent rewrites.
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
@@ -23,12 +31,16 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,12 +191,13 @@ static int check(uint64_t mb)
 			report("pass", check_page(a + p * (PG / 8), p, p < pages / 4 ? 2 : 1));
 	for (uint64_t p = 0; p < (4 << 20) / PG; p++)
 		report("malloc buffer", check_page(m + p * (PG / 8), p, 3));
-	/* fork, on a smaller set (a fork brings the parent's pages in first):
-	 * the child reads everything and writes half */
+	/* fork, with most of the set swapped out at fork time: the child
+	 * reads everything (its faults are served from its own copy of the
+	 * parent's swapped pages) and writes half; the parent reads too */
 	munmap(a, pages / 2 * PG);	/* not the hole mremap left: malloc may use it */
 	munmap(a + 3 * pages / 4 * (PG / 8), pages / 4 * PG);
 	munmap(r, pages / 2 * PG);
-	fpages = pages / 4;
+	fpages = pages / 2;
 	a = mmap(NULL, fpages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	for (uint64_t p = 0; p < fpages; p++)
 		fill_page(a + p * (PG / 8), p, 5);
@@ -217,23 +230,156 @@ static int check(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
-/* A daemon's habit: close every descriptor, then use the memory again. */
+/*
+ * A daemon's habit: close every descriptor (close_range, as closefrom()
+ * does), then use the memory again. Then take every number the shim may
+ * have had for a socket of its own (dup2): the shim
+ * must notice its descriptors are no longer its own and never read from
+ * the program's socket (the message the program sends itself arrives
+ * whole).
+ */
 static int closefds(uint64_t mb)
 {
 	uint64_t pages = mb << 8;
 	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rlimit rl;
+	int sv[2], lim = 1024;
+	char got[16] = "";
 
 	if (a == MAP_FAILED)
 		return 2;
 	for (uint64_t p = 0; p < pages; p++)
 		fill_page(a + p * (PG / 8), p, 1);
-	for (int fd = 3; fd < 1024; fd++)
-		close(fd);
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		lim = rl.rlim_cur > 65536 ? 65536 : (int)rl.rlim_cur;
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return 2;
+	for (int fd = 3; fd < lim; fd++)
+		if (fd != sv[0] && fd != sv[1])
+			dup2(sv[0], fd);
+	if (send(sv[1], "mine", 5, 0) != 5)
+		return 2;
 	usleep(100000);
 	for (int pass = 0; pass < 2; pass++)
 		for (uint64_t p = 0; p < pages; p++)
 			report("after closing every fd", check_page(a + p * (PG / 8), p, 1));
+	if (recv(sv[0], got, sizeof(got), MSG_DONTWAIT) != 5 || strcmp(got, "mine")) {
+		printf("rt_prog: the program's own socket lost its message\n");
+		wrong++;
+	}
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+/* Read every page of @a against @gen; the name says who. */
+static void read_all(const uint64_t *a, const uint8_t *gen, uint64_t pages, const char *who)
+{
+	for (uint64_t p = 0; p < pages; p++)
+		report(who, check_page(a + p * (PG / 8), p, gen[p]));
+}
+
+/* Wait for @pid; Return: 0 if it exited 0, else 1 (and says so). */
+static int wait_ok(pid_t pid, const char *who)
+{
+	int st = 0;
+
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("rt_prog: %s failed (status 0x%x)\n", who, st);
+		return 1;
+	}
+	return 0;
+}
+
+static int forks(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 4711;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *gen = malloc(pages);
+
+	if (a == MAP_FAILED || !gen)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++) {
+		gen[p] = 1;
+		fill_page(a + p * (PG / 8), p, 1);
+	}
+	for (int round = 0; round < 4; round++) {
+		pid_t pid;
+
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {		/* BGSAVE: read everything, exit */
+			pid_t gc = -1;
+
+			if (round == 1) {
+				gc = fork();
+				if (gc == 0) {	/* the grandchild: read, write a quarter, read */
+					read_all(a, gen, pages, "grandchild read");
+					for (uint64_t p = 0; p < pages; p += 4) {
+						gen[p] = 200;
+						fill_page(a + p * (PG / 8), p, 200);
+					}
+					read_all(a, gen, pages, "grandchild reread");
+					_exit(wrong ? 1 : 0);
+				}
+			}
+			read_all(a, gen, pages, "child read");
+			if (gc >= 0)
+				wrong += (unsigned long)wait_ok(gc, "the grandchild");
+			_exit(wrong ? 1 : 0);
+		}
+		/* the parent meanwhile: rewrites a third of the pages at random */
+		for (uint64_t i = 0; i < pages / 3; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent read", check_page(a + p * (PG / 8), p, gen[p]));
+			gen[p] = (uint8_t)(round + 2);
+			fill_page(a + p * (PG / 8), p, gen[p]);
+		}
+		wrong += (unsigned long)wait_ok(pid, "a child");
+	}
+	read_all(a, gen, pages, "parent at the end");
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+static int rawclone(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 99;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *gen = malloc(pages);
+
+	if (a == MAP_FAILED || !gen)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++) {
+		gen[p] = 1;
+		fill_page(a + p * (PG / 8), p, 1);
+	}
+	for (int round = 0; round < 3; round++) {
+		long pid;
+
+		fflush(stdout);
+		pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+		if (pid == 0) {		/* no libc state to trust: raw exit */
+			unsigned long bad = 0;
+
+			for (uint64_t p = 0; p < pages; p++)
+				bad += check_page(a + p * (PG / 8), p, gen[p]);
+			syscall(SYS_exit_group, bad ? 1 : 0);
+		}
+		for (uint64_t i = 0; i < pages / 3; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent read", check_page(a + p * (PG / 8), p, gen[p]));
+			gen[p] = (uint8_t)(round + 2);
+			fill_page(a + p * (PG / 8), p, gen[p]);
+		}
+		wrong += (unsigned long)wait_ok((pid_t)pid, "a raw clone child");
+	}
+	read_all(a, gen, pages, "parent at the end");
 	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
 	return wrong ? 1 : 0;
 }
@@ -319,6 +465,10 @@ int main(int argc, char **argv)
 		return bench(mb);
 	if (argc > 1 && !strcmp(argv[1], "closefds"))
 		return closefds(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "forks"))
+		return forks(mb);
+	if (argc > 1 && !strcmp(argv[1], "rawclone"))
+		return rawclone(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone [MB]\n");
 	return 2;
 }

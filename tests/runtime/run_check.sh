@@ -2,8 +2,10 @@
 # uswap run on our own test program (rt_prog check) under a budget a third
 # of its size: 0 wrong words, every device empty at the end, and the
 # program's resident anonymous memory (sampled from smaps_rollup until it
-# forks: a fork brings the parent's pages in by design, docs/RUNTIME.md)
-# within the budget plus the stated overhead.
+# forks: after a fork the pages shared by parent and child are counted in
+# both, docs/RUNTIME.md) within the budget plus the stated overhead. The
+# fork is followed by a fork event with pages swapped out at that moment:
+# the child's mirror shares their swap entries (counts 2, fork_swap_dups).
 # usage: run_check.sh USWAP RT_PROG table|legacy
 set -uo pipefail
 uswap=$1 prog=$2 design=${3:-table}
@@ -55,7 +57,13 @@ if bad:
     print("FAIL: devices not empty at the end:", bad); sys.exit(1)
 if j["evicted"] < 500 or j["swapins"] < 100:
     print("FAIL: too little swapping to mean anything:", j); sys.exit(1)
-print("evicted %d, swap-ins %d, devices empty" % (j["evicted"], j["swapins"]))
+if j["fork_events"] < 1 or j["fork_swapped"] < 100 or j["fork_swap_dups"] < 1:
+    print("FAIL: the fork was not followed with pages swapped out (fork_events %d, "
+          "fork_swapped %d, fork_swap_dups %d)" % (j["fork_events"], j["fork_swapped"],
+                                                   j["fork_swap_dups"])); sys.exit(1)
+print("evicted %d, swap-ins %d, devices empty; fork: %d pages out of the parent, %d swap "
+      "entries shared with the child (count 2)" % (j["evicted"], j["swapins"], j["fork_swapped"],
+                                                  j["fork_swap_dups"]))
 PY
 limit=$(( (budget_mb + overhead_mb) * 1024 ))
 echo "resident anonymous memory: max ${max} KiB sampled, limit ${limit} KiB (budget ${budget_mb} MiB + ${overhead_mb} MiB)"

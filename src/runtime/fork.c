@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fork, followed as the kernel follows it (docs/RUNTIME.md, "fork with
+ * fork events"): a FORK event read from a parent's uffd gives the child's
+ * uffd; the child's session starts as a copy of the parent's page states
+ * with a mirror forked from the parent's (uswap_mm_fork(): every swapped
+ * page's swap count goes to 2, as copy_pte_range() -> swap_duplicate()
+ * does), then learns the child's pid from the first fault it serves
+ * (UFFD_FEATURE_THREAD_ID) and meets the child's shim (RT_HELLO_FORK) by
+ * that pid.
+ * Context of everything here: the supervisor's one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+#include "runtime/uffd_compat.h"
+
+#define PAGE	RT_PAGE
+
+/* An RT_HELLO_FORK whose session has not named its pid yet. */
+struct rt_fork_hello {
+	struct rt_fork_hello *next;
+	int sock, memfd;
+	struct rt_hello h;
+};
+
+/**
+ * rt_fork_events_on() - whether the programs' uffds get EVENT_FORK.
+ * Context: supervisor thread.
+ * Return: true when forks are followed by events, false on the prefork path.
+ */
+bool rt_fork_events_on(const struct rt_sup *sup)
+{
+	return (sup->features & UFFD_FEATURE_EVENT_FORK) != 0;
+}
+
+static void count_resident(struct rt_session *s, long n)
+{
+	s->nr_resident += (uint64_t)n;
+	s->sup->resident += (uint64_t)n;
+	if (s->sup->resident > s->sup->st.peak_resident)
+		s->sup->st.peak_resident = s->sup->resident;
+}
+
+/* Copy @p's page states into the new session @c (see the file comment). */
+static int copy_states(struct rt_session *c, struct rt_session *p)
+{
+	struct pt_ent *e;
+	size_t n = pt_collect(&p->tab, 0, ~0ULL, &e);
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t a = e[i].key, v = e[i].val;
+
+		switch (PT_STATE(v)) {
+		case PS_RESIDENT:
+		case PS_UNEVICTABLE:
+		case PS_SHARED:
+			/* The same page in both, copy-on-write: the memory
+			 * cgroup charges it once, to the parent; so do we. */
+			err = pt_set(&c->tab, a, PT_VAL(PS_SHARED, 0));
+			break;
+		case PS_SWAPPED:
+			err = pt_set(&c->tab, a, v);	/* same mirror index: the mirror was forked */
+			c->nr_swapped++;
+			break;
+		case PS_EVICTING:
+		case PS_DEAD:
+			/* In the parent's batch in flight (a fork that did not
+			 * go through the shim's prepare handler): whether the
+			 * move came before the child's page tables were copied
+			 * is known only from the answer; faults wait for it. */
+			err = pt_set(&c->tab, a, PT_VAL(PS_EVICTING, PT_IDX(v)));
+			count_resident(c, 1);
+			c->fork_wait = true;
+			break;
+		}
+	}
+	free(e);
+	return err < 0 ? err : 0;
+}
+
+/**
+ * rt_fork_event() - a FORK event was read from @parent's uffd: make the
+ * child's session, with @ufd (the child's uffd, now in our fd table).
+ * The child does not run before this event is read, so its memory is the
+ * parent's as the page states say (docs/RUNTIME.md gives the argument).
+ * Context: supervisor thread. A failure here cannot be survived without
+ * letting the child read zeros: the supervisor exits, and every process of
+ * the tree dies with its watchdog's message (the child, whose handler
+ * waits for our answer, kills itself).
+ */
+void rt_fork_event(struct rt_session *parent, int ufd)
+{
+	struct rt_sup *sup = parent->sup;
+	struct rt_session *c = calloc(1, sizeof(*c));
+	struct uswap_mm_stats ms;
+	int err = -ENOMEM;
+
+	fcntl(ufd, F_SETFD, FD_CLOEXEC);
+	fcntl(ufd, F_SETFL, O_NONBLOCK);
+	if (!c)
+		goto fail;
+	c->sup = sup;
+	c->sock = -1;
+	c->uffd = ufd;
+	c->pagemap = -1;
+	c->forked = true;
+	c->no_evict = true;		/* until its shim's agent is there */
+	c->staging = parent->staging;
+	c->staging_end = parent->staging_end;
+	c->ra_next = parent->ra_next;
+	if ((err = pt_init(&c->tab)))
+		goto fail_free;
+	if ((err = uswap_mm_fork(parent->mm, &c->mm)))
+		goto fail_tab;
+	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
+	c->nr_chunks = parent->nr_chunks;
+	c->next_idx = parent->next_idx;
+	err = -ENOMEM;
+	if (parent->nr_free) {
+		c->free_idx = malloc(parent->nr_free * sizeof(*c->free_idx));
+		if (!c->free_idx)
+			goto fail_mm;
+		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
+		c->nr_free = c->cap_free = parent->nr_free;
+	}
+	if (parent->nr_ranges) {
+		c->ranges = malloc(parent->nr_ranges * sizeof(*c->ranges));
+		if (!c->ranges)
+			goto fail_mm;
+		memcpy(c->ranges, parent->ranges, parent->nr_ranges * sizeof(*c->ranges));
+		c->nr_ranges = c->cap_ranges = parent->nr_ranges;
+	}
+	if ((err = copy_states(c, parent)))
+		goto fail_mm;
+	if (c->fork_wait) {
+		/* The batch that decides is the parent's own, or, for a parent
+		 * still waiting on its parent's (a raw clone() of a raw
+		 * clone() child), that one: the parent sends none meanwhile
+		 * (rt_session_evict()), so its slots are that batch's. */
+		sup->st.fork_inflight++;
+		c->fork_parent = parent->fork_wait ? parent->fork_parent : parent;
+		c->batch_n = parent->batch_n;
+		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));
+	}
+	uswap_mm_get_stats(c->mm, &ms);
+	c->fork_shared = parent->fork_shared = true;
+	c->next = sup->sessions;
+	sup->sessions = c;
+	sup->st.sessions++;
+	sup->st.forks++;
+	sup->st.fork_events++;
+	sup->st.fork_swapped += c->nr_swapped;
+	sup->st.fork_swap_dups += ms.swap_pages;
+	return;
+fail_mm:
+	sup->resident -= c->nr_resident;
+	uswap_mm_destroy(c->mm);
+fail_tab:
+	pt_free(&c->tab);
+	fifo_free(&c->fifo);
+fail_free:
+	free(c ? c->free_idx : NULL);
+	free(c ? c->ranges : NULL);
+	free(c);
+fail:
+	fprintf(stderr, "uswap run: pid %d forked, and its child cannot be followed (%s): "
+		"exiting, every process of the tree is killed\n", (int)parent->pid, strerror(-err));
+	exit(1);
+}
+
+/* Pages present in @s's process that the states do not know: learnt from
+ * its pagemap (a parent's REMOVE read before the FORK event whose zap came
+ * after the copy leaves such a page in the child). */
+static void learn_present(struct rt_session *s)
+{
+	static uint64_t pm[4096];
+	uint64_t v;
+
+	if (s->pagemap < 0)
+		return;
+	for (size_t r = 0; r < s->nr_ranges; r++)
+		for (uint64_t a = s->ranges[r].start; a < s->ranges[r].end;) {
+			uint64_t n = (s->ranges[r].end - a) / PAGE;
+			ssize_t got;
+
+			if (n > 4096)
+				n = 4096;
+			got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
+			if (got <= 0)
+				break;
+			n = (uint64_t)got / 8;
+			for (uint64_t i = 0; i < n; i++)
+				if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v))
+					rt_track_resident(s, a + i * PAGE);
+			a += n * PAGE;
+		}
+}
+
+/* Send @s's shim the answer and its uffd. Return: 0, -errno. */
+static int send_ack(struct rt_session *s, int sock, int err)
+{
+	struct rt_hello_ack ack = { .type = RT_HELLO_ACK, .err = err,
+				    .features = s ? s->sup->features : 0 };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct iovec iov = { .iov_base = &ack, .iov_len = sizeof(ack) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (!err) {
+		struct cmsghdr *cm;
+
+		mh.msg_control = c.buf;
+		mh.msg_controllen = sizeof(c.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &s->uffd, sizeof(int));
+	}
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(ack) ? 0 : -errno;
+}
+
+/* The forked session @s meets its shim: socket, transfer buffer, uffd. */
+static void attach(struct rt_session *s, int sock, int memfd)
+{
+	char *x = mmap(NULL, RT_BATCH * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	int err = x == MAP_FAILED ? -errno : 0;
+
+	close(memfd);
+	if (send_ack(s, sock, err) || err) {
+		fprintf(stderr, "uswap run: pid %d: the forked child's agent cannot be started (%s): "
+			"it keeps its memory\n", (int)s->pid, strerror(err ? -err : errno));
+		if (x != MAP_FAILED)
+			munmap(x, RT_BATCH * PAGE);
+		close(sock);
+		return;
+	}
+	s->xfer = x;
+	s->sock = sock;
+	fcntl(sock, F_SETFL, O_NONBLOCK);
+	learn_present(s);	/* evicting starts with the agent's first message */
+}
+
+/* Match @s (pid known) with an RT_HELLO_FORK of that pid, if one came. */
+static void match(struct rt_session *s)
+{
+	struct rt_sup *sup = s->sup;
+
+	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp; pp = &(*pp)->next)
+		if ((*pp)->h.pid == s->pid) {
+			struct rt_fork_hello *f = *pp;
+
+			*pp = f->next;
+			attach(s, f->sock, f->memfd);
+			free(f);
+			return;
+		}
+}
+
+/**
+ * rt_fork_fault() - the first fault on a forked session whose pid is not
+ * known: the faulting thread is the child's only thread (the child's shim
+ * has not returned from its fork handler, so the program started none),
+ * so @ptid is the child's pid. Meets the child's shim if it has said hello.
+ * Context: supervisor thread.
+ */
+void rt_fork_fault(struct rt_session *s, uint32_t ptid)
+{
+	char path[64];
+
+	if (!s->forked || s->pid || !ptid)
+		return;
+	s->pid = (pid_t)ptid;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)s->pid);
+	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	match(s);
+}
+
+/* Forget the pending hellos whose process has gone. */
+static void prune_hellos(struct rt_sup *sup)
+{
+	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp;) {
+		struct rt_fork_hello *f = *pp;
+		struct pollfd p = { .fd = f->sock, .events = POLLRDHUP };
+
+		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+			*pp = f->next;
+			close(f->sock);
+			close(f->memfd);
+			free(f);
+			continue;
+		}
+		pp = &f->next;
+	}
+}
+
+/**
+ * rt_fork_hello() - a child's shim says hello (RT_HELLO_FORK) on @sock
+ * with its transfer buffer @memfd: match it with its session by pid, now
+ * or when the session's first fault names the pid.
+ * Context: supervisor thread; takes @sock and @memfd.
+ */
+void rt_fork_hello(struct rt_sup *sup, int sock, const struct rt_hello *h, int memfd)
+{
+	struct rt_fork_hello *f;
+
+	for (struct rt_session *s = sup->sessions; s; s = s->next)
+		if (s->forked && s->sock < 0 && s->pid == h->pid && h->pid > 0) {
+			attach(s, sock, memfd);
+			return;
+		}
+	prune_hellos(sup);
+	f = malloc(sizeof(*f));
+	if (!f) {
+		send_ack(NULL, sock, -ENOMEM);
+		close(sock);
+		close(memfd);
+		return;
+	}
+	*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock, .memfd = memfd, .h = *h };
+	sup->fork_hellos = f;
+}
+
+/**
+ * rt_fork_free_hellos() - drop the hellos never matched (at exit).
+ * Context: supervisor thread.
+ */
+void rt_fork_free_hellos(struct rt_sup *sup)
+{
+	while (sup->fork_hellos) {
+		struct rt_fork_hello *f = sup->fork_hellos;
+
+		sup->fork_hellos = f->next;
+		close(f->sock);
+		close(f->memfd);
+		free(f);
+	}
+}
+
+/* Settle @c's entry @a, slot @i of its parent's batch, moved (@st 0, the
+ * bytes at @bytes) or not. */
+static void settle(struct rt_session *c, uint64_t a, int st, const char *bytes)
+{
+	uint32_t idx;
+
+	if (!st) {
+		/* Moved: it left the parent before the child's page tables
+		 * were copied (a page copied into the child is shared and
+		 * cannot be moved) or after the parent wrote its own copy, in
+		 * which case the child has its page and never faults for it.
+		 * Either way a fault in the child wants these bytes. */
+		if (rt_mirror_store(c, bytes, &idx)) {
+			pt_del(&c->tab, a);
+			count_resident(c, -1);
+			fprintf(stderr, "uswap run: swap is full: killing pid %d as the OOM killer "
+				"would\n", (int)c->pid);
+			c->sup->kill_reason = "out of memory and swap (killed by uswap run)";
+			if (c->pid > 0)
+				kill(c->pid, SIGKILL);
+			c->dead = true;
+			return;
+		}
+		pt_set(&c->tab, a, PT_VAL(PS_SWAPPED, idx));
+		count_resident(c, -1);
+		c->nr_swapped++;
+	} else if (st == -EBUSY || st == -EAGAIN) {
+		pt_set(&c->tab, a, PT_VAL(PS_RESIDENT, 0));	/* present in both */
+		fifo_push(&c->fifo, a);
+	} else {
+		pt_del(&c->tab, a);	/* gone from the parent before the copy */
+		count_resident(c, -1);
+	}
+}
+
+/**
+ * rt_fork_batch_done() - @parent's batch answer @m arrived: settle the
+ * entries its children forked while it was in flight.
+ * Context: supervisor thread; before @parent's own states are updated.
+ */
+void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m)
+{
+	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
+		uint64_t v;
+
+		if (!c->fork_wait || c->fork_parent != parent)
+			continue;
+		for (uint32_t i = 0; i < c->batch_n; i++)
+			if (pt_get(&c->tab, c->batch_addr[i], &v) && PT_STATE(v) == PS_EVICTING &&
+			    PT_IDX(v) == i)
+				settle(c, c->batch_addr[i], i < m->n ? m->status[i] : -EINVAL,
+				       parent->xfer + i * PAGE);
+		c->fork_wait = false;
+		c->fork_parent = NULL;
+		c->batch_n = 0;
+	}
+}
+
+/**
+ * rt_fork_parent_gone() - @parent's session ends with a batch whose
+ * answer will never come: its waiting children settle from their own
+ * pagemap (present: it stayed; absent: it was moved, and the bytes the
+ * agent copied right after the move are in the transfer buffer).
+ * Context: supervisor thread; before @parent is freed.
+ */
+void rt_fork_parent_gone(struct rt_session *parent)
+{
+	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
+		uint64_t v;
+
+		if (!c->fork_wait || c->fork_parent != parent)
+			continue;
+		for (uint32_t i = 0; i < c->batch_n; i++) {
+			uint64_t a = c->batch_addr[i], pm = 0;
+			bool present = c->pagemap >= 0 &&
+				pread(c->pagemap, &pm, 8, (off_t)(a / PAGE * 8)) == 8 && ((pm >> 63) & 1);
+
+			if (pt_get(&c->tab, a, &v) && PT_STATE(v) == PS_EVICTING && PT_IDX(v) == i)
+				settle(c, a, present ? -EBUSY : 0, parent->xfer + i * PAGE);
+		}
+		c->fork_wait = false;
+		c->fork_parent = NULL;
+		c->batch_n = 0;
+	}
+}
+
+/**
+ * rt_fork_mm_alive() - whether a forked session's process still has its
+ * address space, for a session with no shim to hang up (not matched yet:
+ * a child of a raw clone(), or one that died in its fork handler). The
+ * probe fills a zero page at the lowest mappable address, which no
+ * program registers: a live mm answers ENOENT (nothing registered there)
+ * and is not changed, a gone one ESRCH.
+ * Context: supervisor thread.
+ * Return: true while the mm lives.
+ */
+bool rt_fork_mm_alive(struct rt_session *s)
+{
+	static uint64_t low;
+	struct uffdio_zeropage z = { .mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE };
+
+	if (!low) {
+		FILE *f = fopen("/proc/sys/vm/mmap_min_addr", "re");
+		unsigned long long v = 0;
+
+		if (!f || fscanf(f, "%llu", &v) != 1)
+			v = 65536;
+		if (f)
+			fclose(f);
+		low = (v + PAGE - 1) / PAGE * PAGE;
+		if (low < PAGE)
+			low = PAGE;
+	}
+	z.range.start = low;
+	z.range.len = PAGE;
+	if (!ioctl(s->uffd, UFFDIO_ZEROPAGE, &z))
+		return true;
+	return errno != ESRCH;
+}
+
+/**
+ * rt_fork_page_shared() - whether @addr of @s is present and mapped by
+ * more than one process (copy-on-write after a fork: UFFDIO_MOVE would
+ * refuse it with EBUSY), from pagemap's "exclusively mapped" bit. Only
+ * asked for sessions that took part in a fork.
+ * Context: supervisor thread.
+ * Return: true if shared; false if exclusive, absent or unknown.
+ */
+bool rt_fork_page_shared(struct rt_session *s, uint64_t addr)
+{
+	uint64_t pm;
+
+	if (!s->fork_shared || s->pagemap < 0 ||
+	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
+		return false;
+	return ((pm >> 63) & 1) && !((pm >> 56) & 1);
+}
