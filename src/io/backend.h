@@ -281,6 +281,8 @@ struct swap_backend_spec {
 	uint64_t nr_slots;		/* zram: size / 4096 */
 	enum swap_zram_algo algo;	/* zram */
 	char path[4096];		/* file: path; nbd: the URI */
+	uint64_t fault_read_nth;	/* "fault:read_err=N:": the N-th read fails, 0 none */
+	uint64_t fault_read_slot;	/* "fault:read_err_slot=S:": reads of slot S fail, 0 none */
 };
 
 #define SWAP_SPEC_MIN_SLOTS	10

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
+#include "runtime/lru.h"
 #include "runtime/pagetab.h"
 #include "runtime/proto.h"
 
@@ -25,6 +26,9 @@ struct uswap_run_config {
 	bool stats;				/* print counters at the end */
 	const char *json;			/* write counters there, or NULL */
 	char **argv;				/* the program */
+	/* rtlru */
+	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
+	int policy;				/* enum rt_evict_policy */
 };
 
 /**
@@ -101,6 +105,8 @@ struct rt_session {
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
 	bool orphan;				/* the agent's socket closed */
+	/* rtlru: which pages to evict */
+	struct rt_lru lru;			/* resident pages: inactive, active */
 };
 
 struct rt_sup {
@@ -117,6 +123,14 @@ struct rt_sup {
 	const char *kill_reason;
 	const int *types;			/* the devices */
 	unsigned int nr_types;
+	/* rtlru: eviction policy, the resident + compressed bound */
+	enum rt_evict_policy policy;
+	struct rt_lru_stats lru_st;
+	uint64_t resident_budget;		/* pages: --memory */
+	uint64_t total;				/* pages: --memory-total, 0 none */
+	uint64_t compressed;			/* bytes the compressed devices hold (last read) */
+	uint64_t peak_compressed;		/* bytes */
+	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
 };
 
 int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtlru's test program, run under `uswap run` by run_lru.sh, run_poison.sh
+ * and run_total.sh:
+ *   rt_lru hotcold BUDGET_MB SWEEPS  a hot set of a quarter of the budget,
+ *       touched before every chunk of a cold set three times the budget;
+ *       before each touch, /proc/self/pagemap tells which pages are not
+ *       present (evicted since the last touch). Prints the counts.
+ *   rt_lru poison MB                 fill, then read every page with a
+ *       SIGBUS handler (siglongjmp): prints the pages that raised SIGBUS
+ *       and the wrong words of the others.
+ *   rt_lru total MB SECONDS          fill with pages that compress ~7x, then
+ *       read and check random pages for SECONDS.
+ * Every page holds its own tag, checked on every read: exit 1 on a wrong
+ * word.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PG	4096UL
+#define WORDS	(PG / 8)
+
+static int pagemap = -1;
+static unsigned long wrong;
+
+static uint64_t tag(uint64_t page, uint64_t gen)
+{
+	return (page + 1) * 0x9e3779b97f4a7c15ULL ^ gen;
+}
+
+static uint64_t *map(uint64_t pages)
+{
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED) {
+		perror("rt_lru: mmap");
+		exit(2);
+	}
+	return a;
+}
+
+/* Pages of [p, p + n pages) not present now. */
+static uint64_t absent(const uint64_t *p, uint64_t n)
+{
+	static uint64_t pm[4096];
+	uint64_t miss = 0;
+
+	for (uint64_t off = 0; off < n;) {
+		uint64_t k = n - off > 4096 ? 4096 : n - off;
+
+		if (pread(pagemap, pm, k * 8, (off_t)(((uintptr_t)p / PG + off) * 8)) != (ssize_t)(k * 8)) {
+			perror("rt_lru: pagemap");
+			exit(2);
+		}
+		for (uint64_t i = 0; i < k; i++)
+			miss += !((pm[i] >> 63) & 1);
+		off += k;
+	}
+	return miss;
+}
+
+/* Check page @i's first and last word against @gen, then write @ngen. */
+static void touch(uint64_t *p, uint64_t i, uint64_t gen, uint64_t ngen)
+{
+	uint64_t *w = p + i * WORDS;
+
+	if (gen && (w[0] != tag(i, gen) || w[WORDS - 1] != tag(i, gen)))
+		wrong++;
+	w[0] = w[WORDS - 1] = tag(i, ngen);
+}
+
+static int hotcold(uint64_t budget_mb, uint64_t sweeps)
+{
+	uint64_t b = budget_mb * 256, nh = b / 4, nc = 3 * b, chunk = b / 4;
+	uint64_t *hot = map(nh), *cold = map(nc), hgen = 0;
+	uint64_t hmiss = 0, hchk = 0, cmiss = 0, cchk = 0;
+
+	for (uint64_t s = 0; s < sweeps; s++) {
+		for (uint64_t c = 0; c < nc; c += chunk) {
+			if (s) {	/* the first sweep only faults pages in */
+				hmiss += absent(hot, nh);
+				hchk += nh;
+				cmiss += absent(cold + c * WORDS, chunk);
+				cchk += chunk;
+			}
+			for (uint64_t i = 0; i < nh; i++)
+				touch(hot, i, hgen, hgen + 1);
+			hgen++;
+			for (uint64_t i = c; i < c + chunk; i++)
+				touch(cold, i, s, s + 1);
+		}
+	}
+	printf("hot_absent %lu hot_checked %lu cold_absent %lu cold_checked %lu wrong %lu\n",
+	       (unsigned long)hmiss, (unsigned long)hchk, (unsigned long)cmiss,
+	       (unsigned long)cchk, wrong);
+	return wrong ? 1 : 0;
+}
+
+static sigjmp_buf jb;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	siglongjmp(jb, 1);
+}
+
+static int poison(uint64_t mb)
+{
+	uint64_t n = mb * 256, *p = map(n);
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	volatile uint64_t bus = 0, first = ~0ULL;
+
+	for (uint64_t i = 0; i < n; i++)
+		for (uint64_t k = 0; k < WORDS; k += 64)
+			p[i * WORDS + k] = tag(i, k + 1);
+	sigaction(SIGBUS, &sa, NULL);
+	for (volatile uint64_t i = 0; i < n; i++) {
+		if (sigsetjmp(jb, 1)) {
+			if (first == ~0ULL)
+				first = i;
+			printf("sigbus_at 0x%lx\n", (unsigned long)(uintptr_t)(p + i * WORDS));
+			bus++;
+			continue;
+		}
+		for (uint64_t k = 0; k < WORDS; k += 64)
+			if (p[i * WORDS + k] != tag(i, k + 1))
+				wrong++;
+	}
+	/* A poisoned page stays poisoned: a second read faults again. */
+	if (first != ~0ULL && !sigsetjmp(jb, 1)) {
+		(void)*(volatile uint64_t *)(p + first * WORDS);
+		printf("rt_lru: page %lu readable on the second try\n", (unsigned long)first);
+		wrong++;
+	}
+	printf("sigbus_pages %lu wrong %lu\n", (unsigned long)bus, wrong);
+	return wrong ? 1 : 0;
+}
+
+#define NOISE	64	/* words of a page's incompressible part (total) */
+
+static int total(uint64_t mb, uint64_t secs)
+{
+	uint64_t n = mb * 256, *p = map(n), seed = 1;
+	time_t end;
+
+	printf("pid %d\n", (int)getpid());
+	fflush(stdout);
+
+	/* A page is its tag, 512 bytes of noise and zeros: zram stores it in
+	 * about 600 bytes. */
+	for (uint64_t i = 0; i < n; i++) {
+		for (uint64_t k = 1; k <= NOISE; k++)
+			p[i * WORDS + k] = tag(i, k);
+		touch(p, i, 0, 1);
+	}
+	printf("filled\n");
+	fflush(stdout);
+	end = time(NULL) + (time_t)secs;
+	while (time(NULL) < end)
+		for (int k = 0; k < 1000; k++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			touch(p, (seed >> 33) % n, 1, 1);
+		}
+	for (uint64_t i = 0; i < n; i++) {
+		for (uint64_t k = 1; k <= NOISE; k++)
+			wrong += p[i * WORDS + k] != tag(i, k);
+		touch(p, i, 1, 1);
+	}
+	printf("total: wrong %lu\n", wrong);
+	return wrong ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t a = argc > 2 ? strtoull(argv[2], NULL, 10) : 4;
+	uint64_t b = argc > 3 ? strtoull(argv[3], NULL, 10) : 3;
+
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (pagemap < 0) {
+		perror("rt_lru: /proc/self/pagemap");
+		return 2;
+	}
+	if (argc > 1 && !strcmp(argv[1], "hotcold"))
+		return hotcold(a, b);
+	if (argc > 1 && !strcmp(argv[1], "poison"))
+		return poison(a);
+	if (argc > 1 && !strcmp(argv[1], "total"))
+		return total(a, b);
+	fprintf(stderr, "usage: rt_lru hotcold BUDGET_MB SWEEPS | poison MB | total MB SECONDS\n");
+	return 2;
+}
