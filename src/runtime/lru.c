@@ -5,15 +5,19 @@
  * kernel's workingset (mm/workingset.c: a page evicted and faulted back
  * after D further evictions would have stayed had memory held D more
  * pages; if the active list can give that room, the page is activated).
- * There is no accessed bit to give resident pages a second chance on this
- * kernel (no idle page tracking, no soft-dirty; docs/RUNTIME.md, "Cold
- * pages"): the signals are first touches, swap-ins and their distances.
+ * Resident pages get the second chance from written bits: the uffd is
+ * registered for write-protection with UFFD_FEATURE_WP_ASYNC (a write to
+ * a protected page is resolved by the kernel, no message) and
+ * PAGEMAP_SCAN reads and resets PAGE_IS_WRITTEN. There is no accessed bit
+ * for reads on this kernel (no idle page tracking, no soft-dirty;
+ * docs/RUNTIME.md, "Cold pages").
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/lru.h"
+#include "runtime/uffd_compat.h"
 
 static int ring_push(struct rt_lru_ring *r, uint64_t addr, uint64_t ticket)
 {
@@ -74,19 +78,22 @@ static void ring_compact(struct rt_lru *l, const struct pagetab *tab, unsigned i
 }
 
 /**
- * rt_lru_add() - put the RESIDENT page @addr at the head of a list, the
- * active one if @active, and record it in @tab.
+ * rt_lru_add_flags() - put the RESIDENT page @addr at the head of a list,
+ * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN), and
+ * record it in @tab.
  * Context: supervisor thread.
  * Return: 0, -ENOMEM (the page is then resident but on no list: it is
  * never chosen for eviction).
  */
-int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
+int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
+		     uint64_t flags)
 {
 	uint64_t ticket = ++l->next_ticket;
 	unsigned int list = active ? 1 : 0;
 	int err;
 
-	err = pt_set(tab, addr, PT_VAL(PS_RESIDENT, (ticket << 1) | list));
+	err = pt_set(tab, addr, PT_VAL(PS_RESIDENT, 0) | (ticket << 11) |
+			  (flags & (LRU_WRITTEN | LRU_SEEN)) | ((uint64_t)list << 8));
 	if (err)
 		return err;
 	ring_compact(l, tab, list);
@@ -94,6 +101,57 @@ int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active
 	if (!err)
 		l->nr[list]++;
 	return err;
+}
+
+/**
+ * rt_lru_add() - rt_lru_add_flags() without flags.
+ * Context: supervisor thread.
+ * Return: 0, -ENOMEM.
+ */
+int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
+{
+	return rt_lru_add_flags(l, tab, addr, active, 0);
+}
+
+/**
+ * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
+ * process of @pagemap (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING: the pages
+ * found written are write-protected again, asynchronously resolved on
+ * their next write) and mark the RESIDENT ones LRU_WRITTEN in @tab.
+ * Context: supervisor thread; a kernel page-table walk of the range.
+ * Return: the pages found written and resident, or -errno (the range is
+ * not registered for WP_ASYNC: no information).
+ */
+long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
+{
+	struct page_region r[256];
+	long found = 0;
+
+	while (start < end) {
+		struct pm_scan_arg a = {
+			.size = sizeof(a),
+			.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+			.start = start, .end = end,
+			.vec = (uint64_t)(uintptr_t)r, .vec_len = 256,
+			.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT,
+			.return_mask = PAGE_IS_WRITTEN,
+		};
+		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		uint64_t v;
+
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++)
+			for (uint64_t p = r[i].start; p < r[i].end; p += 4096)
+				if (pt_get(tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
+					pt_set(tab, p, v | LRU_WRITTEN);
+					found++;
+				}
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return found;
 }
 
 /**
@@ -138,6 +196,8 @@ static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_reside
 		if (!ent_live(tab, &e, 1, &v))
 			continue;
 		l->nr[1]--;
+		/* As the kernel's shrink_active_list() for anon: deactivated
+		 * whether written or not; a write from now on counts. */
 		if (rt_lru_add(l, tab, e.addr, false))
 			break;
 		st->deactivated++;
@@ -147,7 +207,10 @@ static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_reside
 /**
  * rt_lru_pop() - take the coldest resident page off its list (the caller
  * changes its state): the inactive list's oldest, after aging the active
- * list.
+ * list. An inactive tail page written since the last scan is kept once
+ * (rotated, LRU_SEEN) and activated if written again by its next visit,
+ * as the kernel's folio_check_references() treats the instantiating
+ * fault's reference: every page starts out written.
  * Context: supervisor thread.
  * Return: true and *@addr, false when no page is on a list.
  */
@@ -169,6 +232,15 @@ bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr, uint64_t 
 			continue;
 		if (l->nr[0])
 			l->nr[0]--;
+		if ((v & LRU_WRITTEN) && (v & LRU_SEEN)) {
+			st->promoted++;
+			if (!rt_lru_add(l, tab, e.addr, true))
+				continue;
+		} else if (v & LRU_WRITTEN) {
+			st->rotated++;
+			if (!rt_lru_add_flags(l, tab, e.addr, false, LRU_SEEN))
+				continue;
+		}
 		*addr = e.addr;
 		return true;
 	}

@@ -19,13 +19,18 @@
 
 /*
  * A RESIDENT page's value in the page map: bit 8 is its list (1 active),
- * bits 9.. a ticket matching its one live entry on that list's ring
- * (ticket 0: not on a list yet, as PT_VAL(PS_RESIDENT, 0) leaves it).
+ * bit 9 "written since the last scan" (PAGEMAP_SCAN's PAGE_IS_WRITTEN),
+ * bit 10 "referenced at its last visit of the inactive tail" (the kernel's
+ * PG_referenced), bits 11.. a ticket matching its one live entry on that
+ * list's ring (ticket 0: not on a list yet, as PT_VAL(PS_RESIDENT, 0)
+ * leaves it).
  * A SWAPPED page's value keeps the mirror index in bits 8..39 (PT_IDX)
  * and its shadow, the eviction clock when it left, in bits 40..63.
  */
 #define LRU_ACTIVE(val)		(((val) >> 8) & 1)
-#define LRU_TICKET(val)		((val) >> 9)
+#define LRU_WRITTEN		(1ULL << 9)
+#define LRU_SEEN		(1ULL << 10)
+#define LRU_TICKET(val)		((val) >> 11)
 #define LRU_SHADOW_BITS		24
 #define LRU_SHADOW_MASK		((1ULL << LRU_SHADOW_BITS) - 1)
 #define LRU_SWAPPED(idx, clock)	(PT_VAL(PS_SWAPPED, idx) | (((clock) & LRU_SHADOW_MASK) << 40))
@@ -58,9 +63,16 @@ struct rt_lru_stats {
 	uint64_t activated;		/* ... within the active list's room: activated */
 	uint64_t deactivated;		/* pages aged from active to inactive */
 	uint64_t swapin_pages;		/* pages brought in by swap-ins */
+	uint64_t scans;			/* PAGEMAP_SCAN passes over a process */
+	uint64_t written;		/* resident pages found written by them */
+	uint64_t rotated;		/* inactive tail pages kept: written once */
+	uint64_t promoted;		/* ... activated: written on two visits */
 };
 
 int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active);
+int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
+		     uint64_t flags);
+long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end);
 void rt_lru_forget(struct rt_lru *l, uint64_t val);
 bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room);
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr,

@@ -107,6 +107,8 @@ struct rt_session {
 	bool orphan;				/* the agent's socket closed */
 	/* rtlru: which pages to evict */
 	struct rt_lru lru;			/* resident pages: inactive, active */
+	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
+	bool wp;				/* ranges registered for WP_ASYNC too */
 };
 
 struct rt_sup {

@@ -514,6 +514,16 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 	uint64_t v;
 
 	range_add(s, start, end);
+	if (s->sup->features & UFFD_FEATURE_WP_ASYNC) {
+		/* rtlru: the same whole VMAs, for written bits as well */
+		struct uffdio_register r = {
+			.range = { .start = start, .len = end - start },
+			.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+		};
+
+		if (!ioctl(s->uffd, UFFDIO_REGISTER, &r))
+			s->wp = true;
+	}
 	if (s->pagemap < 0)
 		return;
 	for (uint64_t a = start; a < end;) {
@@ -587,6 +597,30 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 	s->batch_n = 0;
 }
 
+/*
+ * Read the written bits of the process's registered ranges when a quarter
+ * of its resident pages (at least a batch) was evicted since the last
+ * read: a page's bit then tells whether it was written in the last
+ * stretch of its time on a list.
+ */
+static void scan_written(struct rt_session *s)
+{
+	struct rt_sup *sup = s->sup;
+	uint64_t every = s->nr_resident / 4 > RT_BATCH ? s->nr_resident / 4 : RT_BATCH;
+
+	if (!s->wp || s->pagemap < 0 || sup->policy != RT_EVICT_LRU ||
+	    sup->st.evicted - s->scan_clock < every)
+		return;
+	s->scan_clock = sup->st.evicted;
+	sup->lru_st.scans++;
+	for (size_t i = 0; i < s->nr_ranges; i++) {
+		long n = rt_lru_scan(s->pagemap, &s->tab, s->ranges[i].start, s->ranges[i].end);
+
+		if (n > 0)
+			sup->lru_st.written += (uint64_t)n;
+	}
+}
+
 /**
  * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH),
  * the coldest by the LRU (lru.c), if none is out. Pages that other code
@@ -607,6 +641,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	while (fifo_pop(&s->fifo, &a))
 		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT && !LRU_TICKET(v))
 			rt_lru_add(&s->lru, &s->tab, a, false);
+	scan_written(s);
 	while (m.n < want && rt_lru_pop(&s->lru, &s->tab, &a, s->nr_resident, &s->sup->lru_st)) {
 		pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
 		s->batch_addr[m.n] = a;

@@ -40,7 +40,8 @@
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
-#define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON)
+#define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON | \
+			      UFFD_FEATURE_WP_ASYNC)	/* rtlru: written bits */
 
 static int find_shim(char *out, size_t len)
 {
@@ -349,14 +350,18 @@ static void json_lru(FILE *f, const struct rt_sup *sup)
 	}
 	fprintf(f, "\"evict_policy\":\"%s\",\"active_pages\":%llu,\"inactive_pages\":%llu,"
 		"\"swapin_pages\":%llu,\"refaults\":%llu,\"refaults_activated\":%llu,"
-		"\"deactivated\":%llu,\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
+		"\"deactivated\":%llu,\"written_scans\":%llu,\"written_found\":%llu,"
+		"\"rotated\":%llu,\"promoted\":%llu,"
+		"\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
 		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
 		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
 		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
 		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
 		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
 		(unsigned long long)l->refaults, (unsigned long long)l->activated,
-		(unsigned long long)l->deactivated, ratio(l->refaults, sup->st.swapins),
+		(unsigned long long)l->deactivated, (unsigned long long)l->scans,
+		(unsigned long long)l->written, (unsigned long long)l->rotated,
+		(unsigned long long)l->promoted, ratio(l->refaults, sup->st.swapins),
 		ratio(l->refaults, sup->st.evicted), (unsigned long long)sup->resident_budget,
 		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
 		(unsigned long long)sup->peak_compressed,
@@ -457,12 +462,15 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
 	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "
-		"eviction), %llu activated, %llu deactivated; resident + compressed peak %llu "
+		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
+		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
 		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
 		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru",
 		(unsigned long long)sup->lru_st.refaults, ratio(sup->lru_st.refaults, st->swapins),
 		ratio(sup->lru_st.refaults, st->evicted), (unsigned long long)sup->lru_st.activated,
-		(unsigned long long)sup->lru_st.deactivated, (unsigned long long)sup->peak_total,
+		(unsigned long long)sup->lru_st.deactivated, (unsigned long long)sup->lru_st.scans,
+		(unsigned long long)sup->lru_st.written, (unsigned long long)sup->lru_st.rotated,
+		(unsigned long long)sup->lru_st.promoted, (unsigned long long)sup->peak_total,
 		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
 		sup->total ? "" : " (none)");
 	for (unsigned int i = 0; i < nr_types; i++) {

@@ -6,15 +6,18 @@
 # since the last touch. The first sweep is not counted.
 #
 # Required, on both designs with --evict lru:
-#   cold: >= 90% of the cold checks find the page absent. The cold set is
-#     3x the budget and touched in order, so every cold page's refault
-#     distance is ~2B > B/2: it is never activated, and it is evicted
-#     before its next touch whatever the timing.
+#   cold: >= 50% of the cold checks find the page absent: at most B + 256
+#     pages (the fault slack) are resident, B/4 of them hot, against a cold
+#     set of 3B touched in order; a cold page's refault distance (~2B) is
+#     above B/2, so it is never activated by a refault, and its written
+#     bit buys it at most one more pass of the inactive list (it is
+#     written once per sweep, never twice in a row). Measured: 90-99%.
 #   hot: absent at most B/4 times in all, i.e. at most once per hot page.
 #     A hot page's refault distance is at most ~B/4 evictions (one cold
 #     chunk between two hot passes) <= B/2, so its first refault activates
-#     it; the active list (B/4 pages) stays below half of the resident
-#     pages, so it is never aged out again. It can be evicted at most once
+#     it (and a hot page written on two visits of the inactive tail is
+#     activated without a refault); the active list (B/4 pages) stays
+#     below half of the resident pages, so it is never aged out again. It can be evicted at most once
 #     more after the first sweep (if it was never evicted during it): the
 #     bound is structural, not a timing margin.
 # With --evict fifo every hot page is evicted about once per B faults:
@@ -37,7 +40,7 @@ for run in table:lru legacy:lru; do
 	if [ $rc -ne 0 ] || [ "$wrong" != 0 ]; then
 		echo "FAIL: $design $policy: exit $rc"; cat "$dir/err"; fail=1; continue
 	fi
-	if ((ca * 10 < cc * 9)); then
+	if ((ca * 2 < cc)); then
 		echo "FAIL: $design: cold pages stayed resident: $ca of $cc absent"; fail=1
 	fi
 	if ((ha > budget_mb * 256 / 4)); then
