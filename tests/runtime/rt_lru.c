@@ -11,6 +11,8 @@
  *       and the wrong words of the others.
  *   rt_lru total MB SECONDS          fill with pages that compress ~7x, then
  *       read and check random pages for SECONDS.
+ *   rt_lru skew MB OPS               fill, then OPS touches of random pages,
+ *       9 in 10 in the first eighth (bench_lru.sh).
  * Every page holds its own tag, checked on every read: exit 1 on a wrong
  * word.
  */
@@ -181,6 +183,26 @@ static int total(uint64_t mb, uint64_t secs)
 	return wrong ? 1 : 0;
 }
 
+/* OPS touches of random pages of MB: 9 in 10 within the first eighth
+ * (the hot part), 1 in 10 anywhere; every touch checks and rewrites. */
+static int skew(uint64_t mb, uint64_t ops)
+{
+	uint64_t n = mb * 256, *p = map(n), seed = 7;
+
+	for (uint64_t i = 0; i < n; i++)
+		touch(p, i, 0, 1);
+	for (uint64_t k = 0; k < ops; k++) {
+		uint64_t r, i;
+
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		r = seed >> 33;
+		i = r % 10 < 9 ? (r / 10) % (n / 8) : (r / 10) % n;
+		touch(p, i, 1, 1);
+	}
+	printf("ops %lu wrong %lu\n", (unsigned long)ops, wrong);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t a = argc > 2 ? strtoull(argv[2], NULL, 10) : 4;
@@ -197,6 +219,9 @@ int main(int argc, char **argv)
 		return poison(a);
 	if (argc > 1 && !strcmp(argv[1], "total"))
 		return total(a, b);
-	fprintf(stderr, "usage: rt_lru hotcold BUDGET_MB SWEEPS | poison MB | total MB SECONDS\n");
+	if (argc > 1 && !strcmp(argv[1], "skew"))
+		return skew(a, b);
+	fprintf(stderr, "usage: rt_lru hotcold BUDGET_MB SWEEPS | poison MB | total MB SECONDS | "
+		"skew MB OPS\n");
 	return 2;
 }

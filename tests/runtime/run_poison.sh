@@ -2,7 +2,7 @@
 # A device read error reaches the program as SIGBUS for that page alone
 # (docs/RUNTIME.md, "Read errors"). The device is zram in the fault
 # wrapper with every read of slot 100 failing (--swap
-# fault:read_err_slot=100:zram:64M); rt_lru poison fills 8 MiB under a
+# fault:read_err_slot=100:zram:64M); rt_lru poison fills 6 MiB under a
 # 2 MiB budget (so slot 100 holds a page of it when the fill ends), then
 # reads every page with a SIGBUS handler. Required, on both designs: the
 # program exits 0 with 0 wrong words on the other pages; a poisoned page
@@ -19,7 +19,7 @@ trap 'rm -rf "$dir"' EXIT
 fail=0
 for design in table legacy; do
 	"$uswap" run --memory 2M --design $design --swap fault:read_err_slot=100:zram:64M \
-		--json "$dir/json" -- "$prog" poison 8 >"$dir/out" 2>"$dir/err"
+		--json "$dir/json" -- "$prog" poison 6 >"$dir/out" 2>"$dir/err"
 	rc=$?
 	got=$(sed -n 's/^sigbus_at //p' "$dir/out" | sort -u)
 	said=$(sed -n 's/.* page \(0x[0-9a-f]*\) lost to a device read error.*/\1/p' "$dir/err" | sort -u)
