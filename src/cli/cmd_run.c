@@ -19,6 +19,8 @@ static void usage(FILE *f)
 		"[--json FILE] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
+		"                  fault:read_err=N:SPEC fails the N-th read of SPEC (zram or nbd),\n"
+		"                  fault:read_err_slot=S:SPEC every read of slot S (for tests)\n"
 		"  --design D      slot design of the devices: table (default) or legacy\n"
 		"  --memory-total SIZE  bound resident pages plus the compressed devices'\n"
 		"                  memory together (for hosts without swap of their own);\n"
