@@ -81,8 +81,10 @@ static void touch(uint64_t *p, uint64_t i, uint64_t gen, uint64_t ngen)
 {
 	uint64_t *w = p + i * WORDS;
 
-	if (gen && (w[0] != tag(i, gen) || w[WORDS - 1] != tag(i, gen)))
-		wrong++;
+	if (gen && (w[0] != tag(i, gen) || w[WORDS - 1] != tag(i, gen)) && wrong++ < 5)
+		fprintf(stderr, "rt_lru: page %lu at %p: 0x%llx ... 0x%llx, want 0x%llx\n",
+			(unsigned long)i, (void *)w, (unsigned long long)w[0],
+			(unsigned long long)w[WORDS - 1], (unsigned long long)tag(i, gen));
 	w[0] = w[WORDS - 1] = tag(i, ngen);
 }
 
@@ -182,7 +184,11 @@ static int total(uint64_t mb, uint64_t secs)
 		}
 	for (uint64_t i = 0; i < n; i++) {
 		for (uint64_t k = 1; k <= NOISE; k++)
-			wrong += p[i * WORDS + k] != tag(i, k);
+			if (p[i * WORDS + k] != tag(i, k) && wrong++ < 5)
+				fprintf(stderr, "rt_lru: page %lu word %lu: 0x%llx, want 0x%llx\n",
+					(unsigned long)i, (unsigned long)k,
+					(unsigned long long)p[i * WORDS + k],
+					(unsigned long long)tag(i, k));
 		touch(p, i, 1, 1);
 	}
 	printf("total: wrong %lu\n", wrong);
