@@ -15,10 +15,18 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
-		"[--design table|legacy] [--stats] [--json FILE] -- CMD ARGS...\n"
+		"[--design table|legacy] [--memory-total SIZE] [--evict lru|fifo] [--stats] "
+		"[--json FILE] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
+		"                  fault:read_err=N:SPEC fails the N-th read of SPEC (zram or nbd),\n"
+		"                  fault:read_err_slot=S:SPEC every read of slot S (for tests)\n"
 		"  --design D      slot design of the devices: table (default) or legacy\n"
+		"  --memory-total SIZE  bound resident pages plus the compressed devices'\n"
+		"                  memory together (for hosts without swap of their own);\n"
+		"                  the resident budget shrinks as the store grows (default: none)\n"
+		"  --evict P       cold-page choice: lru (default; active/inactive lists with\n"
+		"                  refault activation) or fifo (fault order, for comparison)\n"
 		"  --stats         print the counters at the end\n"
 		"  --json FILE     write the counters to FILE\n"
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
@@ -57,6 +65,8 @@ int cmd_run(int argc, char **argv)
 		{ "stats", no_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-fork-events", no_argument, NULL, 'F' },
+		{ "memory-total", required_argument, NULL, 'T' },
+		{ "evict", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -86,6 +96,21 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 			cfg.design = optarg;
+			break;
+		case 'T':
+			if (parse_size(optarg, &mem) || mem < (1ULL << 20)) {
+				fprintf(stderr, "uswap run: --memory-total %s: a size of at least 1M\n",
+					optarg);
+				return 2;
+			}
+			cfg.memory_total = mem;
+			break;
+		case 'E':
+			if (strcmp(optarg, "lru") && strcmp(optarg, "fifo")) {
+				fprintf(stderr, "uswap run: --evict %s: lru or fifo\n", optarg);
+				return 2;
+			}
+			cfg.policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
 			break;
 		case 'S':
 			cfg.stats = true;

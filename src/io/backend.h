@@ -294,6 +294,8 @@ struct swap_backend_spec {
 	char path[4096];		/* file: path; nbd: the URI */
 	int rotational;			/* file: -1 from the disk, 0/1 forced
 					 * (",rotational=N" after the path) */
+	uint64_t fault_read_nth;	/* "fault:read_err=N:": the N-th read fails, 0 none */
+	uint64_t fault_read_slot;	/* "fault:read_err_slot=S:": reads of slot S fail, 0 none */
 };
 
 #define SWAP_SPEC_MIN_SLOTS	10

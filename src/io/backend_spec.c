@@ -11,6 +11,12 @@
  *   nbd+unix:///[EXPORT]?socket=PATH     an NBD export on a Unix socket
  *                          (NBD URIs as libnbd's nbd_connect_uri() takes
  *                          them; checked here for shape, the rest by libnbd)
+ *   fault:read_err=N:SPEC  SPEC (zram or nbd) in the fault wrapper
+ *                          (backend_fault.c): its N-th read request (1-based,
+ *                          the swap header's read included) fails with -EIO,
+ *                          once; for tests of lost pages
+ *   fault:read_err_slot=S:SPEC  the same, every read covering slot S
+ *                          (>= 1) fails with -EIO
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -167,10 +173,38 @@ static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err,
 	return 0;
 }
 
+/* "read_err=N:SPEC" or "read_err_slot=S:SPEC" after "fault:"; the inner
+ * spec must not be a file (swapon opens files by path, past the wrapper)
+ * nor another fault.
+ * Context: any. Return: 0 (@out filled), -EINVAL. */
+static int parse_fault(const char *arg, struct swap_backend_spec *out, char *err, size_t errlen)
+{
+	const char *colon = strchr(arg, ':');
+	bool slot = !strncmp(arg, "read_err_slot=", 14);
+	size_t klen = slot ? 14 : 9;
+	uint64_t nth;
+	int ret;
+
+	if ((!slot && strncmp(arg, "read_err=", 9)) || !colon || colon < arg + klen ||
+	    parse_size(arg + klen, (size_t)(colon - arg - klen), &nth) || !nth)
+		return spec_error(err, errlen, -EINVAL,
+				  "fault: want fault:read_err=N:SPEC or fault:read_err_slot=S:SPEC "
+				  "with N, S >= 1, got 'fault:%.200s'", arg);
+	if (!strncmp(colon + 1, "file:", 5) || !strncmp(colon + 1, "fault:", 6))
+		return spec_error(err, errlen, -EINVAL,
+				  "fault: wraps a zram or nbd device only, got '%.200s'", colon + 1);
+	ret = swap_backend_spec_parse(colon + 1, out, err, errlen);
+	if (!ret && slot)
+		out->fault_read_slot = nth;
+	else if (!ret)
+		out->fault_read_nth = nth;
+	return ret;
+}
+
 /**
  * swap_backend_spec_parse() - parse a device spec
- * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH[,rotational=0|1]", "nbd://..." or
- *        "nbd+unix://..."
+ * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH[,rotational=0|1]", "nbd://...",
+ *        "nbd+unix://..." or "fault:read_err=N:" and one of these but file
  * @out: the parsed spec (zeroed first; valid only on success)
  * @err: where a one-line reason goes on failure (may be NULL)
  * @errlen: size of @err
@@ -215,10 +249,15 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 	}
 	if (!strncmp(spec, "nbd://", 6) || !strncmp(spec, "nbd+unix://", 11))
 		return parse_nbd(spec, out, err, errlen);
+	if (!strncmp(spec, "fault:", 6))
+		return parse_fault(spec + 6, out, err, errlen);
 	return spec_error(err, errlen, -EINVAL,
 			  "unknown device spec '%.200s' (want zram:SIZE[:lz4|zstd], file:PATH, nbd://HOST[:PORT]/EXPORT or nbd+unix:///EXPORT?socket=PATH)",
 			  spec);
 }
+
+static int open_parsed(const struct swap_backend_spec *sp, struct swap_backend **out,
+		       char *err, size_t errlen);
 
 /**
  * swap_backend_open_spec() - parse a device spec and open its backend
@@ -235,6 +274,7 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 			   char *err, size_t errlen)
 {
 	struct swap_backend_spec s;
+	struct swap_backend *inner;
 	int ret;
 
 	if (!out)
@@ -242,23 +282,52 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 	ret = swap_backend_spec_parse(spec, &s, err, errlen);
 	if (ret)
 		return ret;
-	switch (s.kind) {
+	if (!s.fault_read_nth && !s.fault_read_slot)
+		return open_parsed(&s, out, err, errlen);
+	ret = open_parsed(&s, &inner, err, errlen);
+	if (ret)
+		return ret;
+	ret = swap_backend_fault_create(inner, out);
+	if (ret) {
+		swap_backend_destroy(inner);
+		return spec_error(err, errlen, ret, "fault: cannot wrap: %s", strerror(-ret));
+	}
+	if (s.fault_read_nth)
+		ret = swap_backend_fault_fail_nth(*out, SWAP_FAULT_READ, s.fault_read_nth, -EIO);
+	else
+		ret = swap_backend_fault_fail_offset(*out, SWAP_FAULT_READ, s.fault_read_slot, -EIO);
+	if (ret) {
+		swap_backend_destroy(*out);	/* and @inner with it */
+		return spec_error(err, errlen, ret, "fault: cannot arm: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+/* Open the backend @sp describes (no fault wrapper). Context: may sleep.
+ * Return: 0, the backend's create or open error. */
+static int open_parsed(const struct swap_backend_spec *sp, struct swap_backend **out,
+		       char *err, size_t errlen)
+{
+	const struct swap_backend_spec *s = sp;
+	int ret;
+
+	switch (s->kind) {
 	case SWAP_BACKEND_ZRAM:
-		ret = swap_backend_zram_create(s.nr_slots, s.algo, out);
+		ret = swap_backend_zram_create(s->nr_slots, s->algo, out);
 		if (ret)
 			return spec_error(err, errlen, ret, "zram: cannot create: %s",
 					  strerror(-ret));
 		return 0;
 	case SWAP_BACKEND_FILE:
-		ret = swap_backend_file_open(s.path, 0, out);
+		ret = swap_backend_file_open(s->path, 0, out);
 		if (ret)
 			return spec_error(err, errlen, ret, "file: cannot open '%.200s': %s",
-					  s.path, strerror(-ret));
-		if (s.rotational >= 0)
-			(*out)->rotational = s.rotational;
+					  s->path, strerror(-ret));
+		if (s->rotational >= 0)
+			(*out)->rotational = s->rotational;
 		return 0;
 	case SWAP_BACKEND_NBD:
-		return swap_backend_nbd_open(s.path, NULL, out, err, errlen);
+		return swap_backend_nbd_open(s->path, NULL, out, err, errlen);
 	}
 	return spec_error(err, errlen, -EOPNOTSUPP, "unsupported device kind");
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
+#include "runtime/lru.h"
 #include "runtime/pagetab.h"
 #include "runtime/proto.h"
 
@@ -27,6 +28,9 @@ struct uswap_run_config {
 	char **argv;				/* the program */
 	bool no_fork_events;			/* rtfork: the prefork path even when
 						 * fork events are available */
+	/* rtlru */
+	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
+	int policy;				/* enum rt_evict_policy */
 };
 
 /**
@@ -118,6 +122,10 @@ struct rt_session {
 	bool fork_shared;			/* forked or forked from: pages may be shared */
 	uint64_t shared_skip_until;		/* no eviction scan before this many faults */
 	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
+	/* rtlru: which pages to evict */
+	struct rt_lru lru;			/* resident pages: inactive, active */
+	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
+	bool wp;				/* ranges registered for WP_ASYNC too */
 };
 
 struct rt_sup {
@@ -136,6 +144,14 @@ struct rt_sup {
 	unsigned int nr_types;
 	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
+	/* rtlru: eviction policy, the resident + compressed bound */
+	enum rt_evict_policy policy;
+	struct rt_lru_stats lru_st;
+	uint64_t resident_budget;		/* pages: --memory */
+	uint64_t total;				/* pages: --memory-total, 0 none */
+	uint64_t compressed;			/* bytes the compressed devices hold (last read) */
+	uint64_t peak_compressed;		/* bytes */
+	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
 };
 
 int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,

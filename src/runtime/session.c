@@ -164,12 +164,34 @@ static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint6
 	return err;
 }
 
+/* A page became resident by a first touch: it starts on the inactive list. */
 static void track_resident(struct rt_session *s, uint64_t addr)
 {
 	if (pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0)))
 		return;
 	resident_add(s, 1);
-	fifo_push(&s->fifo, addr);
+	rt_lru_add(&s->lru, &s->tab, addr, false);
+}
+
+/*
+ * A swapped page @addr (its SWAPPED value @old) is resident again: a
+ * refault. The workingset test puts it on the active list when it came
+ * back within the active list's room (half the budget; docs/RUNTIME.md,
+ * "Cold pages"); under --evict fifo every page goes to the one list.
+ */
+static void track_refault(struct rt_session *s, uint64_t addr, uint64_t old)
+{
+	struct rt_sup *sup = s->sup;
+	bool active = sup->policy == RT_EVICT_LRU &&
+		      rt_lru_refault(old, sup->st.evicted, sup->budget / 2);
+
+	pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0));
+	resident_add(s, 1);
+	rt_lru_add(&s->lru, &s->tab, addr, active);
+	sup->lru_st.refaults++;
+	sup->lru_st.swapin_pages++;
+	if (active)
+		sup->lru_st.activated++;
 }
 
 /*
@@ -212,7 +234,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 {
 	static char buf[RT_RUN * PAGE];
 	uint32_t idx[RT_RUN];
-	uint64_t n = 0, v, done;
+	uint64_t n = 0, v, done, old[RT_RUN];
 	int err = 0;
 
 	/* Prefetch only what looks sequential: the page after the last run. */
@@ -221,6 +243,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	while (n < RT_RUN && (n == 0 || n < room) && pt_get(&s->tab, addr + n * PAGE, &v) &&
 	       PT_STATE(v) == PS_SWAPPED) {
 		idx[n] = PT_IDX(v);
+		old[n] = v;
 		err = uswap_mm_read(s->mm, mirror_addr(s, idx[n]), buf + n * PAGE, PAGE);
 		if (err)
 			break;
@@ -232,10 +255,10 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 		if (err == -EIO) {	/* the device lost it: SIGBUS for this page alone */
 			struct uffdio_poison p = { .range = { .start = addr, .len = PAGE } };
 
-			fprintf(stderr, "uswap run: pid %d: page 0x%llx lost to a device read error: "
-				"SIGBUS on access\n", (int)s->pid, (unsigned long long)addr);
 			if (ioctl(s->uffd, UFFDIO_POISON, &p) && errno == EAGAIN)
 				return -EAGAIN;
+			fprintf(stderr, "uswap run: pid %d: page 0x%llx lost to a device read error: "
+				"SIGBUS on access\n", (int)s->pid, (unsigned long long)addr);
 			mirror_free(s, idx[0]);
 			pt_del(&s->tab, addr);
 			s->nr_swapped--;
@@ -249,9 +272,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	for (uint64_t i = 0; i < done / PAGE; i++) {
 		mirror_free(s, idx[i]);
 		s->nr_swapped--;
-		pt_set(&s->tab, addr + i * PAGE, PT_VAL(PS_RESIDENT, 0));
-		resident_add(s, 1);
-		fifo_push(&s->fifo, addr + i * PAGE);
+		track_refault(s, addr + i * PAGE, old[i]);
 	}
 	if (done) {
 		s->ra_next = addr + done;
@@ -380,6 +401,7 @@ static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 			pt_del(&s->tab, e[i].key);
 			break;
 		default:
+			rt_lru_forget(&s->lru, e[i].val);
 			pt_del(&s->tab, e[i].key);
 			resident_add(s, -1);
 		}
@@ -399,8 +421,10 @@ static void remap_range(struct rt_session *s, uint64_t from, uint64_t to, uint64
 		enum rt_page_state st = PT_STATE(e[i].val);
 
 		pt_set(&s->tab, na, e[i].val);
-		if (st == PS_RESIDENT)
-			fifo_push(&s->fifo, na);
+		if (st == PS_RESIDENT) {	/* same list, as a new entry */
+			rt_lru_forget(&s->lru, e[i].val);
+			rt_lru_add(&s->lru, &s->tab, na, LRU_ACTIVE(e[i].val));
+		}
 		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(e[i].val) < RT_BATCH)
 			s->batch_addr[PT_IDX(e[i].val)] = na;
 	}
@@ -498,6 +522,16 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 	uint64_t v;
 
 	range_add(s, start, end);
+	if (s->sup->features & UFFD_FEATURE_WP_ASYNC) {
+		/* rtlru: the same whole VMAs, for written bits as well */
+		struct uffdio_register r = {
+			.range = { .start = start, .len = end - start },
+			.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
+		};
+
+		if (!ioctl(s->uffd, UFFDIO_REGISTER, &r))
+			s->wp = true;
+	}
 	if (s->pagemap < 0)
 		return;
 	for (uint64_t a = start; a < end;) {
@@ -547,13 +581,13 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 				oom_kill(s, "swap is full and the budget is reached");
 				continue;
 			}
-			pt_set(&s->tab, a, PT_VAL(PS_SWAPPED, idx));
+			/* the shadow: the eviction clock as it leaves */
+			pt_set(&s->tab, a, LRU_SWAPPED(idx, sup->st.evicted + moved));
 			resident_add(s, -1);
 			s->nr_swapped++;
 			moved++;
-		} else if (st == -EBUSY || st == -EAGAIN) {
-			pt_set(&s->tab, a, PT_VAL(PS_RESIDENT, 0));
-			fifo_push(&s->fifo, a);
+		} else if (st == -EBUSY || st == -EAGAIN) {	/* rotated, as the kernel's putback */
+			rt_lru_add(&s->lru, &s->tab, a, false);
 			sup->st.evict_busy++;
 		} else if (st == -ENOENT) {
 			pt_del(&s->tab, a);
@@ -572,9 +606,35 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 	s->batch_n = 0;
 }
 
+/*
+ * Read the written bits of the process's registered ranges when a quarter
+ * of its resident pages (at least a batch) was evicted since the last
+ * read: a page's bit then tells whether it was written in the last
+ * stretch of its time on a list.
+ */
+static void scan_written(struct rt_session *s)
+{
+	struct rt_sup *sup = s->sup;
+	uint64_t every = s->nr_resident / 4 > RT_BATCH ? s->nr_resident / 4 : RT_BATCH;
+
+	if (!s->wp || s->pagemap < 0 || sup->policy != RT_EVICT_LRU ||
+	    sup->st.evicted - s->scan_clock < every)
+		return;
+	s->scan_clock = sup->st.evicted;
+	sup->lru_st.scans++;
+	for (size_t i = 0; i < s->nr_ranges; i++) {
+		long n = rt_lru_scan(s->pagemap, &s->tab, s->ranges[i].start, s->ranges[i].end);
+
+		if (n > 0)
+			sup->lru_st.written += (uint64_t)n;
+	}
+}
+
 /**
- * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH)
- * taken from the FIFO, if none is out.
+ * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH),
+ * the coldest by the LRU (lru.c), if none is out. Pages that other code
+ * queued on s->fifo without a list (PT_VAL(PS_RESIDENT, 0)) join the
+ * inactive list first.
  * Context: supervisor thread.
  * Return: true if a batch was sent.
  */
@@ -588,17 +648,21 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		return false;
 	if (want > RT_BATCH)
 		want = RT_BATCH;
-	while (m.n < want && skipped < 4 * RT_BATCH && fifo_pop(&s->fifo, &a))
-		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT) {
-			if (rt_fork_page_shared(s, a)) {	/* rtfork: EBUSY for sure */
-				fifo_push(&s->fifo, a);
-				skipped++;
-				continue;
-			}
-			pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
-			s->batch_addr[m.n] = a;
-			m.addr[m.n++] = a;
+	while (fifo_pop(&s->fifo, &a))
+		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT && !LRU_TICKET(v))
+			rt_lru_add(&s->lru, &s->tab, a, false);
+	scan_written(s);
+	while (m.n < want && skipped < 4 * RT_BATCH &&
+	       rt_lru_pop(&s->lru, &s->tab, &a, s->nr_resident, &s->sup->lru_st)) {
+		if (rt_fork_page_shared(s, a)) {	/* rtfork: EBUSY for sure */
+			rt_lru_add(&s->lru, &s->tab, a, false);
+			skipped++;
+			continue;
 		}
+		pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
+		s->batch_addr[m.n] = a;
+		m.addr[m.n++] = a;
+	}
 	if (!m.n) {
 		if (skipped) {	/* rtfork: all shared; look again after more faults */
 			s->shared_skip_until = s->sup->st.faults + RT_BATCH;
@@ -607,10 +671,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		return false;
 	}
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
-		for (uint32_t i = 0; i < m.n; i++) {
-			pt_set(&s->tab, m.addr[i], PT_VAL(PS_RESIDENT, 0));
-			fifo_push(&s->fifo, m.addr[i]);
-		}
+		for (uint32_t i = 0; i < m.n; i++)
+			rt_lru_add(&s->lru, &s->tab, m.addr[i], false);
 		return false;
 	}
 	s->inflight = true;
@@ -808,6 +870,7 @@ void rt_session_destroy(struct rt_session *s)
 	uswap_mm_destroy(s->mm);
 	pt_free(&s->tab);
 	fifo_free(&s->fifo);
+	rt_lru_free(&s->lru);
 	if (s->xfer)
 		munmap(s->xfer, RT_BATCH * PAGE);
 	if (s->sock >= 0)

@@ -22,8 +22,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "io/backend.h"
 #include "runtime/runtime.h"
 #include "runtime/uffd_compat.h"
+#include "swap/swap_internal.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -38,7 +40,8 @@
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
-#define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON)
+#define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON | \
+			      UFFD_FEATURE_WP_ASYNC)	/* rtlru: written bits */
 /* rtfork: forks followed by events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
@@ -134,7 +137,7 @@ static int startup_check(const char *shim, uint64_t *features)
 	fprintf(stderr, "uswap run: start-up check\n"
 		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
 		"  features: MOVE %s, EVENT_REMOVE %s, EVENT_UNMAP %s, EVENT_REMAP %s, POISON %s, "
-		"THREAD_ID %s, EVENT_FORK %s%s, WP_ASYNC %s (not used)\n"
+		"THREAD_ID %s, EVENT_FORK %s%s, WP_ASYNC %s (written bits for the cold-page choice)\n"
 		"  shim: %s\n", how, (int)getuid(), has_cap_sys_ptrace() ? "yes" : "no",
 		YN(UFFD_FEATURE_MOVE), YN(UFFD_FEATURE_EVENT_REMOVE), YN(UFFD_FEATURE_EVENT_UNMAP),
 		YN(UFFD_FEATURE_EVENT_REMAP), YN(UFFD_FEATURE_POISON), YN(UFFD_FEATURE_THREAD_ID),
@@ -273,11 +276,69 @@ static void accept_one(struct rt_sup *sup, int lfd)
 	}
 }
 
+#define TOTAL_FLOOR	64	/* pages: the least resident budget --memory-total leaves */
+
+/*
+ * Bytes the compressed devices hold now: zram's pool (the chunks holding
+ * compressed data, as the kernel's zram mem_used_total), without the slot
+ * array, which is fixed at swapon (16 bytes per slot: 16 MiB for
+ * zram:4G) and counted as the supervisor's overhead. The devices stay on
+ * for the whole run.
+ * Context: supervisor thread.
+ */
+static uint64_t compressed_bytes(const struct rt_sup *sup)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < sup->nr_types; i++) {
+		struct swap_info_struct *si = atomic_load(&swap_info[sup->types[i]]);
+		struct swap_zram_stats zs;
+
+		if (si && si->bdev && !swap_backend_zram_stats(si->bdev, &zs))
+			sum += zs.pool_bytes;
+	}
+	return sum;
+}
+
+/*
+ * --memory-total: the resident budget is what the bound leaves after the
+ * compressed store (never above --memory, never below TOTAL_FLOOR pages);
+ * a store that leaves less than the floor kills the program as an OOM
+ * would. Peaks are kept with or without the bound.
+ * Context: supervisor thread.
+ */
+static void bound_total(struct rt_sup *sup)
+{
+	uint64_t cp, room;
+
+	sup->compressed = compressed_bytes(sup);
+	cp = (sup->compressed + RT_PAGE - 1) / RT_PAGE;
+	if (sup->compressed > sup->peak_compressed)
+		sup->peak_compressed = sup->compressed;
+	if (sup->resident + cp > sup->peak_total)
+		sup->peak_total = sup->resident + cp;
+	if (!sup->total)
+		return;
+	room = sup->total > cp ? sup->total - cp : 0;
+	if (room < TOTAL_FLOOR && !sup->kill_reason && sup->child > 0) {
+		fprintf(stderr, "uswap run: the compressed store (%llu bytes) fills --memory-total: "
+			"killing pid %d as the OOM killer would\n",
+			(unsigned long long)sup->compressed, (int)sup->child);
+		sup->kill_reason = "out of memory: --memory-total reached (killed by uswap run)";
+		kill(sup->child, SIGKILL);
+	}
+	if (room < TOTAL_FLOOR)
+		room = TOTAL_FLOOR;
+	sup->budget = room < sup->resident_budget ? room : sup->resident_budget;
+}
+
 /* Start batches until the tree is back under its budget. */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	uint64_t want;
 	bool sent = true;
+
+	bound_total(sup);
 
 	if (sup->stalled && sup->st.faults == *stall_mark)
 		return;		/* nothing changed since the last batches freed nothing */
@@ -310,6 +371,44 @@ static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
 	return 0;
 }
 
+/* @num / @den as a ratio, 0 when @den is 0. */
+static double ratio(uint64_t num, uint64_t den)
+{
+	return den ? (double)num / (double)den : 0.0;
+}
+
+/* rtlru's members of the JSON object: the policy, the refault rate, the
+ * resident + compressed bound. */
+static void json_lru(FILE *f, const struct rt_sup *sup)
+{
+	const struct rt_lru_stats *l = &sup->lru_st;
+	uint64_t active = 0, inactive = 0;
+
+	for (const struct rt_session *s = sup->sessions; s; s = s->next) {
+		inactive += s->lru.nr[0];
+		active += s->lru.nr[1];
+	}
+	fprintf(f, "\"evict_policy\":\"%s\",\"active_pages\":%llu,\"inactive_pages\":%llu,"
+		"\"swapin_pages\":%llu,\"refaults\":%llu,\"refaults_activated\":%llu,"
+		"\"deactivated\":%llu,\"written_scans\":%llu,\"written_found\":%llu,"
+		"\"rotated\":%llu,\"promoted\":%llu,"
+		"\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
+		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
+		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
+		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
+		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
+		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
+		(unsigned long long)l->refaults, (unsigned long long)l->activated,
+		(unsigned long long)l->deactivated, (unsigned long long)l->scans,
+		(unsigned long long)l->written, (unsigned long long)l->rotated,
+		(unsigned long long)l->promoted, ratio(l->refaults, sup->st.swapins),
+		ratio(l->refaults, sup->st.evicted), (unsigned long long)sup->resident_budget,
+		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
+		(unsigned long long)sup->peak_compressed,
+		(unsigned long long)(sup->resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
+		(unsigned long long)sup->peak_total);
+}
+
 /* The counters as one JSON object (uswap run --json, uswap stat). */
 static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
 		       unsigned int nr_types)
@@ -324,8 +423,7 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
 		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
 		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
-		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
-		"\"processes\":[",
+		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -341,6 +439,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
 		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
 		(unsigned long long)st->fork_inflight);
+	json_lru(f, sup);
+	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
 			s == sup->sessions ? "" : ",", (int)s->pid,
@@ -413,6 +513,18 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 			(unsigned long long)st->fork_swap_dups,
 			(unsigned long long)st->fork_sessions_ended,
 			(unsigned long long)st->fork_inflight);
+	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "
+		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
+		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
+		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
+		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru",
+		(unsigned long long)sup->lru_st.refaults, ratio(sup->lru_st.refaults, st->swapins),
+		ratio(sup->lru_st.refaults, st->evicted), (unsigned long long)sup->lru_st.activated,
+		(unsigned long long)sup->lru_st.deactivated, (unsigned long long)sup->lru_st.scans,
+		(unsigned long long)sup->lru_st.written, (unsigned long long)sup->lru_st.rotated,
+		(unsigned long long)sup->lru_st.promoted, (unsigned long long)sup->peak_total,
+		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
+		sup->total ? "" : " (none)");
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 
@@ -583,6 +695,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	if (cfg->no_fork_events)
 		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
 	sup.budget = cfg->memory / RT_PAGE;
+	sup.resident_budget = sup.budget;
+	sup.total = cfg->memory_total / RT_PAGE;
+	sup.policy = (enum rt_evict_policy)cfg->policy;
 	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
 	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {
 		int t = swapon_one(cfg->nr_swap ? cfg->swap[i] : def, cfg->design);

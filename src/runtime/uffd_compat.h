@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * userfaultfd definitions that Debian 12's <linux/userfaultfd.h> lacks
- * (kernel 6.8+: UFFDIO_MOVE, UFFDIO_POISON, WP_ASYNC), carried here with
+ * (kernel 6.8+: UFFDIO_MOVE, UFFDIO_POISON, WP_ASYNC; 6.7+: PAGEMAP_SCAN
+ * of <linux/fs.h>), carried here with
  * the kernel's values so that the runtime builds on older headers.
  */
 #ifndef USWAP_RUNTIME_UFFD_COMPAT_H
@@ -47,6 +48,40 @@ struct uffdio_poison {
 	__s64 updated;			/* bytes poisoned, or -errno */
 };
 #define UFFDIO_POISON	_IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
+#endif
+
+/* PAGEMAP_SCAN (<linux/fs.h>, kernel 6.7+), on /proc/PID/pagemap. */
+#ifndef PAGEMAP_SCAN
+#define PAGE_IS_WPALLOWED	(1 << 0)
+#define PAGE_IS_WRITTEN		(1 << 1)
+#define PAGE_IS_FILE		(1 << 2)
+#define PAGE_IS_PRESENT		(1 << 3)
+#define PAGE_IS_SWAPPED		(1 << 4)
+#define PAGE_IS_PFNZERO		(1 << 5)
+#define PAGE_IS_HUGE		(1 << 6)
+#define PAGE_IS_SOFT_DIRTY	(1 << 7)
+struct page_region {
+	__u64 start;
+	__u64 end;
+	__u64 categories;
+};
+#define PM_SCAN_WP_MATCHING	(1 << 0)	/* write-protect the pages matched */
+#define PM_SCAN_CHECK_WPASYNC	(1 << 1)	/* fail unless the VMAs have WP_ASYNC */
+struct pm_scan_arg {
+	__u64 size;
+	__u64 flags;
+	__u64 start;
+	__u64 end;
+	__u64 walk_end;
+	__u64 vec;
+	__u64 vec_len;
+	__u64 max_pages;
+	__u64 category_inverted;
+	__u64 category_mask;
+	__u64 category_anyof_mask;
+	__u64 return_mask;
+};
+#define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
 #endif
 
 #ifndef USERFAULTFD_IOC_NEW

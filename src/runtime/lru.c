@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's page replacement: two rings per process (inactive,
+ * active) with lazy deletion, and the refault distance test of the
+ * kernel's workingset (mm/workingset.c: a page evicted and faulted back
+ * after D further evictions would have stayed had memory held D more
+ * pages; if the active list can give that room, the page is activated).
+ * Resident pages get the second chance from written bits: the uffd is
+ * registered for write-protection with UFFD_FEATURE_WP_ASYNC (a write to
+ * a protected page is resolved by the kernel, no message) and
+ * PAGEMAP_SCAN reads and resets PAGE_IS_WRITTEN. There is no accessed bit
+ * for reads on this kernel (no idle page tracking, no soft-dirty;
+ * docs/RUNTIME.md, "Cold pages").
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/lru.h"
+#include "runtime/uffd_compat.h"
+
+static int ring_push(struct rt_lru_ring *r, uint64_t addr, uint64_t ticket)
+{
+	if (r->len == r->cap) {
+		uint64_t ncap = r->cap ? r->cap * 2 : 1024;
+		struct rt_lru_ent *na = malloc(ncap * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		for (uint64_t i = 0; i < r->len; i++)
+			na[i] = r->a[(r->head + i) & (r->cap - 1)];
+		free(r->a);
+		r->a = na;
+		r->cap = ncap;
+		r->head = 0;
+	}
+	r->a[(r->head + r->len++) & (r->cap - 1)] = (struct rt_lru_ent){ addr, ticket };
+	return 0;
+}
+
+static bool ring_pop(struct rt_lru_ring *r, struct rt_lru_ent *e)
+{
+	if (!r->len)
+		return false;
+	*e = r->a[r->head];
+	r->head = (r->head + 1) & (r->cap - 1);
+	r->len--;
+	return true;
+}
+
+/* Whether @e is its page's live entry on list @list. */
+static bool ent_live(const struct pagetab *tab, const struct rt_lru_ent *e, unsigned int list,
+		     uint64_t *val)
+{
+	return pt_get(tab, e->addr, val) && PT_STATE(*val) == PS_RESIDENT &&
+	       LRU_TICKET(*val) == e->ticket && LRU_ACTIVE(*val) == list;
+}
+
+/* Drop the stale entries of ring @list when they outnumber the live ones
+ * (pages dropped, moved or evicted leave theirs behind). */
+static void ring_compact(struct rt_lru *l, const struct pagetab *tab, unsigned int list)
+{
+	struct rt_lru_ring *r = &l->ring[list];
+	uint64_t n = r->len, v, kept = 0;
+	struct rt_lru_ent e = { 0, 0 };
+
+	if (r->len < 4096 || r->len < 2 * l->nr[list])
+		return;
+	for (uint64_t i = 0; i < n; i++) {
+		if (!ring_pop(r, &e))
+			break;
+		if (ent_live(tab, &e, list, &v)) {
+			ring_push(r, e.addr, e.ticket);	/* room is there: never fails */
+			kept++;
+		}
+	}
+	l->nr[list] = kept;
+}
+
+/**
+ * rt_lru_add_flags() - put the RESIDENT page @addr at the head of a list,
+ * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN), and
+ * record it in @tab.
+ * Context: supervisor thread.
+ * Return: 0, -ENOMEM (the page is then resident but on no list: it is
+ * never chosen for eviction).
+ */
+int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
+		     uint64_t flags)
+{
+	uint64_t ticket = ++l->next_ticket;
+	unsigned int list = active ? 1 : 0;
+	int err;
+
+	err = pt_set(tab, addr, PT_VAL(PS_RESIDENT, 0) | (ticket << 11) |
+			  (flags & (LRU_WRITTEN | LRU_SEEN)) | ((uint64_t)list << 8));
+	if (err)
+		return err;
+	ring_compact(l, tab, list);
+	err = ring_push(&l->ring[list], addr, ticket);
+	if (!err)
+		l->nr[list]++;
+	return err;
+}
+
+/**
+ * rt_lru_add() - rt_lru_add_flags() without flags.
+ * Context: supervisor thread.
+ * Return: 0, -ENOMEM.
+ */
+int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
+{
+	return rt_lru_add_flags(l, tab, addr, active, 0);
+}
+
+/**
+ * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
+ * process of @pagemap (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING: the pages
+ * found written are write-protected again, asynchronously resolved on
+ * their next write) and mark the RESIDENT ones LRU_WRITTEN in @tab.
+ * Context: supervisor thread; a kernel page-table walk of the range.
+ * Return: the pages found written and resident, or -errno (the range is
+ * not registered for WP_ASYNC: no information).
+ */
+long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
+{
+	struct page_region r[256];
+	long found = 0;
+
+	while (start < end) {
+		struct pm_scan_arg a = {
+			.size = sizeof(a),
+			.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+			.start = start, .end = end,
+			.vec = (uint64_t)(uintptr_t)r, .vec_len = 256,
+			.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT,
+			.return_mask = PAGE_IS_WRITTEN,
+		};
+		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+		uint64_t v;
+
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++)
+			for (uint64_t p = r[i].start; p < r[i].end; p += 4096)
+				if (pt_get(tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
+					pt_set(tab, p, v | LRU_WRITTEN);
+					found++;
+				}
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return found;
+}
+
+/**
+ * rt_lru_forget() - a RESIDENT page with value @val leaves its list
+ * (dropped, moved): only its list's count changes; its entry goes stale.
+ * Context: supervisor thread.
+ */
+void rt_lru_forget(struct rt_lru *l, uint64_t val)
+{
+	unsigned int list = (unsigned int)LRU_ACTIVE(val);
+
+	if (PT_STATE(val) == PS_RESIDENT && LRU_TICKET(val) && l->nr[list])
+		l->nr[list]--;
+}
+
+/**
+ * rt_lru_refault() - the workingset test for a page coming back whose
+ * SWAPPED value was @shadow_val: its refault distance (evictions since it
+ * left, modulo 2^24) against @room, the pages the active list may hold.
+ * Context: any.
+ * Return: true if the page should be activated.
+ */
+bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room)
+{
+	uint64_t dist = (clock - LRU_SHADOW(shadow_val)) & LRU_SHADOW_MASK;
+
+	return dist <= room;
+}
+
+/*
+ * Age the active list: move its oldest pages to the inactive head while it
+ * holds more than half of @nr_resident, or while the inactive list is
+ * empty (the kernel's inactive_is_low() at inactive_ratio 1).
+ */
+static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_resident,
+		       struct rt_lru_stats *st)
+{
+	struct rt_lru_ent e;
+	uint64_t v;
+
+	while ((l->nr[1] > nr_resident / 2 || !l->nr[0]) && ring_pop(&l->ring[1], &e)) {
+		if (!ent_live(tab, &e, 1, &v))
+			continue;
+		l->nr[1]--;
+		/* As the kernel's shrink_active_list() for anon: deactivated
+		 * whether written or not; a write from now on counts. */
+		if (rt_lru_add(l, tab, e.addr, false))
+			break;
+		st->deactivated++;
+	}
+}
+
+/**
+ * rt_lru_pop() - take the coldest resident page off its list (the caller
+ * changes its state): the inactive list's oldest, after aging the active
+ * list. An inactive tail page written since the last scan is kept once
+ * (rotated, LRU_SEEN) and activated if written again by its next visit,
+ * as the kernel's folio_check_references() treats the instantiating
+ * fault's reference: every page starts out written.
+ * Context: supervisor thread.
+ * Return: true and *@addr, false when no page is on a list.
+ */
+bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr, uint64_t nr_resident,
+		struct rt_lru_stats *st)
+{
+	struct rt_lru_ent e;
+	uint64_t v;
+
+	for (;;) {
+		age_active(l, tab, nr_resident, st);
+		if (!ring_pop(&l->ring[0], &e)) {
+			if (!l->ring[1].len)
+				return false;
+			l->nr[0] = 0;	/* every entry was stale: resynchronize */
+			continue;
+		}
+		if (!ent_live(tab, &e, 0, &v))
+			continue;
+		if (l->nr[0])
+			l->nr[0]--;
+		if ((v & LRU_WRITTEN) && (v & LRU_SEEN)) {
+			st->promoted++;
+			if (!rt_lru_add(l, tab, e.addr, true))
+				continue;
+		} else if (v & LRU_WRITTEN) {
+			st->rotated++;
+			if (!rt_lru_add_flags(l, tab, e.addr, false, LRU_SEEN))
+				continue;
+		}
+		*addr = e.addr;
+		return true;
+	}
+}
+
+/**
+ * rt_lru_free() - free the rings.
+ * Context: supervisor thread.
+ */
+void rt_lru_free(struct rt_lru *l)
+{
+	free(l->ring[0].a);
+	free(l->ring[1].a);
+	memset(l, 0, sizeof(*l));
+}
