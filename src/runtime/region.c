@@ -340,6 +340,10 @@ static uint64_t evict_batch(struct uswap_region_pool *pool, uint64_t want, bool 
 			s += c;
 			continue;
 		}
+		if (err == -EAGAIN && done) {
+			s += done;	/* a partial move: the rest again, for its real error */
+			continue;
+		}
 		if (err == -EAGAIN) {
 			*again = true;
 			break;		/* an event is pending: the rest stays */
@@ -600,6 +604,11 @@ static void *handler_main(void *arg)
 			}
 		}
 		make_room(pool);
+		/* Eviction may have read faults (while it waited for an event):
+		 * serve them now, for no message will wake the poll for them. */
+		if (pool->nr_pending && !again)
+			again = serve_pending(pool);
+		again = again || pool->nr_pending;
 		pthread_mutex_unlock(&pool->lock);
 	}
 	return NULL;
