@@ -12,5 +12,6 @@
 #include <uswap/swap.h>
 #include <uswap/mm.h>
 #include <uswap/legacy.h>
+#include <uswap/region.h>
 
 #endif

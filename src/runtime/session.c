@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime.h"
-#include "runtime/uffd_compat.h"
+#include "runtime/uffd_ops.h"
 
 #define RT_RUN		16	/* pages per fault: prefetch and zero-fill batches */
 #define PAGE		RT_PAGE
@@ -134,29 +134,19 @@ static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
 
 static void wake(struct rt_session *s, uint64_t addr)
 {
-	struct uffdio_range r = { .start = addr, .len = PAGE };
-
-	ioctl(s->uffd, UFFDIO_WAKE, &r);
+	rt_uffd_wake(s->uffd, addr, PAGE);
 }
 
 /*
- * UFFDIO_COPY @len bytes to @dst; *@done gets the bytes copied. A run that
- * fails for another reason than a pending event or a present page (it
- * crosses into another VMA: ENOENT) is retried as its first page alone;
- * if that fails too the faulting thread is woken to fault again (or get
- * the kernel's SIGSEGV/SIGBUS), never left waiting.
+ * UFFDIO_COPY @len bytes to @dst; *@done gets the bytes copied
+ * (rt_uffd_copy(): a failed run is retried as one page, and a fault is
+ * never left waiting).
  */
 static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint64_t len,
 		      uint64_t *done)
 {
-	struct uffdio_copy c = { .dst = dst, .src = (uint64_t)src, .len = len };
-	int err = ioctl(s->uffd, UFFDIO_COPY, &c) ? -errno : 0;
+	int err = rt_uffd_copy(s->uffd, dst, src, len, done);
 
-	*done = err ? (c.copy > 0 ? (uint64_t)c.copy : 0) : len;
-	if (err && err != -EAGAIN && err != -EEXIST && !*done && len > PAGE)
-		return copy_pages(s, dst, src, PAGE, done);
-	if (err && err != -EAGAIN && err != -EEXIST && !*done)
-		wake(s, dst);
 	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
 		fprintf(stderr, "uswap run: copy to 0x%llx (%llu bytes): %s, %llu done\n",
 			(unsigned long long)dst, (unsigned long long)len, strerror(-err),
@@ -253,9 +243,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 		return 0;	/* no longer swapped: served meanwhile */
 	if (!n) {
 		if (err == -EIO) {	/* the device lost it: SIGBUS for this page alone */
-			struct uffdio_poison p = { .range = { .start = addr, .len = PAGE } };
-
-			if (ioctl(s->uffd, UFFDIO_POISON, &p) && errno == EAGAIN)
+			if (rt_uffd_poison(s->uffd, addr, PAGE) == -EAGAIN)
 				return -EAGAIN;
 			fprintf(stderr, "uswap run: pid %d: page 0x%llx lost to a device read error: "
 				"SIGBUS on access\n", (int)s->pid, (unsigned long long)addr);

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "runtime/proto.h"
-#include "runtime/uffd_compat.h"
+#include "runtime/uffd_ops.h"
 
 #define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
@@ -267,11 +267,7 @@ static void scan(void)
 		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
 		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
 			continue;
-		struct uffdio_register r = {
-			.range = { .start = v.start, .len = v.end - v.start },
-			.mode = UFFDIO_REGISTER_MODE_MISSING,
-		};
-		if (ioctl(S.uffd, UFFDIO_REGISTER, &r))
+		if (rt_uffd_register(S.uffd, v.start, v.end - v.start))
 			continue;
 		reg[nr_reg++] = (struct shim_range){ v.start, v.end };
 		struct rt_range_msg m = { .type = RT_REG, .start = v.start, .end = v.end };
@@ -307,17 +303,11 @@ static void evict(struct rt_evict *m)
 	bool moved = false;
 
 	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++) {
-		struct uffdio_move mv = {
-			.dst = (uint64_t)S.staging + i * RT_PAGE,
-			.src = m->addr[i],
-			.len = RT_PAGE,
-		};
-		int tries = 0, err;
-
+		uint64_t done;
 		/* EAGAIN: an event is pending; the supervisor reads it soon. */
-		while ((err = ioctl(S.uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN &&
-		       mv.move <= 0 && tries++ < 1000)
-			usleep(50);
+		int err = rt_uffd_move(S.uffd, (uint64_t)S.staging + i * RT_PAGE, m->addr[i],
+				       RT_PAGE, 1000, &done);
+
 		m->status[i] = err;
 		if (!err) {
 			memcpy(S.xfer + i * RT_PAGE, S.staging + i * RT_PAGE, RT_PAGE);
@@ -428,17 +418,11 @@ static void *watch_main(void *arg)
 
 static int new_uffd(void)
 {
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	int dev;
+	int fd = rt_uffd_open(O_CLOEXEC | O_NONBLOCK);
 
-	if (fd >= 0)
-		return fd;
-	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return -1;
-	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
-	close(dev);
-	return fd;
+	if (fd < 0)
+		errno = -fd;
+	return fd < 0 ? -1 : fd;
 }
 
 static int connect_sup(const char *name)
@@ -574,12 +558,8 @@ static void session_start(const char *name)
 	why = "was refused by the supervisor";
 	if (ack.err)
 		goto fail;
-	struct uffdio_register r = {
-		.range = { .start = (uint64_t)S.staging, .len = RT_BATCH * RT_PAGE },
-		.mode = UFFDIO_REGISTER_MODE_MISSING,
-	};
 	why = "cannot register its staging area";
-	if (ioctl(S.uffd, UFFDIO_REGISTER, &r))
+	if (rt_uffd_register(S.uffd, (uint64_t)S.staging, RT_BATCH * RT_PAGE))
 		goto fail;
 	S.sup_pid = getppid();
 	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;

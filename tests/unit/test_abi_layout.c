@@ -27,6 +27,19 @@ _Static_assert(sizeof(struct uswap_mm_stats) == USWAP_MM_STATS_SIZE, "uswap_mm_s
 _Static_assert(sizeof(struct uswap_swapin_info) == USWAP_SWAPIN_INFO_SIZE,
 	       "uswap_swapin_info size");
 
+_Static_assert(sizeof(struct uswap_region_config) == USWAP_REGION_CONFIG_SIZE,
+	       "uswap_region_config size");
+_Static_assert(sizeof(struct uswap_region_stat) == USWAP_REGION_STAT_SIZE,
+	       "uswap_region_stat size");
+_Static_assert(offsetof(struct uswap_region_config, design) == 16, "uswap_region_config.design");
+_Static_assert(offsetof(struct uswap_region_config, __reserved) == 24,
+	       "uswap_region_config.__reserved");
+_Static_assert(offsetof(struct uswap_region_stat, faults) == 48, "uswap_region_stat.faults");
+_Static_assert(offsetof(struct uswap_region_stat, fault_p99_us) == 160,
+	       "uswap_region_stat.fault_p99_us");
+_Static_assert(offsetof(struct uswap_region_stat, __reserved) == 168,
+	       "uswap_region_stat.__reserved");
+
 /* Offsets of release 0.1's fields: fields are never moved or reordered. */
 _Static_assert(offsetof(struct uswap_swap_stat, prio) == 72, "uswap_swap_stat.prio");
 _Static_assert(offsetof(struct uswap_swap_stat, ra_hits) == 120, "uswap_swap_stat.ra_hits");

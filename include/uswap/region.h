@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-process mode: a program that links libuswap swaps its own memory.
+ * A region pool has one budget of resident bytes, a userfaultfd and a
+ * handler thread; its regions are private anonymous mappings the library
+ * makes. Pages over the budget are moved out (UFFDIO_MOVE) and written to
+ * swap through the mm and swap layers; an access brings them back
+ * (UFFDIO_COPY), as kernel swap would. docs/RUNTIME.md, "The in-process
+ * mode", gives the threads and the races.
+ */
+#ifndef USWAP_REGION_H
+#define USWAP_REGION_H
+
+#include <uswap/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uswap_region_pool;
+
+/* Fixed sizes, as the other public structs (see <uswap/mm.h>). */
+#define USWAP_REGION_CONFIG_SIZE 64
+#define USWAP_REGION_STAT_SIZE 256
+
+struct uswap_region_config {
+	uint64_t budget_bytes;		/* resident bytes of all the pool's regions
+					 * together (>= 64 KiB) */
+	const char *swap;		/* a device spec (uswap_swapon_spec()), turned on
+					 * for the pool and off at its destroy; NULL: the
+					 * devices already on */
+	const char *design;		/* with @swap: "table" (NULL) or "legacy" */
+	uint64_t __reserved[5];		/* must be zero */
+};
+
+struct uswap_region_stat {
+	uint64_t regions, region_bytes;	/* the pool's regions and their size */
+	uint64_t budget_pages;
+	uint64_t resident_pages;	/* present in the regions, as the pool counts */
+	uint64_t swapped_pages;		/* moved out: in the mirror or on a device */
+	uint64_t peak_resident_pages;
+	uint64_t faults;		/* faults the handler read */
+	uint64_t zero_fills, zero_pages;	/* first touches: runs and pages */
+	uint64_t swapins, prefetched;	/* swap-in runs; pages beyond the faulting one */
+	uint64_t evict_batches, evicted;
+	uint64_t evict_busy;		/* pages the kernel refused (shared after fork) */
+	uint64_t evict_failed;		/* pages kept resident: swap full */
+	uint64_t poisoned;		/* pages lost to a device read error (SIGBUS) */
+	uint64_t removes, unmaps;	/* MADV_DONTNEED and munmap events */
+	uint64_t forks;			/* fork()s prepared (every page brought in) */
+	uint64_t fault_p50_us, fault_p99_us;	/* handler service time, upper bounds of
+						 * power-of-two buckets */
+	uint64_t __reserved[11];	/* zeroed; later fields come from here */
+};
+
+/**
+ * uswap_region_pool_create() - a set of regions with one budget.
+ * @cfg: the budget, and optionally a swap device for the pool.
+ * @out: receives the pool.
+ *
+ * Creates a userfaultfd (UFFDIO_MOVE and the REMOVE and UNMAP events are
+ * required), a mirror address space in the mm layer through which evicted
+ * pages reach the swap devices, and the pool's handler thread, which
+ * serves the regions' faults and evicts when the budget is exceeded. A
+ * fork() of the caller brings every page of every pool in first (the
+ * child's copies are not registered and would read zeros otherwise); in
+ * the child the pools are inert.
+ *
+ * Context: may sleep; starts a thread; needs the right to create a
+ * userfaultfd (CAP_SYS_PTRACE, or access to /dev/userfaultfd).
+ * Return: 0 and *@out; -EINVAL (@cfg or @out NULL, budget under 64 KiB,
+ * @cfg->__reserved not zero, @cfg->design unknown or without @cfg->swap),
+ * -EPERM (no userfaultfd), -EOPNOTSUPP (the kernel lacks UFFDIO_MOVE or
+ * the events), -ENOMEM, or the error of turning @cfg->swap on.
+ */
+USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
+				       struct uswap_region_pool **out);
+
+/**
+ * uswap_region_pool_destroy() - destroy the pool's regions (their swapped
+ * pages freed on the devices), stop its thread, turn its device off.
+ * @pool: the pool, or NULL (nothing is done).
+ *
+ * In a child forked from the pool's owner this only unmaps the regions:
+ * the child has no handler and must not use the swap layer.
+ *
+ * Context: may sleep; no other thread may use @pool or its regions.
+ */
+USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool);
+
+/**
+ * uswap_region_create() - map a region of @len bytes, under @pool's budget.
+ * @pool: the pool.
+ * @len: the size, rounded up to whole pages.
+ * @addr: receives the region's address.
+ *
+ * The region is private anonymous memory that reads as zeros until
+ * written. The caller may read, write and MADV_DONTNEED it from any thread;
+ * kernel accesses (read(2) into it) work too. It must not be mremap()ed,
+ * mprotect()ed or partly unmapped.
+ *
+ * Context: may sleep; any thread; not in a forked child of the pool's
+ * owner.
+ * Return: 0 and *@addr; -EINVAL (@pool or @addr NULL, @len 0 or above
+ * 64 GiB), -ECHILD (in a forked child), -ENOMEM.
+ */
+USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, void **addr);
+
+/**
+ * uswap_region_destroy() - unmap the region at @addr; its swapped pages
+ * are freed on the devices.
+ * @pool: the pool the region belongs to.
+ * @addr: the address uswap_region_create() gave.
+ *
+ * A thread still touching the region is woken and faults like on any
+ * unmapped memory.
+ *
+ * Context: may sleep; any thread.
+ * Return: 0; -EINVAL (@pool NULL, @addr not a region of @pool).
+ */
+USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr);
+
+/**
+ * uswap_region_pool_stat() - @pool's counters, copied into *@st.
+ * Context: any thread; waits while the handler serves a round of faults.
+ * Return: 0; -EINVAL (@pool or @st NULL).
+ */
+USWAP_API int uswap_region_pool_stat(struct uswap_region_pool *pool,
+				     struct uswap_region_stat *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

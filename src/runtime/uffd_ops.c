@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The userfaultfd operations shared by the supervisor, the shim's agent and
+ * the in-process regions (uffd_ops.h). Each is one ioctl with the rules
+ * its callers need around it: partial counts, EAGAIN (an event is pending:
+ * the caller reads it and retries), and never a faulting thread left
+ * waiting.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/uffd_ops.h"
+
+/**
+ * rt_uffd_open() - a new userfaultfd with @flags (O_CLOEXEC, O_NONBLOCK):
+ * the system call, or /dev/userfaultfd where the system call is refused.
+ * Context: any.
+ * Return: the descriptor, or -errno of the last attempt.
+ */
+int rt_uffd_open(int flags)
+{
+	int fd = (int)syscall(SYS_userfaultfd, flags);
+	int dev;
+
+	if (fd >= 0)
+		return fd;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -errno;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+	if (fd < 0)
+		fd = -errno;
+	close(dev);
+	return fd;
+}
+
+/**
+ * rt_uffd_api() - the UFFDIO_API handshake: ask for the features of @want
+ * the kernel has (a first probe on a scratch uffd finds them, since asking
+ * for a missing one fails the call).
+ * Context: any; @uffd must not have had its handshake.
+ * Return: 0 and *@got (the features enabled), -errno.
+ */
+int rt_uffd_api(int uffd, uint64_t want, uint64_t *got)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int probe = rt_uffd_open(O_CLOEXEC);
+
+	if (probe >= 0) {
+		if (!ioctl(probe, UFFDIO_API, &api))
+			want &= api.features;
+		close(probe);
+	}
+	api = (struct uffdio_api){ .api = UFFD_API, .features = want };
+	if (ioctl(uffd, UFFDIO_API, &api))
+		return -errno;
+	*got = api.features & want;
+	return 0;
+}
+
+/**
+ * rt_uffd_register() - register [@start, @start + @len) in MISSING mode.
+ * Context: any; whole VMAs only, or the range splits them.
+ * Return: 0, -errno.
+ */
+int rt_uffd_register(int uffd, uint64_t start, uint64_t len)
+{
+	struct uffdio_register r = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &r) ? -errno : 0;
+}
+
+/**
+ * rt_uffd_unregister() - unregister [@start, @start + @len); the kernel
+ * wakes the threads waiting on a fault there (they fault again, without a
+ * handler). No event is raised.
+ * Context: any.
+ * Return: 0, -errno.
+ */
+int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len)
+{
+	struct uffdio_range r = { .start = start, .len = len };
+
+	return ioctl(uffd, UFFDIO_UNREGISTER, &r) ? -errno : 0;
+}
+
+/**
+ * rt_uffd_wake() - wake the threads waiting on a fault in
+ * [@addr, @addr + @len) (they fault again).
+ * Context: any.
+ */
+void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len)
+{
+	struct uffdio_range r = { .start = addr, .len = len };
+
+	ioctl(uffd, UFFDIO_WAKE, &r);
+}
+
+/**
+ * rt_uffd_copy() - serve a run: UFFDIO_COPY @len bytes from @src to @dst
+ * (waking the waiters). A run that fails for another reason than a pending
+ * event (EAGAIN) or a present page (EEXIST) with nothing copied (it crosses
+ * into another VMA: ENOENT) is retried as its first page alone; if that
+ * fails too the waiters on @dst are woken, to fault again or get the
+ * kernel's own signal: a fault is never left waiting.
+ * Context: any.
+ * Return: 0 and *@done = @len; -errno with *@done the bytes copied.
+ */
+int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
+{
+	struct uffdio_copy c = { .dst = dst, .src = (uint64_t)(uintptr_t)src, .len = len };
+	int err = ioctl(uffd, UFFDIO_COPY, &c) ? -errno : 0;
+
+	*done = err ? (c.copy > 0 ? (uint64_t)c.copy : 0) : len;
+	if (!err || err == -EAGAIN || err == -EEXIST || *done)
+		return err;
+	if (len > RT_UFFD_PAGE)
+		return rt_uffd_copy(uffd, dst, src, RT_UFFD_PAGE, done);
+	rt_uffd_wake(uffd, dst, RT_UFFD_PAGE);
+	return err;
+}
+
+/**
+ * rt_uffd_poison() - map a poison marker at [@addr, @addr + @len): an
+ * access raises SIGBUS there (a page whose data was lost), waking the
+ * waiters.
+ * Context: any.
+ * Return: 0, -EAGAIN (an event is pending: retry after reading it), -errno.
+ */
+int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
+{
+	struct uffdio_poison p = { .range = { .start = addr, .len = len } };
+
+	return ioctl(uffd, UFFDIO_POISON, &p) ? -errno : 0;
+}
+
+/**
+ * rt_uffd_move() - take [@src, @src + @len) out of the process with
+ * UFFDIO_MOVE into @dst (registered with @uffd, empty). A write before the
+ * PTE is cleared lands in the moved page; one after it faults MISSING.
+ * EAGAIN (an event is pending) with nothing moved is retried @tries times,
+ * 50 us apart: only for a caller that is not the one reading the events.
+ * Context: any; never the thread that reads @uffd's events when @tries > 0.
+ * Return: 0 and *@done = @len; -errno with *@done the bytes moved (EBUSY:
+ * a page shared copy-on-write; ENOENT: a hole; EAGAIN).
+ */
+int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
+		 uint64_t *done)
+{
+	struct uffdio_move mv = { .dst = dst, .src = src, .len = len };
+	int err;
+
+	while ((err = ioctl(uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN && mv.move <= 0 &&
+	       tries-- > 0) {
+		usleep(50);
+		mv.move = 0;
+	}
+	*done = err ? (mv.move > 0 ? (uint64_t)mv.move : 0) : len;
+	return err;
+}

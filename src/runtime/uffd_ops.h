@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The userfaultfd operations the supervisor (session.c), the shim's agent
+ * (shim.c) and the in-process regions (region.c) share: create a uffd,
+ * serve runs of pages with UFFDIO_COPY, wake, poison, and move pages out
+ * with UFFDIO_MOVE. Depends on libc only (the shim links it).
+ * docs/RUNTIME.md gives the rules each of these follows.
+ */
+#ifndef USWAP_RUNTIME_UFFD_OPS_H
+#define USWAP_RUNTIME_UFFD_OPS_H
+
+#include <stdint.h>
+
+#include "runtime/uffd_compat.h"
+
+#define RT_UFFD_PAGE	4096UL
+
+int rt_uffd_open(int flags);
+int rt_uffd_api(int uffd, uint64_t want, uint64_t *got);
+int rt_uffd_register(int uffd, uint64_t start, uint64_t len);
+int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len);
+void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len);
+int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done);
+int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len);
+int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
+		 uint64_t *done);
+
+#endif
