@@ -14,9 +14,10 @@ uswap=$build/uswap prog=$build/tests/runtime/rt_prog
 live() {	# PID: a few live counters, every 0.5 s while PID runs
 	local pid=$1
 	while kill -0 "$pid" 2>/dev/null; do
+		printf "live: "
 		"$uswap" stat "$pid" 2>/dev/null |
-			awk '/^(resident_pages|faults|swapins|prefetched|evicted|fault_p50_us_below|fault_p99_us_below) /
-			     { printf "%s %s  ", $1, $2 } END { if (NR) printf "\n" }'
+			awk '/^(resident_pages|faults|swapins|prefetched|evicted|fault_p50_us_below|fault_p99_us_below) / { printf "%s %s  ", $1, $2 }
+			     END { if (NR) printf "\n" }'
 		sleep 0.5
 	done
 }
@@ -24,7 +25,7 @@ live() {	# PID: a few live counters, every 0.5 s while PID runs
 echo "== 1. A real program under uswap run: 48 MB of memory in a 16 MiB budget =="
 if [ -x "$prog" ]; then
 	# The start-up check's detail lines (indented) are left out.
-	"$uswap" run --memory 16M --stats -- "$prog" bench 48 2> >(grep -v '^  ' >&2) &
+	"$uswap" run --memory 16M --stats -- "$prog" bench 48 2> >(grep --line-buffered -v '^  ' >&2) &
 	sup=$!
 	pid=
 	for _ in $(seq 100); do
@@ -37,7 +38,7 @@ if [ -x "$prog" ]; then
 elif command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
 	port=$((22000 + $$ % 20000))
 	"$uswap" run --memory 8M --stats -- redis-server --port $port --bind 127.0.0.1 \
-		--save "" --appendonly no >/dev/null 2> >(grep -v '^  ' >&2) &
+		--save "" --appendonly no >/dev/null 2> >(grep --line-buffered -v '^  ' >&2) &
 	sup=$!
 	for _ in $(seq 300); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.01; done
 	pid=$(redis-cli -p $port info server | awk -F: '/^process_id/ { print $2 + 0 }')
