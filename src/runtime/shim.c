@@ -246,6 +246,7 @@ static unsigned long vsize(void)
  * Move pages [i, i + run) of @m (contiguous addresses) into the same slots
  * of the staging area in one UFFDIO_MOVE (one TLB flush for the run, not
  * one per page) and copy the moved ones into the transfer buffer.
+ * Context: the agent thread.
  * Return: the number of pages moved from the start of the run; *@err the
  * error that stopped it.
  */
