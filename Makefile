@@ -15,8 +15,10 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
+# A real program under `uswap run` with its live counters, then the designs
+# side by side (bench/run_main.sh says what each step is).
 run: build
-	./$(BUILD)/uswap bench --workload bgsave --design both --memory 64M
+	bash bench/run_main.sh $(BUILD)
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) $(CTEST_FLAGS)

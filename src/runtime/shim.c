@@ -294,24 +294,63 @@ static unsigned long vsize(void)
 }
 
 /*
+ * Move pages [i, i + run) of @m (contiguous addresses) into the same slots
+ * of the staging area in one UFFDIO_MOVE (one TLB flush for the run, not
+ * one per page) and copy the moved ones into the transfer buffer.
+ * Context: the agent thread.
+ * Return: the number of pages moved from the start of the run; *@err the
+ * error that stopped it.
+ */
+static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, int *err)
+{
+	struct uffdio_move mv = {
+		.dst = (uint64_t)S.staging + i * RT_PAGE,
+		.src = m->addr[i],
+		.len = (uint64_t)run * RT_PAGE,
+	};
+	uint32_t done;
+	int tries = 0;
+
+	/* EAGAIN: an event is pending; the supervisor reads it soon. */
+	while ((*err = ioctl(S.uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN &&
+	       mv.move <= 0 && tries++ < 1000)
+		usleep(50);
+	done = *err ? (mv.move > 0 ? (uint32_t)(mv.move / RT_PAGE) : 0) : run;
+	for (uint32_t k = i; k < i + done; k++) {
+		m->status[k] = 0;
+		memcpy(S.xfer + k * RT_PAGE, S.staging + k * RT_PAGE, RT_PAGE);
+	}
+	return done;
+}
+
+/*
  * Move the requested pages out into the staging area, copy them into the
- * transfer buffer, empty the staging area and answer.
+ * transfer buffer, empty the staging area and answer. Runs of contiguous
+ * addresses move in one call; what a run leaves (an error part-way) is
+ * retried one page at a time, so each page gets its own status.
  * Context: the agent thread.
  */
 static void evict(struct rt_evict *m)
 {
+	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
 	bool moved = false;
 
-	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++) {
-		uint64_t done;
-		/* EAGAIN: an event is pending; the supervisor reads it soon. */
-		int err = rt_uffd_move(S.uffd, (uint64_t)S.staging + i * RT_PAGE, m->addr[i],
-				       RT_PAGE, 1000, &done);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t run = 1, done;
+		int err;
 
-		m->status[i] = err;
-		if (!err) {
-			memcpy(S.xfer + i * RT_PAGE, S.staging + i * RT_PAGE, RT_PAGE);
-			moved = true;
+		if (i >= solo_until)
+			while (i + run < n && m->addr[i + run] == m->addr[i] + run * RT_PAGE)
+				run++;
+		done = move_run(m, i, run, &err);
+		moved |= done > 0;
+		if (done == run) {
+			i += run;
+		} else if (run == 1) {
+			m->status[i++] = err;
+		} else {
+			solo_until = i + run;
+			i += done;
 		}
 	}
 	/* Raises REMOVE for the staging range, which the supervisor only reads. */

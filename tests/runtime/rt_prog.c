@@ -24,6 +24,9 @@
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
+ *   rt_prog forkbench MB  fill, fork a child that reads every page while the
+ *                      parent writes random pages: the parent's ops/s from
+ *                      fork() to the child's exit (a benchmark).
  *
  * Exit status 0 when every byte was right; it prints what was wrong.
  */
@@ -453,6 +456,52 @@ static int bench(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+/*
+ * rtbench: the parent's ops/s across a fork, as a BGSAVE sees it: fill,
+ * then fork a child that reads every page (the snapshot) and exits while
+ * the parent writes one word in random pages; the parent's rate counts
+ * from just before fork() to the child's exit (fork's own time included).
+ */
+static int forkbench(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 777, ops = 0;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0, t1, tf;
+	pid_t pid;
+	int st;
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	t0 = now_us();
+	pid = fork();
+	if (pid < 0)
+		return 2;
+	if (pid == 0) {
+		for (uint64_t p = 0; p < pages; p++)
+			report("child snapshot", check_page(a + p * (PG / 8), p, 1));
+		_exit(wrong ? 1 : 0);
+	}
+	tf = now_us();
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		for (int i = 0; i < 64; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent", a[p * (PG / 8) + 9] != word(p, 9, 1));
+			a[p * (PG / 8) + 9] = word(p, 9, 1);	/* a write of the same value */
+		}
+		ops += 64;
+	}
+	t1 = now_us();
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		wrong++;
+	printf("fork_ms %.2f fork_parent_ops %.0f fork_window_ms %.1f wrong %lu\n",
+	       (tf - t0) / 1e3, (double)ops / ((t1 - t0) / 1e6), (t1 - t0) / 1e3, wrong);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -469,6 +518,9 @@ int main(int argc, char **argv)
 		return forks(mb);
 	if (argc > 1 && !strcmp(argv[1], "rawclone"))
 		return rawclone(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "forkbench"))
+		return forkbench(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench [MB]
+");
 	return 2;
 }

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# uswap run against kernel swap, one script, one run (root).
+#
+# The same program under both:
+#   kernel  a zram device of its own (hot_add, lz4, swapon at the highest
+#           priority) and a cgroup v1 memory cgroup limited to LIMIT;
+#   uswap   `uswap run --memory LIMIT --swap zram:4G:lz4 --design D`.
+# Workloads: rt_prog bench MB (fill MB/s, sequential swap-in MB/s, random
+# page reads p50/p99), rt_prog forkbench MB (the parent's ops/s from fork()
+# to the end of a child that reads everything), and redis-server with
+# redis-benchmark GET during BGSAVE in the seeds' shape
+# (-r KEYS -n KEYS -d 1024 -c 12 -P 32 -t get) after redis-benchmark's own
+# SET pass over the same -r. ROUNDS rounds; the configurations run back to
+# back in each round, in an order that alternates between rounds. Ratios
+# uswap/kernel of the medians with a 95% interval (percentile bootstrap of
+# the paired rounds, as src/cli/bench_stats.c does).
+#
+# Everything it sets up is torn down on exit, failure or signal (trap):
+# the cgroup, the zram device, the redis-servers it started.
+#
+# usage: bench/kernel_compare.sh [BUILD_DIR] [ROUNDS] [MB] [REDIS_KEYS] [BASE_USWAP]
+#   defaults: build 5 96 60000; LIMIT is a third of MB for rt_prog, and a
+#   third of redis's resident size after the SET pass (measured) for redis.
+#   BASE_USWAP: another build's uswap binary (its shim next to it), run in
+#   the rt_prog rounds as "uswap-base": before/after figures in one run.
+set -euo pipefail
+build=${1:-build} rounds=${2:-5} mb=${3:-96} keys=${4:-60000} base=${5:-}
+uswap=$build/uswap prog=$build/tests/runtime/rt_prog
+limit_mb=$((mb / 3))
+
+[ "$(id -u)" = 0 ] || { echo "kernel_compare.sh: needs root (zram, cgroups)" >&2; exit 1; }
+for f in "$uswap" "$prog"; do
+	[ -x "$f" ] || { echo "kernel_compare.sh: $f missing: make build first" >&2; exit 1; }
+done
+for b in redis-server redis-benchmark redis-cli mkswap swapon swapoff; do
+	command -v $b >/dev/null || { echo "kernel_compare.sh: $b is not installed" >&2; exit 1; }
+done
+[ -d /sys/fs/cgroup/memory ] && [ -e /sys/class/zram-control/hot_add ] ||
+	{ echo "kernel_compare.sh: needs the cgroup v1 memory controller and zram" >&2; exit 1; }
+
+# One run at a time on the machine.
+exec 9>/run/uswap-kernel-compare.lock
+flock -n 9 || { echo "kernel_compare.sh: another run holds /run/uswap-kernel-compare.lock" >&2; exit 1; }
+
+dir=$(mktemp -d)
+cg=/sys/fs/cgroup/memory/uswap-kcmp-$$
+zdev=""
+redis_pids=()
+
+cleanup() {
+	set +e
+	for p in "${redis_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	if [ -d "$cg" ]; then
+		for _ in $(seq 50); do
+			[ -s "$cg/cgroup.procs" ] || break
+			xargs -r kill -9 <"$cg/cgroup.procs" 2>/dev/null
+			sleep 0.1
+		done
+		rmdir "$cg"
+	fi
+	if [ -n "$zdev" ]; then
+		swapoff "/dev/zram$zdev" 2>/dev/null
+		echo 1 >"/sys/block/zram$zdev/reset" 2>/dev/null
+		echo "$zdev" >/sys/class/zram-control/hot_remove
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# The kernel's side: a zram device of our own, lz4, and a memory cgroup.
+zdev=$(cat /sys/class/zram-control/hot_add)
+echo lz4 >"/sys/block/zram$zdev/comp_algorithm"
+echo 4G >"/sys/block/zram$zdev/disksize"
+mkswap "/dev/zram$zdev" >/dev/null
+swapon -p 32767 "/dev/zram$zdev"
+mkdir "$cg"
+echo 60 >"$cg/memory.swappiness"
+
+# cg_limit MB: an empty cgroup (the last run's page cache uncharged) with
+# that limit and its peak reset.
+cg_limit() {
+	echo 0 >"$cg/memory.force_empty" 2>/dev/null || true
+	echo $(($1 << 20)) >"$cg/memory.limit_in_bytes"
+	echo 0 >"$cg/memory.max_usage_in_bytes"
+}
+# kernel LIMIT_MB CMD...: run CMD in the cgroup limited to LIMIT_MB plus
+# the program's baseline (below: what uswap's budget does not count).
+kernel() {
+	local l=$1
+	shift
+	cg_limit $((l + base_mb))
+	sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "$@"
+}
+# The baseline: the cgroup's peak charge for rt_prog on 1 MB (its binary,
+# libc, stacks, page tables): uswap's budget counts only the program's
+# registered anonymous pages, the cgroup counts all of it.
+base_mb=0
+cg_limit 4096
+sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "$prog" bench 1 >/dev/null
+base_mb=$(( ($(cat "$cg/memory.max_usage_in_bytes") >> 20) ))
+# uswap DESIGN LIMIT_MB CMD...
+under_uswap() {
+	local d=$1 l=$2
+	shift 2
+	"$uswap" run --memory "${l}M" --swap zram:4G:lz4 --design "$d" -- "$@"
+}
+
+# The configurations of one round, in an order alternating by round.
+order() {
+	if (($1 % 2)); then echo "$2"; else echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '; fi
+}
+
+echo "kernel_compare: rt_prog ${mb} MB under ${limit_mb} MiB (the kernel's cgroup: + ${base_mb} MiB of baseline), $rounds rounds; $(uptime)"
+# report rt|redis: the tables of one part (each printed as soon as its
+# rounds are done, so that a failure later leaves the first).
+report() {
+	python3 - "$1" "$dir" "$mb" "$limit_mb" "$keys" "${redis_limit:-0}" $configs <<'PY'
+import sys, statistics, random
+what, d, mb, lim, keys, rlim = sys.argv[1:7]
+cfg = sys.argv[7:]
+
+def rows(name):
+    out = []
+    for l in open(d + "/" + name):
+        f = l.split()
+        out.append(dict(zip(f[0::2], map(float, f[1::2]))))
+    return out
+
+def ci(u, k):
+    # 95% percentile bootstrap of median(u)/median(k) over paired rounds.
+    if len(u) < 2:
+        return float("nan"), float("nan")
+    rng = random.Random(0x9e3779b9)
+    n, rs = len(u), []
+    for _ in range(4000):
+        idx = [rng.randrange(n) for _ in range(n)]
+        mk = statistics.median([k[i] for i in idx])
+        rs.append(statistics.median([u[i] for i in idx]) / mk if mk else float("inf"))
+    rs.sort()
+    return rs[int(0.025 * len(rs))], rs[int(0.975 * len(rs)) - 1]
+
+def cell(v):
+    return "%.1f (%.1f-%.1f)" % (statistics.median(v), min(v), max(v))
+
+def table(title, metrics, configs, base, data):
+    print("\n" + title)
+    print("| metric | " + " | ".join(configs) + " | " +
+          " | ".join("%s/%s [95%% CI]" % (c, base) for c in configs if c != base) + " |")
+    print("|---" * (1 + 2 * len(configs) - 1) + "|")
+    # A round in which one configuration failed (nan) is left out of all.
+    ok = [i for i in range(len(data[base])) if all(
+        i < len(data[c]) and data[c][i][metrics[0][1]] == data[c][i][metrics[0][1]]
+        for c in configs)]
+    if len(ok) < len(data[base]):
+        print("(%d of %d rounds left out: a configuration failed in them)" %
+              (len(data[base]) - len(ok), len(data[base])))
+    if not ok:
+        return
+    for m, key in metrics:
+        vals = {c: [data[c][i][key] for i in ok] for c in configs}
+        ratios = []
+        for c in configs:
+            if c == base:
+                continue
+            lo, hi = ci(vals[c], vals[base])
+            ratios.append("%.2f [%.2f-%.2f]" % (statistics.median(vals[c]) /
+                                                statistics.median(vals[base]), lo, hi))
+        print("| %s | " % m + " | ".join(cell(vals[c]) for c in configs) + " | " +
+              " | ".join(ratios) + " |")
+
+if what == "rt":
+  bench = {c: rows("bench." + c) for c in cfg}
+  fork = {c: rows("fork." + c) for c in cfg}
+  for c in cfg:
+      for r in bench[c] + fork[c]:
+          assert r["wrong"] == 0, (c, r)
+  table("rt_prog bench %s MB, limit %s MiB: median (min-max) of %d rounds" % (mb, lim, len(bench["kernel"])),
+        [("fill MB/s", "fill_MBps"), ("sequential swap-in MB/s", "seq_read_MBps"),
+         ("random read p50 us", "rand_p50_us"), ("random read p99 us", "rand_p99_us")],
+        cfg, "kernel", bench)
+  table("rt_prog forkbench %s MB, limit %s MiB" % (mb, lim),
+        [("parent ops/s, fork to child exit", "fork_parent_ops"), ("fork() ms", "fork_ms"),
+         ("window ms", "fork_window_ms")], cfg, "kernel", fork)
+if what == "redis":
+  rcfg = ["kernel", "uswap-table", "uswap-legacy"]
+  redis = {}
+  for c in rcfg:
+      redis[c] = [dict(rps=float(l.split()[0]), bgsave_ms=float(l.split()[1]))
+                  for l in open(d + "/redis." + c)]
+  table("redis-benchmark -r %s -n %s -d 1024 -c 12 -P 32 -t get during BGSAVE, limit %s MiB" %
+        (keys, keys, rlim), [("GET requests/s", "rps"), ("BGSAVE + GET ms", "bgsave_ms")],
+        rcfg, "kernel", redis)
+PY
+}
+
+configs="kernel uswap-table${base:+ uswap-base}"
+for r in $(seq "$rounds"); do
+	for c in $(order "$r" "$configs"); do
+		case $c in
+		kernel) kernel $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c"
+			kernel $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" ;;
+		uswap-table)
+			under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
+			under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
+		uswap-base)
+			uswap=$base under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
+			uswap=$base under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
+		esac
+	done
+	echo "  round $r done: $(cut -d" " -f1-3 /proc/loadavg)"
+done
+
+report rt
+
+# redis: start it, fill it, GET during BGSAVE.
+port=$((21000 + $$ % 20000))
+redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
+	local c=$1 l=$2 pid i
+	local args=(redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no
+		    --dir "$dir" --dbfilename "dump-$c.rdb")
+	# Started directly (no subshell) so that $! is the process to kill.
+	case $c in
+	kernel) cg_limit $((l + redis_base_mb))
+		sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "${args[@]}" >/dev/null 2>&1 & ;;
+	uswap-*) "$uswap" run --memory "${l}M" --swap zram:4G:lz4 --design "${c#uswap-}" -- \
+			"${args[@]}" >/dev/null 2>"$dir/err.$c" & ;;
+	esac
+	pid=$!
+	redis_pids+=("$pid")
+	for i in $(seq 500); do
+		redis-cli -p $port ping >/dev/null 2>&1 && break
+		sleep 0.01
+	done
+	# redis-benchmark retries a dead server forever: a timeout, and a
+	# round whose server died (the cgroup's OOM killer) counts as nan.
+	timeout 120 redis-benchmark -p $port -r "$keys" -n $((keys * 2)) -d 1024 -c 12 -P 32 \
+		-t set -q >/dev/null || true
+	redis-cli -p $port bgsave >/dev/null || true
+	local t0 t1
+	t0=$(date +%s%N)
+	timeout 120 redis-benchmark -p $port -r "$keys" -n "$keys" -d 1024 -c 12 -P 32 -t get \
+		--csv >"$dir/get" 2>/dev/null || true
+	if ! redis-cli -p $port ping >/dev/null 2>&1; then
+		echo "kernel_compare: redis-server died under $c (kernel: see dmesg for the OOM killer)" >&2
+		[ -f "$dir/err.$c" ] && grep -v '^  ' "$dir/err.$c" | tail -5 >&2
+		echo "nan nan"
+		wait "$pid" 2>/dev/null || true
+		rm -f "$dir/dump-$c.rdb"
+		return
+	fi
+	for i in $(seq 3000); do
+		redis-cli -p $port info persistence | grep -q "rdb_bgsave_in_progress:0" && break
+		sleep 0.01
+	done
+	t1=$(date +%s%N)
+	redis-cli -p $port info persistence | grep -q "rdb_last_bgsave_status:ok" ||
+		echo "kernel_compare: BGSAVE failed under $c" >&2
+	local rps
+	rps=$(tail -1 "$dir/get" | cut -d, -f2 | tr -d '"')
+	[[ $rps =~ ^[0-9.]+$ ]] || rps=nan
+	echo "$rps $(((t1 - t0) / 1000000))"
+	redis-cli -p $port shutdown nosave >/dev/null 2>&1 || true
+	wait "$pid" 2>/dev/null || true
+	rm -f "$dir/dump-$c.rdb"	# or the next start loads it
+}
+
+# Size the budget from redis's own resident size with the dataset in; the
+# kernel's baseline is the cgroup's charge for an empty redis-server.
+cg_limit 4096
+sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" \
+	redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" >/dev/null 2>&1 &
+redis_pids+=("$!")
+for _ in $(seq 500); do redis-cli -p $port ping >/dev/null 2>&1 && break; sleep 0.01; done
+redis_base_mb=$(( ($(cat "$cg/memory.max_usage_in_bytes") >> 20) + 1 ))
+redis-benchmark -p $port -r "$keys" -n $((keys * 2)) -d 1024 -c 12 -P 32 -t set -q >/dev/null
+rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$(redis-cli -p $port info server | awk -F: '/^process_id/ {print $2+0}')/status")
+dbsize=$(redis-cli -p $port dbsize)
+redis-cli -p $port shutdown nosave >/dev/null 2>&1 || true
+wait "${redis_pids[-1]}" 2>/dev/null || true
+redis_limit=$((rss_kb / 1024 / 3))
+echo "kernel_compare: redis ${keys} keys (${dbsize} set), resident ${rss_kb} KiB, limit ${redis_limit} MiB (the kernel's cgroup: + ${redis_base_mb} MiB of baseline)"
+for r in $(seq "$rounds"); do
+	for c in $(order "$r" "kernel uswap-table uswap-legacy"); do
+		redis_round "$c" "$redis_limit" >>"$dir/redis.$c"
+	done
+	echo "  redis round $r done: $(cut -d" " -f1-3 /proc/loadavg)"
+done
+
+report redis
+echo "kernel_compare: done; $(uptime)"
