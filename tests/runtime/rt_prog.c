@@ -520,7 +520,6 @@ int main(int argc, char **argv)
 		return rawclone(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkbench"))
 		return forkbench(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench [MB]
-");
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench [MB]\n");
 	return 2;
 }
