@@ -197,6 +197,7 @@ int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
 				       size_t len);
 int swap_backend_file_unregister_buffers(struct swap_backend *be);
 bool swap_backend_file_uses_uring(const struct swap_backend *be);
+int swap_backend_file_identity(struct swap_backend *be, uint64_t *dev, uint64_t *ino);
 
 /* ---- compressed memory (backend_zram.c) ---- */
 

@@ -710,6 +710,33 @@ bool swap_backend_file_uses_uring(const struct swap_backend *be)
 }
 
 /**
+ * swap_backend_file_identity() - what the backend's descriptor opened
+ * @be: a file backend
+ * @dev: st_dev of a regular file, st_rdev of a block device
+ * @ino: st_ino of a regular file, UINT64_MAX for a block device (one
+ *       device whatever node names it)
+ *
+ * Read from the open descriptor, not the path: the identity a swapon
+ * claims is the one it does I/O to, whatever renames happen meanwhile.
+ *
+ * Context: any thread.
+ * Return: 0; -EINVAL for a non-file backend; fstat(2)'s error.
+ */
+int swap_backend_file_identity(struct swap_backend *be, uint64_t *dev, uint64_t *ino)
+{
+	struct file_backend *f = file_of(be);
+	struct stat st;
+
+	if (!f)
+		return -EINVAL;
+	if (fstat(f->fd, &st))
+		return -errno;
+	*dev = f->is_blkdev ? (uint64_t)st.st_rdev : (uint64_t)st.st_dev;
+	*ino = f->is_blkdev ? UINT64_MAX : (uint64_t)st.st_ino;
+	return 0;
+}
+
+/**
  * swap_backend_file_register_buffers() - register the caller's I/O memory
  * @be: a file backend
  * @base: start of the region (e.g. the frame pool)

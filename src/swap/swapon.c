@@ -150,34 +150,36 @@ static int swapon_path_rot(const char *path, int flags, int rotational,
 		snprintf(err, errlen, "%s: not a regular file or block device", path);
 		return -EINVAL;
 	}
-	/* A block device is one device whatever node names it. */
-	if (S_ISBLK(st.st_mode))
-		claim = (struct swapon_claim){ (uint64_t)st.st_rdev, UINT64_MAX };
-	else
-		claim = (struct swapon_claim){ (uint64_t)st.st_dev, (uint64_t)st.st_ino };
 	real = realpath(path, NULL);
 	if (!real)
 		return -ENOMEM;
-	ret = swap_inode_claim(claim.dev, claim.ino);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", path,
-			 ret == -EBUSY ? "already swapped on" : strerror(-ret));
-		free(real);
-		return ret;
-	}
 	ret = swap_backend_file_open(real, 0, &be);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-		goto out_release;
+		free(real);
+		return ret;
+	}
+	/*
+	 * Claim what the descriptor opened, not what the path named a moment
+	 * ago: with a rename between a stat and the open, two swapons could
+	 * otherwise claim different inodes and write to the same one.
+	 */
+	ret = swap_backend_file_identity(be, &claim.dev, &claim.ino);
+	if (!ret)
+		ret = swap_inode_claim(claim.dev, claim.ino);
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path,
+			 ret == -EBUSY ? "already swapped on" : strerror(-ret));
+		goto out_destroy;
 	}
 	if (rotational >= 0)
 		be->rotational = rotational;
 	ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
 	if (ret < 0)
-		swap_backend_destroy(be);
-out_release:
-	if (ret < 0)
 		swap_inode_release(claim.dev, claim.ino);
+out_destroy:
+	if (ret < 0)
+		swap_backend_destroy(be);
 	free(real);
 	return ret;
 }
