@@ -24,6 +24,9 @@
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
+ *   rt_prog execfill MB  fill and verify (pages swapped out), then exec
+ *                      `rt_prog check 4`: the old image's swapped pages
+ *                      must be dropped at exec, the new image served.
  *   rt_prog forkbench MB  fill, fork a child that reads every page while the
  *                      parent writes random pages: the parent's ops/s from
  *                      fork() to the child's exit (a benchmark).
@@ -502,6 +505,33 @@ static int forkbench(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+/*
+ * Fill and verify @mb MB (under a budget smaller than that, part of it is
+ * swapped out), then replace the image by `@self check 4` while those
+ * pages are still out: exec must neither leak their slots nor lose the
+ * new image's pages.
+ */
+static int execfill(uint64_t mb, const char *self)
+{
+	uint64_t pages = mb << 8;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 3);
+	for (uint64_t p = 0; p < pages; p++)
+		report("before exec", check_page(a + p * (PG / 8), p, 3));
+	if (wrong)
+		return 1;
+	printf("rt_prog: %llu MB verified, exec\n", (unsigned long long)mb);
+	fflush(stdout);
+	execl(self, self, "check", "4", (char *)NULL);
+	perror("rt_prog: exec");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -520,6 +550,8 @@ int main(int argc, char **argv)
 		return rawclone(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkbench"))
 		return forkbench(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "execfill"))
+		return execfill(mb, argv[0]);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|execfill [MB]\n");
 	return 2;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # uswap run's exit status is the program's (128 + signal when killed), and
 # a program started by a shell (fork, then exec) is served as well: the
-# shell's session ends at exec, the new image starts its own.
+# shell's session ends at exec, the new image starts its own; a program
+# that execs with pages swapped out leaves no slot behind.
 # usage: run_status.sh USWAP RT_PROG
 set -uo pipefail
 uswap=$1 prog=$2
@@ -41,5 +42,18 @@ if [ $rc -ne 137 ] || ! grep -q "out of memory and swap (killed by uswap run)" "
 else
 	echo "ok: swap full: killed with one message, $rc"
 fi
+# exec with pages swapped out: the old image's slots are freed, the new
+# image is served (and verifies its own data).
+expect 0 "exec with 8 MB in a 2 MB budget" -- "$prog" execfill 8
+grep -q "8 MB verified, exec" "$out" && grep -q "rt_prog: ok, 0 wrong words" "$out" ||
+	{ echo "FAIL: exec"; cat "$out"; fail=1; }
+"$uswap" run --memory 2M --json "$dir/json" -- "$prog" execfill 8 >"$out" 2>"$err"
+python3 - "$dir/json" <<'PY' || { echo "FAIL: exec left swap slots or swapped nothing"; fail=1; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+bad = [d for d in j["devices"] if d["inuse_pages"]]
+print("exec: evicted %d, devices in use at the end %s" % (j["evicted"], bad))
+sys.exit(1 if bad or j["evicted"] < 500 else 0)
+PY
 expect 127 "a program that does not exist" -- /nonexistent/program
 exit $fail
