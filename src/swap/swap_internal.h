@@ -134,9 +134,11 @@ struct swap_design_ops {
  */
 #define SWAP_PCPU_SLOTS	32
 #define SWAP_PCPU_BATCH	(8 * SWAPFILE_CLUSTER)
+/* 128 bytes: x86 prefetches lines in 128-byte pairs, so two slots in one
+ * pair would still be fetched back and forth between two CPUs. */
 struct swap_pcpu_slot {
 	_Atomic long v;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(128)));
 struct swap_pcpu_counter {
 	_Atomic long count;		/* folded part */
 	_Atomic bool fold_lock;		/* serializes folds (fbc->lock) */
