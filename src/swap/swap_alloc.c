@@ -476,7 +476,7 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 	unsigned int nr = 1U << order, off;
 	uint64_t base = cluster_offset(si, ci), found = 0, next = 0, gen;
 	struct swap_cluster_hint *h;
-	bool need_reclaim;
+	bool need_reclaim, own;
 
 	if (!cluster_is_usable(ci, order) || ci->count + nr > SWAPFILE_CLUSTER)
 		goto out;
@@ -517,7 +517,8 @@ out:
 	}
 	/* The thread comes back here next time: mark it as taken. */
 	h = &this_thread_cluster;
-	if (next && ci->count < SWAPFILE_CLUSTER)
+	own = next && ci->count < SWAPFILE_CLUSTER;	/* count: only under ci->lock */
+	if (own)
 		ci->owner = swap_owner_token();
 	else if (ci->owner && ci->owner == h->me)
 		ci->owner = 0;
@@ -529,7 +530,7 @@ out:
 				 h->own_idx[order] != cluster_index(si, ci)))
 		swap_cluster_disown(h, order);
 	h->own_si[order] = NULL;
-	if (next && ci->count < SWAPFILE_CLUSTER) {
+	if (own) {
 		h->own_si[order] = si;
 		h->own_gen[order] = gen;
 		h->own_idx[order] = cluster_index(si, ci);

@@ -115,21 +115,19 @@ void swap_inode_release(uint64_t dev, uint64_t ino)
 }
 
 /**
- * swap_pcpu_nr() - the per-CPU slots in use in counters and pins: one per
- * possible CPU, at most SWAP_PCPU_SLOTS (more CPUs share them).
+ * __swap_pcpu_nr() - the slow half of swap_pcpu_nr() (swap_internal.h):
+ * count the possible CPUs once and cache the number.
  * Context: lockless. Return: the number, fixed for the life of the process.
  */
-unsigned int swap_pcpu_nr(void)
-{
-	static _Atomic unsigned int nr;
-	unsigned int n = atomic_load_explicit(&nr, memory_order_relaxed);
-	long conf;
+_Atomic unsigned int swap_pcpu_nr_cached;
 
-	if (n)
-		return n;
-	conf = sysconf(_SC_NPROCESSORS_CONF);
+unsigned int __swap_pcpu_nr(void)
+{
+	long conf = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int n;
+
 	n = conf < 1 ? 1 : conf > SWAP_PCPU_SLOTS ? SWAP_PCPU_SLOTS : (unsigned int)conf;
-	atomic_store_explicit(&nr, n, memory_order_relaxed);
+	atomic_store_explicit(&swap_pcpu_nr_cached, n, memory_order_relaxed);
 	return n;
 }
 

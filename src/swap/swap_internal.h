@@ -255,7 +255,21 @@ static inline void swap_cluster_unlock(struct swap_cluster_info *ci)
 }
 
 /* ---- swap_device.c ---- */
-unsigned int swap_pcpu_nr(void);
+extern _Atomic unsigned int swap_pcpu_nr_cached;
+unsigned int __swap_pcpu_nr(void);
+
+/*
+ * swap_pcpu_nr() - the per-CPU slots in use in counters and pins: one per
+ * possible CPU, at most SWAP_PCPU_SLOTS (more CPUs share them). Inline:
+ * every counter update asks. Context: lockless. Return: the number, fixed
+ * for the life of the process.
+ */
+static inline unsigned int swap_pcpu_nr(void)
+{
+	unsigned int n = atomic_load_explicit(&swap_pcpu_nr_cached, memory_order_relaxed);
+
+	return n ? n : __swap_pcpu_nr();
+}
 struct swap_info_struct *get_swap_device(swp_entry_t entry);
 void put_swap_device(struct swap_info_struct *si);
 void __get_swap_device(struct swap_info_struct *si);
