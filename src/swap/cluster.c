@@ -240,10 +240,17 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 					       bool *skipped)
 {
 	struct swap_cluster_info *ci, *found = NULL;
+	struct cds_list_head *pos;
 	uint8_t was = CLUSTER_FLAG_NONE;
 
 	uswap_spin_lock(&si->lock);
-	cds_list_for_each_entry(ci, list, list) {
+	/*
+	 * Raw nodes, not cds_list_for_each_entry(): its end test forms an
+	 * entry pointer from the list head, misaligned now that clusters are
+	 * line-aligned (UBSan).
+	 */
+	cds_list_for_each(pos, list) {
+		ci = caa_container_of(pos, struct swap_cluster_info, list);
 		if (!uswap_spin_trylock(&ci->lock))
 			continue;
 		if (me && ci->owner && ci->owner != me) {

@@ -839,6 +839,7 @@ static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_
 void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 {
 	struct swap_cluster_info *ci;
+	struct cds_list_head *pos;
 	unsigned long *idx, n = 0, i;
 	long to_scan;
 
@@ -859,9 +860,11 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	if (!idx)
 		return;
 	uswap_spin_lock(&si->lock);
-	cds_list_for_each_entry(ci, &si->full_clusters, list) {
+	/* Raw nodes: see isolate_lock_cluster(). */
+	cds_list_for_each(pos, &si->full_clusters) {
 		if (n == (unsigned long)to_scan)
 			break;
+		ci = caa_container_of(pos, struct swap_cluster_info, list);
 		idx[n++] = cluster_index(si, ci);
 	}
 	/*
