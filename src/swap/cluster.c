@@ -159,6 +159,7 @@ void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 	USWAP_BUG_ON(ci->extend_table);
 	swap_cluster_free_table(si, ci);
 	ci->order = 0;
+	ci->owner = 0;
 	move_cluster(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE);
 }
 
@@ -220,6 +221,7 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 		if (ci->flags != CLUSTER_FLAG_FRAG)
 			move_cluster(si, ci, &si->frag_clusters[ci->order], CLUSTER_FLAG_FRAG);
 	} else if (ci->flags != CLUSTER_FLAG_FULL) {
+		ci->owner = 0;	/* no thread's current cluster any more */
 		move_cluster(si, ci, &si->full_clusters, CLUSTER_FLAG_FULL);
 	}
 }
@@ -227,20 +229,35 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 /**
  * isolate_lock_cluster() - take the first cluster of @list whose lock is
  * free off the list, locked, flag NONE; a cluster from the free list gets
- * its table. Context: takes si->lock, trylocks ci->lock.
+ * its table. With @me != 0, a cluster that is another thread's current
+ * one (owner neither 0 nor @me) is passed over and *@skipped set.
+ * Context: takes si->lock, trylocks ci->lock.
  * Return: the locked cluster, or NULL (the list may be non-empty: busy ones
  * are skipped).
  */
 struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
-					       struct cds_list_head *list)
+					       struct cds_list_head *list, uint32_t me,
+					       bool *skipped)
 {
 	struct swap_cluster_info *ci, *found = NULL;
+	struct cds_list_head *pos;
 	uint8_t was = CLUSTER_FLAG_NONE;
 
 	uswap_spin_lock(&si->lock);
-	cds_list_for_each_entry(ci, list, list) {
+	/*
+	 * Raw nodes, not cds_list_for_each_entry(): its end test forms an
+	 * entry pointer from the list head, misaligned now that clusters are
+	 * line-aligned (UBSan).
+	 */
+	cds_list_for_each(pos, list) {
+		ci = caa_container_of(pos, struct swap_cluster_info, list);
 		if (!uswap_spin_trylock(&ci->lock))
 			continue;
+		if (me && ci->owner && ci->owner != me) {
+			uswap_spin_unlock(&ci->lock);
+			*skipped = true;
+			continue;
+		}
 		cds_list_del_init(&ci->list);
 		was = ci->flags;
 		ci->flags = CLUSTER_FLAG_NONE;
@@ -305,6 +322,7 @@ void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *
 	bool overflow = false;
 
 	uswap_assert_held(&ci->lock);
+	USWAP_BUG_ON(ci->owner && ci->count >= SWAPFILE_CLUSTER);
 	if (!swap_cluster_table(ci)) {
 		USWAP_BUG_ON(ci->count);
 		USWAP_BUG_ON(ci->extend_table);

@@ -38,18 +38,21 @@ struct swap_table;
  *   table == NULL  <=>  count == 0 and the cluster is free (or never used);
  *   extend_table != NULL  =>  some entry's count field is SWP_TB_COUNT_MAX;
  *   extend_table[i] != 0  <=>  entry i's count field is SWP_TB_COUNT_MAX,
- *     and then extend_table[i] is the slot's real count (>= COUNT_MAX).
+ *     and then extend_table[i] is the slot's real count (>= COUNT_MAX);
+ *   owner != 0  =>  count < SWAPFILE_CLUSTER (not full; freeing clears it).
  */
 struct swap_cluster_info {
 	struct uswap_spinlock lock;	/* protects all but list */
 	uint16_t count;			/* non-NULL entries */
 	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
 	uint8_t order;			/* folio order it serves; 0 when free */
+	uint32_t owner;			/* token of the thread whose current cluster
+					 * this is (swap_alloc.c), or 0 */
 	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
 	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
 					 * [EXTEND_NR]: how many are non-zero */
 	struct cds_list_head list;	/* si->lock */
-};
+} __attribute__((aligned(64)));	/* one line each: neighbours' threads apart */
 
 /* The extend table's last word counts its non-zero entries, so that
  * "can it be freed?" is one load, not a 512-entry scan on every put. */

@@ -67,30 +67,96 @@ static pthread_mutex_t swap_avail_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long total_swap_pages;
 static struct swap_pcpu_counter nr_swap_pages;
 
+/*
+ * A thread's current cluster per order (the kernel's si->percpu_cluster:
+ * here per thread), and the cluster it has marked as its own per order.
+ */
 struct swap_cluster_hint {
 	struct swap_info_struct *si[SWAP_NR_ORDERS];
 	uint64_t gen[SWAP_NR_ORDERS];
 	uint64_t offset[SWAP_NR_ORDERS];	/* 0: none (slot 0 is never free) */
+	struct swap_info_struct *own_si[SWAP_NR_ORDERS];	/* NULL: none */
+	uint64_t own_gen[SWAP_NR_ORDERS];
+	unsigned long own_idx[SWAP_NR_ORDERS];
+	uint32_t me;				/* owner token, 0 until first use */
 };
 static __thread struct swap_cluster_hint this_thread_cluster;
 
 /*
- * The slots in use: one per possible CPU, at most SWAP_PCPU_SLOTS (more
- * CPUs share them). Context: lockless. Return: the number, fixed for the
- * life of the process.
+ * Cluster ownership. On a solid-state device each thread allocates from
+ * its current cluster, which sits on frag[order] (and, after its first
+ * free, nonfull[order]) where another thread's slow path may isolate it.
+ * Two threads then share one cluster: its lock and the same table lines
+ * go back and forth on every allocation and free, and as long as both
+ * keep slots there neither leaves (bench_alloc: 2 threads at a third of
+ * one thread's rate, per CPU). The kernel's per-CPU clusters can meet the
+ * same way; here a thread marks its current cluster (ci->owner) and the
+ * slow path passes over clusters other threads have marked, as long as
+ * something else can serve: a second pass takes them too, so an
+ * allocation never fails for a mark. One thread never meets a mark but
+ * its own, so its allocation order is unchanged.
+ * A mark goes when the cluster is freed or full, when its thread moves to
+ * another cluster for that order, and when the thread exits.
  */
-static unsigned int swap_pcpu_nr(void)
-{
-	static _Atomic unsigned int nr;
-	unsigned int n = atomic_load_explicit(&nr, memory_order_relaxed);
-	long conf;
+static _Atomic uint32_t swap_owner_next;
+static pthread_key_t swap_owner_key;
+static pthread_once_t swap_owner_once = PTHREAD_ONCE_INIT;
 
-	if (n)
-		return n;
-	conf = sysconf(_SC_NPROCESSORS_CONF);
-	n = conf < 1 ? 1 : conf > SWAP_PCPU_SLOTS ? SWAP_PCPU_SLOTS : (unsigned int)conf;
-	atomic_store_explicit(&nr, n, memory_order_relaxed);
-	return n;
+/* Clear this thread's mark for @order, if still there. Context: no
+ * cluster locks held; takes a device pin and ci->lock. */
+static void swap_cluster_disown(struct swap_cluster_hint *h, unsigned int order)
+{
+	struct swap_info_struct *si = h->own_si[order];
+	struct swap_cluster_info *ci;
+
+	if (!si)
+		return;
+	h->own_si[order] = NULL;
+	if (!swap_device_tryget(si))
+		return;
+	if (atomic_load(&si->generation) == h->own_gen[order] &&
+	    h->own_idx[order] < si->nr_clusters) {
+		ci = &si->cluster_info[h->own_idx[order]];
+		uswap_spin_lock(&ci->lock);
+		if (ci->owner == h->me)
+			ci->owner = 0;
+		swap_cluster_unlock(ci);
+	}
+	put_swap_device(si);
+}
+
+/* Thread exit: drop the marks. Context: the exiting thread, no locks. */
+static void swap_owner_exit(void *arg)
+{
+	unsigned int o;
+
+	(void)arg;
+	for (o = 0; o < SWAP_NR_ORDERS; o++)
+		swap_cluster_disown(&this_thread_cluster, o);
+}
+
+static void swap_owner_key_init(void)
+{
+	if (pthread_key_create(&swap_owner_key, swap_owner_exit))
+		abort();
+}
+
+/*
+ * This thread's owner token; the first call registers the exit hook.
+ * Context: any. Return: a non-zero token no other live thread has.
+ */
+static uint32_t swap_owner_token(void)
+{
+	struct swap_cluster_hint *h = &this_thread_cluster;
+
+	if (h->me)
+		return h->me;
+	pthread_once(&swap_owner_once, swap_owner_key_init);
+	do
+		h->me = atomic_fetch_add_explicit(&swap_owner_next, 1, memory_order_relaxed) + 1;
+	while (!h->me);
+	pthread_setspecific(swap_owner_key, h);
+	return h->me;
 }
 
 /*
@@ -408,8 +474,9 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 					uint64_t start, unsigned int order, struct folio *folio)
 {
 	unsigned int nr = 1U << order, off;
-	uint64_t base = cluster_offset(si, ci), found = 0, next = 0;
-	bool need_reclaim;
+	uint64_t base = cluster_offset(si, ci), found = 0, next = 0, gen;
+	struct swap_cluster_hint *h;
+	bool need_reclaim, own;
 
 	if (!cluster_is_usable(ci, order) || ci->count + nr > SWAPFILE_CLUSTER)
 		goto out;
@@ -441,33 +508,55 @@ static uint64_t alloc_swap_scan_cluster(struct swap_info_struct *si, struct swap
 	}
 out:
 	relocate_cluster(si, ci);
+	if (!(atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE)) {
+		if (USWAP_DEBUG_WALKS)
+			si->design->check_cluster(si, ci);
+		swap_cluster_unlock(ci);
+		si->global_next[order] = next;
+		return found;
+	}
+	/* The thread comes back here next time: mark it as taken. */
+	h = &this_thread_cluster;
+	own = next && ci->count < SWAPFILE_CLUSTER;	/* count: only under ci->lock */
+	if (own)
+		ci->owner = swap_owner_token();
+	else if (ci->owner && ci->owner == h->me)
+		ci->owner = 0;
 	if (USWAP_DEBUG_WALKS)
 		si->design->check_cluster(si, ci);
 	swap_cluster_unlock(ci);
-	if (!(atomic_load_explicit(&si->flags, memory_order_relaxed) & SWP_SOLIDSTATE)) {
-		si->global_next[order] = next;
-	} else {
-		this_thread_cluster.si[order] = si;
-		this_thread_cluster.gen[order] = atomic_load(&si->generation);
-		this_thread_cluster.offset[order] = next;
+	gen = atomic_load(&si->generation);
+	if (h->own_si[order] && (h->own_si[order] != si || h->own_gen[order] != gen ||
+				 h->own_idx[order] != cluster_index(si, ci)))
+		swap_cluster_disown(h, order);
+	h->own_si[order] = NULL;
+	if (own) {
+		h->own_si[order] = si;
+		h->own_gen[order] = gen;
+		h->own_idx[order] = cluster_index(si, ci);
 	}
+	h->si[order] = si;
+	h->gen[order] = gen;
+	h->offset[order] = next;
 	return found;
 }
 
 /*
  * Try the clusters of @list one by one. A cluster that cannot serve the
  * order may go back to the tail of the same list (frag), so the walk is
- * bounded by the number of clusters, as the kernel bounds it.
+ * bounded by the number of clusters, as the kernel bounds it. With @me,
+ * other threads' current clusters are passed over (*@skipped says so).
  * Context: no locks held.
  */
 static uint64_t alloc_from_list(struct swap_info_struct *si, struct cds_list_head *list,
-				unsigned int order, struct folio *folio, bool just_one)
+				unsigned int order, struct folio *folio, bool just_one,
+				uint32_t me, bool *skipped)
 {
 	unsigned long budget = si->nr_clusters;
 	struct swap_cluster_info *ci;
 	uint64_t found;
 
-	while (budget-- && (ci = isolate_lock_cluster(si, list))) {
+	while (budget-- && (ci = isolate_lock_cluster(si, list, me, skipped))) {
 		found = alloc_swap_scan_cluster(si, ci, cluster_offset(si, ci), order, folio);
 		if (found || just_one)
 			return found;
@@ -476,16 +565,65 @@ static uint64_t alloc_from_list(struct swap_info_struct *si, struct cds_list_hea
 }
 
 /*
- * cluster_alloc_swap_entry() - allocate on one device in the kernel's order.
+ * The lists of one device in the kernel's order (see the file comment).
+ * Context: the device is pinned (and global_cluster_lock held if
+ * rotational). Return: offset, or 0.
+ */
+static uint64_t cluster_alloc_lists(struct swap_info_struct *si, unsigned int fl,
+				    unsigned int order, struct folio *folio, uint32_t me,
+				    bool *skipped)
+{
+	uint64_t found;
+	unsigned int o;
+
+	if ((fl & SWP_PAGE_DISCARD) &&
+	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true, 0, NULL)))
+		return found;
+	if (order < SWAP_NR_ORDERS - 1 &&
+	    (found = alloc_from_list(si, &si->nonfull_clusters[order], order, folio, false,
+				     me, skipped)))
+		return found;
+	if (!(fl & SWP_PAGE_DISCARD) &&
+	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true, 0, NULL)))
+		return found;
+	if (vm_swap_full())
+		swap_reclaim_full_clusters(si, false);
+	/*
+	 * One frag cluster is enough: order 0 cannot fail in it, and a larger
+	 * order failing is not critical. Taking the head and relocating it to
+	 * the tail keeps the list rotating.
+	 */
+	if (order < SWAP_NR_ORDERS - 1 &&
+	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, true,
+				     me, skipped)))
+		return found;
+	if (order)
+		return 0;
+	/* Order 0 takes what larger orders left behind before failing. */
+	for (o = 1; o < SWAP_NR_ORDERS; o++) {
+		found = alloc_from_list(si, &si->frag_clusters[o], 0, folio, false, me, skipped);
+		if (!found)
+			found = alloc_from_list(si, &si->nonfull_clusters[o], 0, folio, false,
+						me, skipped);
+		if (found)
+			return found;
+	}
+	return 0;
+}
+
+/*
+ * cluster_alloc_swap_entry() - allocate on one device in the kernel's
+ * order; on a solid-state device first passing over other threads'
+ * current clusters, then, if that found nothing and some were passed
+ * over, taking them too.
  * Context: the device is pinned. Return: offset, or 0.
  */
 static uint64_t cluster_alloc_swap_entry(struct swap_info_struct *si, unsigned int order,
 					 struct folio *folio)
 {
 	unsigned int fl = atomic_load_explicit(&si->flags, memory_order_relaxed);
-	bool rotational = !(fl & SWP_SOLIDSTATE);
+	bool rotational = !(fl & SWP_SOLIDSTATE), skipped = false;
 	uint64_t found = 0;
-	unsigned int o;
 
 	if (rotational) {
 		uswap_mutex_lock(&si->global_cluster_lock);
@@ -497,40 +635,15 @@ static uint64_t cluster_alloc_swap_entry(struct swap_info_struct *si, unsigned i
 				found = alloc_swap_scan_cluster(si, ci, off, order, folio);
 			else
 				swap_cluster_unlock(ci);
-			if (found)
-				goto done;
 		}
-	}
-	if ((fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true)))
-		goto done;
-	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, &si->nonfull_clusters[order], order, folio, false)))
-		goto done;
-	if (!(fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true)))
-		goto done;
-	if (vm_swap_full())
-		swap_reclaim_full_clusters(si, false);
-	/*
-	 * One frag cluster is enough: order 0 cannot fail in it, and a larger
-	 * order failing is not critical. Taking the head and relocating it to
-	 * the tail keeps the list rotating.
-	 */
-	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, true)))
-		goto done;
-	if (order)
-		goto done;
-	/* Order 0 takes what larger orders left behind before failing. */
-	for (o = 1; o < SWAP_NR_ORDERS && !found; o++) {
-		found = alloc_from_list(si, &si->frag_clusters[o], 0, folio, false);
 		if (!found)
-			found = alloc_from_list(si, &si->nonfull_clusters[o], 0, folio, false);
-	}
-done:
-	if (rotational)
+			found = cluster_alloc_lists(si, fl, order, folio, 0, NULL);
 		uswap_mutex_unlock(&si->global_cluster_lock);
+		return found;
+	}
+	found = cluster_alloc_lists(si, fl, order, folio, swap_owner_token(), &skipped);
+	if (!found && skipped)
+		found = cluster_alloc_lists(si, fl, order, folio, 0, NULL);
 	return found;
 }
 
@@ -726,11 +839,12 @@ static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_
 void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 {
 	struct swap_cluster_info *ci;
+	struct cds_list_head *pos;
 	unsigned long *idx, n = 0, i;
 	long to_scan;
 
 	if (!force) {
-		ci = isolate_lock_cluster(si, &si->full_clusters);
+		ci = isolate_lock_cluster(si, &si->full_clusters, 0, NULL);
 		if (!ci)
 			return;
 		cluster_reclaim_cache_only(si, ci);
@@ -746,9 +860,11 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	if (!idx)
 		return;
 	uswap_spin_lock(&si->lock);
-	cds_list_for_each_entry(ci, &si->full_clusters, list) {
+	/* Raw nodes: see isolate_lock_cluster(). */
+	cds_list_for_each(pos, &si->full_clusters) {
 		if (n == (unsigned long)to_scan)
 			break;
+		ci = caa_container_of(pos, struct swap_cluster_info, list);
 		idx[n++] = cluster_index(si, ci);
 	}
 	/*

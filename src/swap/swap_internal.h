@@ -24,6 +24,7 @@
 #ifndef USWAP_SWAP_INTERNAL_H
 #define USWAP_SWAP_INTERNAL_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <urcu/list.h>
 
@@ -47,6 +48,9 @@
 
 /* si->users: a pin count, with this bit set once swapoff has started. */
 #define SWAP_USERS_DEAD		(1L << 40)
+/* A closed per-CPU pin slot (swap_device.c): pins go to si->users. */
+#define SWAP_PIN_CLOSED		(LONG_MIN / 2)
+#define SWAP_PIN_IS_CLOSED(v)	((v) < LONG_MIN / 4)
 
 struct swap_backend;	/* io/backend.h */
 
@@ -129,10 +133,12 @@ struct swap_design_ops {
  * reaches SWAP_PCPU_BATCH either way. swap_pcpu_sum() is the exact value.
  */
 #define SWAP_PCPU_SLOTS	32
-#define SWAP_PCPU_BATCH	(2 * SWAPFILE_CLUSTER)
+#define SWAP_PCPU_BATCH	(8 * SWAPFILE_CLUSTER)
+/* 128 bytes: x86 prefetches lines in 128-byte pairs, so two slots in one
+ * pair would still be fetched back and forth between two CPUs. */
 struct swap_pcpu_slot {
 	_Atomic long v;
-} __attribute__((aligned(64)));
+} __attribute__((aligned(128)));
 struct swap_pcpu_counter {
 	_Atomic long count;		/* folded part */
 	_Atomic bool fold_lock;		/* serializes folds (fbc->lock) */
@@ -148,16 +154,23 @@ struct swap_pcpu_counter {
  *   a device is on swap_avail_list iff WRITEOK and inuse_pages < pages.
  */
 struct swap_info_struct {
+	/* First line: read on every operation, written only by swapon/off. */
 	_Atomic unsigned int flags;	/* SWP_*; swap_lock for USED/WRITEOK */
 	short prio;			/* higher is used first */
 	unsigned int type;		/* index in swap_info[] */
 	unsigned int max;		/* slots incl. header, bad and tail-masked */
 	unsigned int pages;		/* usable slots */
 	unsigned int nr_bad;		/* bad slots below max, header included */
-	struct swap_pcpu_counter inuse_pages;	/* allocated slots: swap_inuse_pages() */
 	unsigned long nr_clusters;
 	struct swap_cluster_info *cluster_info;	/* nr_clusters, static */
-	struct uswap_spinlock lock;	/* cluster lists below */
+	_Atomic uint64_t generation;	/* bumped at each swapon of this type */
+	struct swap_pcpu_counter inuse_pages;	/* allocated slots: swap_inuse_pages() */
+	/* The device pin, as the kernel's percpu_ref: per-CPU counts while
+	 * live, one atomic (users) once swapoff kills it (swap_device.c);
+	 * each slot SWAP_PIN_CLOSED while the device is not live. */
+	struct swap_pcpu_slot pin_cpu[SWAP_PCPU_SLOTS];
+	_Atomic long users __attribute__((aligned(64)));	/* atomic-mode pins; SWAP_USERS_DEAD */
+	struct uswap_spinlock lock __attribute__((aligned(64)));	/* cluster lists below */
 	struct cds_list_head free_clusters;
 	struct cds_list_head full_clusters;
 	struct cds_list_head discard_clusters;
@@ -165,12 +178,8 @@ struct swap_info_struct {
 	struct cds_list_head frag_clusters[SWAP_NR_ORDERS];
 	struct uswap_mutex global_cluster_lock;	/* rotational devices */
 	unsigned int global_next[SWAP_NR_ORDERS];	/* global_cluster_lock */
-	_Atomic long users;		/* get_swap_device pins; SWAP_USERS_DEAD */
-	_Atomic uint64_t generation;	/* bumped at each swapon of this type */
 	struct cds_list_head avail_list;	/* swap_avail_lock */
 	bool on_avail;			/* swap_avail_lock */
-	_Atomic long nr_tables;		/* swap tables allocated now */
-	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	struct swap_backend *bdev;	/* I/O backend, or NULL (memory only) */
 	struct swap_io_ctx *io;		/* completion thread, or NULL */
 	const struct swap_design_ops *design;	/* never NULL while swapped on */
@@ -183,6 +192,10 @@ struct swap_info_struct {
 	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
 	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
 	struct swap_work work;		/* discard and reclaim worker */
+	/* Written as clusters come and go: a line apart from what every
+	 * operation reads (design, bdev, slots_freed). */
+	_Atomic long nr_tables __attribute__((aligned(64)));	/* swap tables allocated now */
+	_Atomic long nr_extend_tables;	/* extend tables allocated now */
 	/* I/O counters (swap_io.c) */
 	_Atomic uint64_t nr_reads, nr_writes, nr_read_errors, nr_write_errors;
 	_Atomic uint64_t nr_ra_pages, nr_ra_hits;
@@ -224,8 +237,11 @@ static inline struct swap_cluster_info *swap_cluster_lock(struct swap_info_struc
 	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
 
 #if USWAP_DEBUG >= 2
-	/* users == 0: published, and nobody holds a pin (a race with swapoff). */
-	uswap_assert(atomic_load_explicit(&si->users, memory_order_relaxed) != 0);
+	/* users == 0 with the slots closed: published, and nobody holds a
+	 * pin (a race with swapoff). Open slots cannot tell: no check. */
+	uswap_assert(!SWAP_PIN_IS_CLOSED(atomic_load_explicit(&si->pin_cpu[0].v,
+							      memory_order_relaxed)) ||
+		     atomic_load_explicit(&si->users, memory_order_relaxed) != 0);
 	uswap_assert(offset < si->max);
 #endif
 	uswap_spin_lock(&ci->lock);
@@ -239,6 +255,21 @@ static inline void swap_cluster_unlock(struct swap_cluster_info *ci)
 }
 
 /* ---- swap_device.c ---- */
+extern _Atomic unsigned int swap_pcpu_nr_cached;
+unsigned int __swap_pcpu_nr(void);
+
+/*
+ * swap_pcpu_nr() - the per-CPU slots in use in counters and pins: one per
+ * possible CPU, at most SWAP_PCPU_SLOTS (more CPUs share them). Inline:
+ * every counter update asks. Context: lockless. Return: the number, fixed
+ * for the life of the process.
+ */
+static inline unsigned int swap_pcpu_nr(void)
+{
+	unsigned int n = atomic_load_explicit(&swap_pcpu_nr_cached, memory_order_relaxed);
+
+	return n ? n : __swap_pcpu_nr();
+}
 struct swap_info_struct *get_swap_device(swp_entry_t entry);
 void put_swap_device(struct swap_info_struct *si);
 void __get_swap_device(struct swap_info_struct *si);
@@ -285,7 +316,8 @@ void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
-					       struct cds_list_head *list);
+					       struct cds_list_head *list, uint32_t me,
+					       bool *skipped);
 void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void uswap_dump_slot(const char *why, struct swap_info_struct *si, uint64_t offset);

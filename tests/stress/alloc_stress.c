@@ -416,12 +416,15 @@ static int check_device(unsigned int type, uint64_t expect_inuse)
 {
 	struct swap_info_struct *si = atomic_load(&swap_info[type]);
 	struct swap_cluster_info *ci;
+	struct cds_list_head *pos;
 	unsigned long i, on_lists = 0, ext = 0;
 	unsigned int o;
 	uint64_t used = 0;
 	int bad = 0;
 
-#define WALK(lh, flag) cds_list_for_each_entry(ci, (lh), list) { \
+	/* Raw nodes: an entry formed from a list head is misaligned (UBSan). */
+#define WALK(lh, flag) cds_list_for_each(pos, (lh)) { \
+		ci = caa_container_of(pos, struct swap_cluster_info, list); \
 		on_lists++; if (ci->flags != (flag)) { bad = 1; \
 		fprintf(stderr, "cluster %lu on list %s has flag %u\n", \
 			cluster_index(si, ci), #flag, ci->flags); } }
