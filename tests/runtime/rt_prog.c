@@ -18,6 +18,12 @@
  *                      system call (no pthread_atfork handler runs, so no
  *                      shim in the child: only fork events follow it),
  *                      each reading everything while the parent rewrites.
+ *   rt_prog forkbudget MB  fill, fork a child that reads all, writes half and
+ *                      rereads while the parent reads; then the parent reads
+ *                      everything, then at random (the tree's budget, rtfork2).
+ *   rt_prog forkrace MB  fork while another thread drops (MADV_DONTNEED) or
+ *                      moves (mremap) a range: each child sees all of the
+ *                      range before the call or all of it after (rtfork2).
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
@@ -502,6 +508,162 @@ static int forkbench(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+/*
+ * rtfork2: the budget across a fork, for the tree. Fill; fork a child that
+ * reads everything, writes half (its own copies: no event tells the
+ * supervisor) and reads everything again, while the parent only reads; the
+ * child exits; then the parent only reads, twice over: the pages it shared
+ * with the child and never wrote must still leave (UFFDIO_MOVE refuses
+ * them until they are anon-exclusive again), then at random. Prints "child exited" so that
+ * a sampler can tell the phases apart.
+ */
+static int forkbudget(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 31337;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t pid, w;
+	int st = 0;
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	printf("rt_prog: forking\n");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (uint64_t p = 0; p < pages; p++)
+			report("child read", check_page(a + p * (PG / 8), p, 1));
+		for (uint64_t p = 0; p < pages; p += 2)
+			fill_page(a + p * (PG / 8), p, 7);
+		for (int pass = 0; pass < 2; pass++)
+			for (uint64_t p = 0; p < pages; p++)
+				report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
+		_exit(wrong ? 1 : 0);
+	}
+	/* the parent reads at random while the child lives */
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0)
+		for (int i = 0; i < 256; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent read", check_page(a + p * (PG / 8), p, 1));
+		}
+	if (w != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("rt_prog: the child failed (status 0x%x)\n", st);
+		wrong++;
+	}
+	printf("rt_prog: child exited\n");
+	fflush(stdout);
+	for (uint64_t p = 0; p < pages; p++)
+		report("parent read after the child", check_page(a + p * (PG / 8), p, 1));
+	for (uint64_t i = 0; i < 4 * pages; i++) {	/* random: no prefetch, long enough to sample */
+		uint64_t p = rnd(&seed) % pages;
+
+		report("parent read after the child", check_page(a + p * (PG / 8), p, 1));
+	}
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+/*
+ * rtfork2: a program racing itself (docs/RUNTIME.md, "Races of a program
+ * with itself"): in each round a second thread drops (MADV_DONTNEED) or
+ * moves (mremap) a range of 16 pages, half of them swapped out, while the
+ * main thread forks children one after another until that call returned.
+ * Each child checks that it got one of the two states the kernel can
+ * give: before the call (every page of the range holds its data, at the
+ * old address) or after it (every page zero; or the data at the new
+ * address), never a mix, and never zeros where data was.
+ */
+#define RACE_PAGES	16
+#define RACE_ROUNDS	64
+
+struct race {
+	uint64_t *src, *dst;		/* the range; mremap's destination */
+	int op;				/* 0 MADV_DONTNEED, 1 mremap */
+	_Atomic int go, done;
+};
+
+static void *race_thread(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->go))
+		;
+	if (r->op == 0)
+		madvise(r->src, RACE_PAGES * PG, MADV_DONTNEED);
+	else if (mremap(r->src, RACE_PAGES * PG, RACE_PAGES * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+			r->dst) == MAP_FAILED)
+		perror("rt_prog: mremap");
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/* In a child: the range is all before or all after @r's call. Return: 0, 1. */
+static int race_child(const struct race *r, uint64_t first)
+{
+	unsigned long data = 0, zero = 0;
+	const uint64_t *at = r->src;
+
+	if (r->op == 1 && msync(r->src, RACE_PAGES * PG, MS_ASYNC))
+		at = r->dst;		/* the old range is gone: after the move */
+	for (uint64_t p = 0; p < RACE_PAGES; p++) {
+		data += !check_page(at + p * (PG / 8), first + p, 1);
+		zero += r->op == 0 && !check_zero(at + p * (PG / 8));
+	}
+	if (data == RACE_PAGES || zero == RACE_PAGES)
+		return 0;
+	printf("rt_prog: forkrace child %d: %s, %lu of %d pages hold their data, %lu are zero\n",
+	       (int)getpid(), r->op ? "mremap" : "MADV_DONTNEED", data, RACE_PAGES, zero);
+	fflush(stdout);
+	return 1;
+}
+
+static int forkrace(uint64_t mb)
+{
+	uint64_t pages = mb << 8, forks = 0;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t *d = mmap(NULL, RACE_ROUNDS * RACE_PAGES * PG, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED || d == MAP_FAILED || pages < 2 * RACE_ROUNDS * RACE_PAGES)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		/* ranges spread over the whole mapping, apart from each other */
+		uint64_t first = (uint64_t)round * (pages / RACE_ROUNDS);
+		struct race r = { .src = a + first * (PG / 8),
+				  .dst = d + (uint64_t)round * RACE_PAGES * (PG / 8),
+				  .op = round % 2 };
+		pthread_t t;
+
+		/* half of the range resident again (every other page), the rest
+		 * as the budget left it: swapped out, most of it */
+		for (uint64_t p = 0; p < RACE_PAGES; p += 2)
+			report("forkrace before", check_page(r.src + p * (PG / 8), first + p, 1));
+		pthread_create(&t, NULL, race_thread, &r);
+		atomic_store(&r.go, 1);
+		do {
+			pid_t pid = fork();
+
+			if (pid == 0)
+				_exit(race_child(&r, first));
+			wrong += (unsigned long)wait_ok(pid, "a forkrace child");
+			forks++;
+		} while (!atomic_load(&r.done));
+		pthread_join(t, NULL);
+		for (uint64_t p = 0; p < RACE_PAGES; p++)
+			report("forkrace after", r.op ? check_page(r.dst + p * (PG / 8), first + p, 1) :
+							 check_zero(r.src + p * (PG / 8)));
+	}
+	printf("rt_prog: forkrace: %llu forks in %d rounds\n", (unsigned long long)forks, RACE_ROUNDS);
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -520,6 +682,10 @@ int main(int argc, char **argv)
 		return rawclone(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkbench"))
 		return forkbench(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "forkbudget"))
+		return forkbudget(mb);
+	if (argc > 1 && !strcmp(argv[1], "forkrace"))
+		return forkrace(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace [MB]\n");
 	return 2;
 }
