@@ -35,6 +35,23 @@
 
 static pthread_rwlock_t vm_lock = PTHREAD_RWLOCK_INITIALIZER;
 
+/*
+ * Take the fence for one call. The forking thread itself holds it for
+ * writing while the other atfork handlers run: glibc then answers EDEADLK
+ * at once, and that thread (which cannot race its own fork) goes on
+ * without it. Context: any thread. Return: true if it must be released.
+ */
+static int fence_in(void)
+{
+	return pthread_rwlock_rdlock(&vm_lock) == 0;
+}
+
+static void fence_out(int held)
+{
+	if (held)
+		pthread_rwlock_unlock(&vm_lock);
+}
+
 /* The advice values that drop pages (REMOVE events). */
 static int drops(int advice)
 {
@@ -67,12 +84,13 @@ int shim_raw_madvise(void *addr, size_t len, int advice)
 long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
 {
 	long r;
+	int held;
 
-	if (!(flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) || (flags & MAP_FIXED_NOREPLACE))
+	if (!(flags & MAP_FIXED) || (flags & MAP_FIXED_NOREPLACE))
 		return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	pthread_rwlock_rdlock(&vm_lock);
+	held = fence_in();
 	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	pthread_rwlock_unlock(&vm_lock);
+	fence_out(held);
 	return r;
 }
 
@@ -82,13 +100,13 @@ long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
  */
 __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
 {
-	int r;
+	int r, held;
 
 	if (!drops(advice))
 		return shim_raw_madvise(addr, len, advice);
-	pthread_rwlock_rdlock(&vm_lock);
+	held = fence_in();
 	r = shim_raw_madvise(addr, len, advice);
-	pthread_rwlock_unlock(&vm_lock);
+	fence_out(held);
 	return r;
 }
 
@@ -99,10 +117,10 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 {
 	long r;
+	int held = fence_in();
 
-	pthread_rwlock_rdlock(&vm_lock);
 	r = syscall(SYS_munmap, addr, len);
-	pthread_rwlock_unlock(&vm_lock);
+	fence_out(held);
 	return (int)r;
 }
 
@@ -116,6 +134,7 @@ __attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, s
 {
 	void *new_addr = NULL;
 	long r;
+	int held;
 
 	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
 		va_list ap;
@@ -124,8 +143,8 @@ __attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, s
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	pthread_rwlock_rdlock(&vm_lock);
+	held = fence_in();
 	r = syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
-	pthread_rwlock_unlock(&vm_lock);
+	fence_out(held);
 	return r == -1 ? MAP_FAILED : (void *)r;
 }
