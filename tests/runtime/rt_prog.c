@@ -24,6 +24,8 @@
  *   rt_prog forkrace MB  fork while another thread drops (MADV_DONTNEED) or
  *                      moves (mremap) a range: each child sees all of the
  *                      range before the call or all of it after (rtfork2).
+ *   rt_prog unsharecost MB  the cost per page of the shim's no-op write that
+ *                      makes a page exclusive after a fork (a benchmark).
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
@@ -53,6 +55,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #define PG		4096UL
 #define NR_THREADS	4
@@ -664,6 +667,63 @@ static int forkrace(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+/*
+ * rtfork2: what the shim's make_exclusive() costs per page (a benchmark,
+ * not a test; needs no uswap run): the same kernel-side atomic add of 0
+ * (FUTEX_WAKE_OP) on pages shared with a live child (a copy-on-write
+ * copy), on pages whose child exited (a reuse), and on pages already
+ * exclusive (the system call alone). Five rounds of @mb MiB.
+ */
+static double unshare_pass(char *a, uint64_t pages)
+{
+	static uint32_t nobody;
+	double t = now_us();
+
+	for (uint64_t p = 0; p < pages; p++)
+		syscall(SYS_futex, &nobody, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, (void *)0,
+			(uint32_t *)(a + p * PG), FUTEX_OP(FUTEX_OP_ADD, 0, FUTEX_OP_CMP_EQ, 0));
+	return (now_us() - t) * 1000.0 / (double)pages;
+}
+
+static int unsharecost(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+
+	for (int round = 0; round < 5; round++) {
+		char *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *b = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int fds[2];
+		double copy, reuse, excl;
+		pid_t pid;
+		char c = 0;
+
+		if (a == MAP_FAILED || b == MAP_FAILED || pipe(fds))
+			return 2;
+		madvise(a, pages * PG, MADV_NOHUGEPAGE);
+		madvise(b, pages * PG, MADV_NOHUGEPAGE);
+		memset(a, 1, pages * PG);
+		memset(b, 1, pages * PG);
+		pid = fork();
+		if (pid == 0) {
+			if (read(fds[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		copy = unshare_pass(a, pages);
+		if (write(fds[1], &c, 1) != 1 || wait_ok(pid, "the child"))
+			return 2;
+		reuse = unshare_pass(b, pages);
+		excl = unshare_pass(b, pages);
+		printf("unshare_copy_ns %.0f unshare_reuse_ns %.0f unshare_exclusive_ns %.0f\n",
+		       copy, reuse, excl);
+		munmap(a, pages * PG);
+		munmap(b, pages * PG);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -686,6 +746,8 @@ int main(int argc, char **argv)
 		return forkbudget(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkrace"))
 		return forkrace(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "unsharecost"))
+		return unsharecost(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost [MB]\n");
 	return 2;
 }
