@@ -502,7 +502,7 @@ bool rt_fork_page_shared(struct rt_session *s, uint64_t addr)
 	return ((pm >> 63) & 1) && !((pm >> 56) & 1);
 }
 
-/* Time now in us (CLOCK_MONOTONIC). */
+/* Time now in us (CLOCK_MONOTONIC). Context: any. Return: the time. */
 static uint64_t now_us(void)
 {
 	struct timespec ts;
@@ -516,6 +516,7 @@ static uint64_t now_us(void)
  * alone (bit 56, "exclusively mapped") is its own now (it wrote it and got
  * its copy, or the other process wrote, dropped or lost its own, or
  * exited) and is counted and put on the inactive list.
+ * Context: supervisor thread.
  * Return: the PS_SHARED pages still mapped by more than one process.
  */
 static uint64_t account_one(struct rt_session *s)

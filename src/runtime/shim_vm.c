@@ -46,13 +46,14 @@ static int fence_in(void)
 	return pthread_rwlock_rdlock(&vm_lock) == 0;
 }
 
+/* Release what fence_in() took, if it took it. Context: that same call. */
 static void fence_out(int held)
 {
 	if (held)
 		pthread_rwlock_unlock(&vm_lock);
 }
 
-/* The advice values that drop pages (REMOVE events). */
+/* Whether @advice drops pages (a REMOVE event). Context: any. Return: 1, 0. */
 static int drops(int advice)
 {
 	return advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE ||
