@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
@@ -68,6 +69,7 @@ static int copy_states(struct rt_session *c, struct rt_session *p)
 			/* The same page in both, copy-on-write: the memory
 			 * cgroup charges it once, to the parent; so do we. */
 			err = pt_set(&c->tab, a, PT_VAL(PS_SHARED, 0));
+			c->nr_shared++;
 			break;
 		case PS_SWAPPED:
 			err = pt_set(&c->tab, a, v);	/* same mirror index: the mirror was forked */
@@ -251,7 +253,11 @@ static void attach(struct rt_session *s, int sock, int memfd)
 	s->xfer = x;
 	s->sock = sock;
 	fcntl(sock, F_SETFL, O_NONBLOCK);
-	learn_present(s);	/* evicting starts with the agent's first message */
+	learn_present(s);
+	/* Evicting starts with the agent's first message (RT_AGENT_UP).
+	 * rtfork2: no_evict was never cleared here, so a followed child
+	 * evicted nothing and the tree went over its budget. */
+	s->no_evict = false;
 }
 
 /* Match @s (pid known) with an RT_HELLO_FORK of that pid, if one came. */
@@ -471,19 +477,103 @@ bool rt_fork_mm_alive(struct rt_session *s)
 }
 
 /**
- * rt_fork_page_shared() - whether @addr of @s is present and mapped by
- * more than one process (copy-on-write after a fork: UFFDIO_MOVE would
- * refuse it with EBUSY), from pagemap's "exclusively mapped" bit. Only
+ * rt_fork_page_shared() - whether eviction should pass over @addr of @s
+ * for now: it is present and mapped by more than one process (after a
+ * fork), from pagemap's "exclusively mapped" bit. The agent can move such
+ * a page only by copying it first (make_exclusive() in the shim: the
+ * other process keeps the old page, which is then its own and charged to
+ * it, rt_fork_account()), so it is passed over while the tree is within
+ * its budget plus the slack, and taken beyond (rtfork2: passing over every
+ * page left the tree 2.5x over its budget while a child lived). Only
  * asked for sessions that took part in a fork.
  * Context: supervisor thread.
- * Return: true if shared; false if exclusive, absent or unknown.
+ * Return: true to pass over it; false if exclusive, absent, unknown, or
+ * the tree is over budget + slack.
  */
 bool rt_fork_page_shared(struct rt_session *s, uint64_t addr)
 {
 	uint64_t pm;
 
+	if (s->sup->resident >= s->sup->budget + s->sup->slack)
+		return false;
 	if (!s->fork_shared || s->pagemap < 0 ||
 	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
 		return false;
 	return ((pm >> 63) & 1) && !((pm >> 56) & 1);
+}
+
+/* Time now in us (CLOCK_MONOTONIC). Context: any. Return: the time. */
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/*
+ * Look at @s's PS_SHARED pages in its pagemap: one mapped by this process
+ * alone (bit 56, "exclusively mapped") is its own now (it wrote it and got
+ * its copy, or the other process wrote, dropped or lost its own, or
+ * exited) and is counted and put on the inactive list.
+ * Context: supervisor thread.
+ * Return: the PS_SHARED pages still mapped by more than one process.
+ */
+static uint64_t account_one(struct rt_session *s)
+{
+	static uint64_t pm[4096];
+	uint64_t left = 0, v;
+
+	for (size_t r = 0; r < s->nr_ranges; r++)
+		for (uint64_t a = s->ranges[r].start; a < s->ranges[r].end;) {
+			uint64_t n = (s->ranges[r].end - a) / PAGE;
+			ssize_t got;
+
+			if (n > 4096)
+				n = 4096;
+			got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
+			if (got <= 0)
+				break;
+			n = (uint64_t)got / 8;
+			for (uint64_t i = 0; i < n; i++) {
+				if (!((pm[i] >> 63) & 1) || !pt_get(&s->tab, a + i * PAGE, &v) ||
+				    PT_STATE(v) != PS_SHARED)
+					continue;
+				if ((pm[i] >> 56) & 1) {
+					rt_track_resident(s, a + i * PAGE);
+					s->sup->st.fork_owned++;
+				} else {
+					left++;
+				}
+			}
+			a += n * PAGE;
+		}
+	return left;
+}
+
+/**
+ * rt_fork_account() - count for the tree what a fork made private without
+ * an event (docs/RUNTIME.md, "The budget after a fork"): a page present in
+ * a parent and its child at the fork is charged to the parent alone
+ * (PS_SHARED in the child); once one side writes it, the two have a page
+ * each, and the child's is found here, from pagemap, and charged to it.
+ * Looks at most every 20 ms (or ten times the last look's time), and only
+ * at sessions with shared pages left.
+ * Context: supervisor thread, once per round of the event loop.
+ */
+void rt_fork_account(struct rt_sup *sup)
+{
+	static uint64_t next;
+	uint64_t t0 = now_us(), took;
+
+	if (t0 < next)
+		return;
+	for (struct rt_session *s = sup->sessions; s; s = s->next)
+		if (s->nr_shared && s->pagemap >= 0 && !s->dead)
+			s->nr_shared = account_one(s);
+	/* A look reads 8 bytes of pagemap per registered page (~90 ns a
+	 * page here): the next comes after 20 ms or ten times its cost,
+	 * whichever is later, so it takes at most a tenth of the loop. */
+	took = now_us() - t0;
+	next = t0 + (took * 10 > 20000 ? took * 10 : 20000);
 }

@@ -72,6 +72,7 @@ struct rt_stats {
 						 * (each count raised to 2 or more) */
 	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
 	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
+	uint64_t fork_owned;			/* rtfork2: shared pages found one process's own */
 };
 
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
@@ -122,6 +123,8 @@ struct rt_session {
 	bool fork_shared;			/* forked or forked from: pages may be shared */
 	uint64_t shared_skip_until;		/* no eviction scan before this many faults */
 	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
+	uint64_t nr_shared;			/* rtfork2: PS_SHARED pages still shared at the
+						 * last look (rt_fork_account()) */
 	/* rtlru: which pages to evict */
 	struct rt_lru lru;			/* resident pages: inactive, active */
 	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
@@ -175,6 +178,7 @@ bool rt_fork_mm_alive(struct rt_session *s);
 void rt_fork_free_hellos(struct rt_sup *sup);
 bool rt_fork_events_on(const struct rt_sup *sup);
 bool rt_fork_page_shared(struct rt_session *s, uint64_t addr);
+void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "runtime/proto.h"
+#include "runtime/shim_vm.h"
 #include "runtime/uffd_ops.h"
 
 #define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
@@ -127,6 +129,12 @@ static void *raw_mmap(size_t len, int prot, int flags, int fd)
 	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);
 
 	return p == -1 ? MAP_FAILED : (void *)p;
+}
+
+/* A raw munmap, for the shim's own maps (not fenced: shim_vm.c). */
+static void raw_munmap(void *addr, size_t len)
+{
+	syscall(SYS_munmap, addr, len);
 }
 
 static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
@@ -324,6 +332,52 @@ static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, int *err)
 }
 
 /*
+ * rtfork2: make the page at @addr anon-exclusive again with a write that
+ * changes nothing, so that UFFDIO_MOVE takes it. After a fork every page
+ * present in both processes loses PageAnonExclusive, and move_pages_pte()
+ * refuses a page without it (EBUSY) even once the other process has
+ * exited; only a write fault gives it back: do_wp_page() reuses the page
+ * when wp_can_reuse_anon_folio() finds it is no longer shared (a minor
+ * fault, no copy) or, while the other process still maps it, copies it
+ * (a new exclusive page; the old one stays the other's). The write is
+ * FUTEX_WAKE_OP's atomic add of 0 done by the kernel on our behalf: a
+ * concurrent write of the program is never lost, and a page dropped or
+ * unmapped meanwhile gives EFAULT (fixup_user_fault() without
+ * FAULT_FLAG_ALLOW_RETRY: handle_userfault() does not wait) instead of a
+ * MISSING fault that would wait for this very batch, or a SIGSEGV.
+ * Context: the agent thread. Return: 0, or -errno (the page stays EBUSY).
+ */
+static int make_exclusive(uint64_t addr)
+{
+	static uint32_t nobody;		/* FUTEX_WAKE_OP wakes no one here */
+	long r = syscall(SYS_futex, &nobody, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, (void *)0,
+			 (uint32_t *)addr, FUTEX_OP(FUTEX_OP_ADD, 0, FUTEX_OP_CMP_EQ, 0));
+
+	return r < 0 ? -errno : 0;
+}
+
+/*
+ * rtfork2: pages [i + done, i + run) of @m were left by move_run() with
+ * *@err: while that is EBUSY, make the first of them exclusive
+ * (make_exclusive()) and move the rest of the run again.
+ * Context: the agent thread.
+ * Return: the number of pages moved here (after @done); *@err as move_run().
+ */
+static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done, int *err)
+{
+	uint32_t more = 0;
+
+	while (done + more < run && *err == -EBUSY && !make_exclusive(m->addr[i + done + more])) {
+		uint32_t d = move_run(m, i + done + more, run - done - more, err);
+
+		if (!d)
+			break;		/* still refused (pinned): it stays EBUSY */
+		more += d;
+	}
+	return more;
+}
+
+/*
  * Move the requested pages out into the staging area, copy them into the
  * transfer buffer, empty the staging area and answer. Runs of contiguous
  * addresses move in one call; what a run leaves (an error part-way) is
@@ -343,6 +397,7 @@ static void evict(struct rt_evict *m)
 			while (i + run < n && m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
 		done = move_run(m, i, run, &err);
+		done += move_busy(m, i, run, done, &err);	/* rtfork2: EBUSY after fork */
 		moved |= done > 0;
 		if (done == run) {
 			i += run;
@@ -355,7 +410,7 @@ static void evict(struct rt_evict *m)
 	}
 	/* Raises REMOVE for the staging range, which the supervisor only reads. */
 	if (moved)
-		madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+		shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 	m->type = RT_EVICTED;
 	send_msg(m, sizeof(*m));
 }
@@ -624,6 +679,7 @@ static void shim_prefork(void)
 {
 	struct rt_simple m = { .type = RT_PREFORK };
 
+	shim_vm_fork_begin();	/* rtfork2: no madvise/mremap/munmap across the fork */
 	pthread_mutex_lock(&fork_lock);
 	if (!active())
 		return;
@@ -643,6 +699,7 @@ static void shim_postfork_parent(void)
 	if (active() && sock_ours())
 		send_msg(&m, sizeof(m));
 	pthread_mutex_unlock(&fork_lock);
+	shim_vm_fork_end(0);
 }
 
 static void die(const char *why)
@@ -685,14 +742,14 @@ static int fork_session(const char *name)
 	close(S.uffd);
 	close(S.sock);
 	close(S.memfd);
-	munmap(S.xfer, RT_BATCH * RT_PAGE);
+	raw_munmap(S.xfer, RT_BATCH * RT_PAGE);
 	S.uffd = S.sock = S.memfd = -1;
 	if (new_xfer())
 		die("cannot map its transfer buffer");
 	if (!name || connect_kept(name) || send_hello(RT_HELLO_FORK))
 		die("cannot reach the supervisor");
 	/* The staging area may hold a page the parent's agent had in hand. */
-	madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 	(void)*(volatile char *)S.staging;	/* the naming fault */
 	if (recvmsg(S.sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(ack) ||
 	    ack.type != RT_HELLO_ACK)
@@ -710,7 +767,7 @@ static int fork_session(const char *name)
 		return -1;
 	}
 	S.uffd = keep_high(fd);
-	madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
+	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
 	S.last_vsize = vsize();
 	start_threads();
 	return 0;
@@ -723,6 +780,7 @@ static void shim_postfork_child(void)
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = active();
 
+	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
 	pthread_mutex_init(&reg_lock, NULL);
@@ -735,10 +793,10 @@ static void shim_postfork_child(void)
 		return;
 	}
 	close_session();
-	munmap(S.xfer, RT_BATCH * RT_PAGE);
-	munmap(S.staging, RT_BATCH * RT_PAGE);
-	munmap(S.agent_stack, SHIM_STACK);
-	munmap(S.watch_stack, SHIM_STACK);
+	raw_munmap(S.xfer, RT_BATCH * RT_PAGE);
+	raw_munmap(S.staging, RT_BATCH * RT_PAGE);
+	raw_munmap(S.agent_stack, SHIM_STACK);
+	raw_munmap(S.watch_stack, SHIM_STACK);
 	nr_reg = 0;	/* without EVENT_FORK the child's VMAs are not registered */
 	if (name)
 		session_start(name);
@@ -764,7 +822,7 @@ __attribute__((constructor)) static void shim_init(void)
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
 						   int fd, off_t off)
 {
-	long p = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	long p = shim_vm_mmap(addr, len, prot, flags, fd, off);	/* rtfork2: MAP_FIXED fenced */
 
 	if (p == -1)
 		return MAP_FAILED;

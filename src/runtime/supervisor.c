@@ -339,6 +339,7 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	bool sent = true;
 
 	bound_total(sup);
+	rt_fork_account(sup);	/* rtfork2: pages a fork left to one side */
 
 	if (sup->stalled && sup->st.faults == *stall_mark)
 		return;		/* nothing changed since the last batches freed nothing */
@@ -439,6 +440,7 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
 		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
 		(unsigned long long)st->fork_inflight);
+	fprintf(f, "\"fork_owned\":%llu,", (unsigned long long)st->fork_owned);	/* rtfork2 */
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)

@@ -18,15 +18,20 @@
  *                      system call (no pthread_atfork handler runs, so no
  *                      shim in the child: only fork events follow it),
  *                      each reading everything while the parent rewrites.
+ *   rt_prog forkbudget MB  fill, fork a child that reads all, writes half and
+ *                      rereads while the parent reads; then the parent reads
+ *                      everything, then at random (the tree's budget, rtfork2).
+ *   rt_prog forkrace MB  fork while another thread drops (MADV_DONTNEED) or
+ *                      moves (mremap) a range: each child sees all of the
+ *                      range before the call or all of it after (rtfork2).
+ *   rt_prog unsharecost MB  the cost per page of the shim's no-op write that
+ *                      makes a page exclusive after a fork (a benchmark).
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
- *   rt_prog execfill MB  fill and verify (pages swapped out), then exec
- *                      `rt_prog check 4`: the old image's swapped pages
- *                      must be dropped at exec, the new image served.
  *   rt_prog forkbench MB  fill, fork a child that reads every page while the
  *                      parent writes random pages: the parent's ops/s from
  *                      fork() to the child's exit (a benchmark).
@@ -50,6 +55,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #define PG		4096UL
 #define NR_THREADS	4
@@ -506,6 +512,219 @@ static int forkbench(uint64_t mb)
 }
 
 /*
+ * rtfork2: the budget across a fork, for the tree. Fill; fork a child that
+ * reads everything, writes half (its own copies: no event tells the
+ * supervisor) and reads everything again, while the parent only reads; the
+ * child exits; then the parent only reads, twice over: the pages it shared
+ * with the child and never wrote must still leave (UFFDIO_MOVE refuses
+ * them until they are anon-exclusive again), then at random. Prints "child exited" so that
+ * a sampler can tell the phases apart.
+ */
+static int forkbudget(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 31337;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pid_t pid, w;
+	int st = 0;
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	printf("rt_prog: forking\n");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		for (uint64_t p = 0; p < pages; p++)
+			report("child read", check_page(a + p * (PG / 8), p, 1));
+		for (uint64_t p = 0; p < pages; p += 2)
+			fill_page(a + p * (PG / 8), p, 7);
+		for (int pass = 0; pass < 2; pass++)
+			for (uint64_t p = 0; p < pages; p++)
+				report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
+		_exit(wrong ? 1 : 0);
+	}
+	/* the parent reads at random while the child lives */
+	while ((w = waitpid(pid, &st, WNOHANG)) == 0)
+		for (int i = 0; i < 256; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("parent read", check_page(a + p * (PG / 8), p, 1));
+		}
+	if (w != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("rt_prog: the child failed (status 0x%x)\n", st);
+		wrong++;
+	}
+	printf("rt_prog: child exited\n");
+	fflush(stdout);
+	for (uint64_t p = 0; p < pages; p++)
+		report("parent read after the child", check_page(a + p * (PG / 8), p, 1));
+	for (uint64_t i = 0; i < 4 * pages; i++) {	/* random: no prefetch, long enough to sample */
+		uint64_t p = rnd(&seed) % pages;
+
+		report("parent read after the child", check_page(a + p * (PG / 8), p, 1));
+	}
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+/*
+ * rtfork2: a program racing itself (docs/RUNTIME.md, "Races of a program
+ * with itself"): in each round a second thread drops (MADV_DONTNEED) or
+ * moves (mremap) a range of 16 pages, half of them swapped out, while the
+ * main thread forks children one after another until that call returned.
+ * Each child checks that it got one of the two states the kernel can
+ * give: before the call (every page of the range holds its data, at the
+ * old address) or after it (every page zero; or the data at the new
+ * address), never a mix, and never zeros where data was.
+ */
+#define RACE_PAGES	16
+#define RACE_ROUNDS	64
+
+struct race {
+	uint64_t *src, *dst;		/* the range; mremap's destination */
+	int op;				/* 0 MADV_DONTNEED, 1 mremap */
+	_Atomic int go, done;
+};
+
+static void *race_thread(void *arg)
+{
+	struct race *r = arg;
+
+	while (!atomic_load(&r->go))
+		;
+	if (r->op == 0)
+		madvise(r->src, RACE_PAGES * PG, MADV_DONTNEED);
+	else if (mremap(r->src, RACE_PAGES * PG, RACE_PAGES * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+			r->dst) == MAP_FAILED)
+		perror("rt_prog: mremap");
+	atomic_store(&r->done, 1);
+	return NULL;
+}
+
+/* In a child: the range is all before or all after @r's call. Return: 0, 1. */
+static int race_child(const struct race *r, uint64_t first)
+{
+	unsigned long data = 0, zero = 0;
+	const uint64_t *at = r->src;
+
+	if (r->op == 1 && msync(r->src, RACE_PAGES * PG, MS_ASYNC))
+		at = r->dst;		/* the old range is gone: after the move */
+	for (uint64_t p = 0; p < RACE_PAGES; p++) {
+		data += !check_page(at + p * (PG / 8), first + p, 1);
+		zero += r->op == 0 && !check_zero(at + p * (PG / 8));
+	}
+	if (data == RACE_PAGES || zero == RACE_PAGES)
+		return 0;
+	printf("rt_prog: forkrace child %d: %s, %lu of %d pages hold their data, %lu are zero\n",
+	       (int)getpid(), r->op ? "mremap" : "MADV_DONTNEED", data, RACE_PAGES, zero);
+	fflush(stdout);
+	return 1;
+}
+
+static int forkrace(uint64_t mb)
+{
+	uint64_t pages = mb << 8, forks = 0;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t *d = mmap(NULL, RACE_ROUNDS * RACE_PAGES * PG, PROT_NONE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (a == MAP_FAILED || d == MAP_FAILED || pages < 2 * RACE_ROUNDS * RACE_PAGES)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		/* ranges spread over the whole mapping, apart from each other */
+		uint64_t first = (uint64_t)round * (pages / RACE_ROUNDS);
+		struct race r = { .src = a + first * (PG / 8),
+				  .dst = d + (uint64_t)round * RACE_PAGES * (PG / 8),
+				  .op = round % 2 };
+		pthread_t t;
+
+		/* half of the range resident again (every other page), the rest
+		 * as the budget left it: swapped out, most of it */
+		for (uint64_t p = 0; p < RACE_PAGES; p += 2)
+			report("forkrace before", check_page(r.src + p * (PG / 8), first + p, 1));
+		pthread_create(&t, NULL, race_thread, &r);
+		atomic_store(&r.go, 1);
+		do {
+			pid_t pid = fork();
+
+			if (pid == 0)
+				_exit(race_child(&r, first));
+			wrong += (unsigned long)wait_ok(pid, "a forkrace child");
+			forks++;
+		} while (!atomic_load(&r.done));
+		pthread_join(t, NULL);
+		for (uint64_t p = 0; p < RACE_PAGES; p++)
+			report("forkrace after", r.op ? check_page(r.dst + p * (PG / 8), first + p, 1) :
+							 check_zero(r.src + p * (PG / 8)));
+	}
+	printf("rt_prog: forkrace: %llu forks in %d rounds\n", (unsigned long long)forks, RACE_ROUNDS);
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
+/*
+ * rtfork2: what the shim's make_exclusive() costs per page (a benchmark,
+ * not a test; needs no uswap run): the same kernel-side atomic add of 0
+ * (FUTEX_WAKE_OP) on pages shared with a live child (a copy-on-write
+ * copy), on pages whose child exited (a reuse), and on pages already
+ * exclusive (the system call alone). Five rounds of @mb MiB.
+ */
+static double unshare_pass(char *a, uint64_t pages)
+{
+	static uint32_t nobody;
+	double t = now_us();
+
+	for (uint64_t p = 0; p < pages; p++)
+		syscall(SYS_futex, &nobody, FUTEX_WAKE_OP | FUTEX_PRIVATE_FLAG, 0, (void *)0,
+			(uint32_t *)(a + p * PG), FUTEX_OP(FUTEX_OP_ADD, 0, FUTEX_OP_CMP_EQ, 0));
+	return (now_us() - t) * 1000.0 / (double)pages;
+}
+
+static int unsharecost(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+
+	for (int round = 0; round < 5; round++) {
+		char *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *b = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int fds[2];
+		double copy, reuse, excl;
+		pid_t pid;
+		char c = 0;
+
+		if (a == MAP_FAILED || b == MAP_FAILED || pipe(fds))
+			return 2;
+		madvise(a, pages * PG, MADV_NOHUGEPAGE);
+		madvise(b, pages * PG, MADV_NOHUGEPAGE);
+		memset(a, 1, pages * PG);
+		memset(b, 1, pages * PG);
+		pid = fork();
+		if (pid == 0) {
+			if (read(fds[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		copy = unshare_pass(a, pages);
+		if (write(fds[1], &c, 1) != 1 || wait_ok(pid, "the child"))
+			return 2;
+		reuse = unshare_pass(b, pages);
+		excl = unshare_pass(b, pages);
+		printf("unshare_copy_ns %.0f unshare_reuse_ns %.0f unshare_exclusive_ns %.0f\n",
+		       copy, reuse, excl);
+		munmap(a, pages * PG);
+		munmap(b, pages * PG);
+		close(fds[0]);
+		close(fds[1]);
+	}
+	return 0;
+}
+
+/*
  * Fill and verify @mb MB (under a budget smaller than that, part of it is
  * swapped out), then replace the image by `@self check 4` while those
  * pages are still out: exec must neither leak their slots nor lose the
@@ -550,8 +769,14 @@ int main(int argc, char **argv)
 		return rawclone(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkbench"))
 		return forkbench(mb);
+	if (argc > 1 && !strcmp(argv[1], "forkbudget"))
+		return forkbudget(mb);
+	if (argc > 1 && !strcmp(argv[1], "forkrace"))
+		return forkrace(mb);
+	if (argc > 1 && !strcmp(argv[1], "unsharecost"))
+		return unsharecost(mb);
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|execfill [MB]\n");
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|execfill [MB]\n");
 	return 2;
 }

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rtfork2: madvise(), mremap() and munmap() as the program calls them,
+ * fenced against fork() (docs/RUNTIME.md, "Races of a program with
+ * itself"). Each raises a userfaultfd event (REMOVE before the zap, UNMAP
+ * or REMAP after the change) that the supervisor reads on the parent's
+ * uffd; a fork in another thread raises FORK on the same uffd. If the
+ * kernel copies the page tables (dup_mmap) between the event and the
+ * change it announces, while the supervisor reads the event before the
+ * FORK, the child's page states are made from a state its page tables do
+ * not have: swapped pages of a range the child still maps read zeros. So
+ * these calls hold a read lock, and the pthread_atfork prepare handler
+ * takes it for writing before anything else: no such call is in flight
+ * from the moment the fork starts until its handlers ran, and each one
+ * that ran before has had its event read (the call returns only after).
+ * Calls that do not come through these symbols (glibc's own munmap and
+ * mremap of large malloc chunks, raw system calls) are not fenced; the
+ * supervisor detects what they break (fork.c) and kills the child.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/shim_vm.h"
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED	24
+#endif
+
+static pthread_rwlock_t vm_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+/*
+ * Take the fence for one call. The forking thread itself holds it for
+ * writing while the other atfork handlers run: glibc then answers EDEADLK
+ * at once, and that thread (which cannot race its own fork) goes on
+ * without it. Context: any thread. Return: true if it must be released.
+ */
+static int fence_in(void)
+{
+	return pthread_rwlock_rdlock(&vm_lock) == 0;
+}
+
+/* Release what fence_in() took, if it took it. Context: that same call. */
+static void fence_out(int held)
+{
+	if (held)
+		pthread_rwlock_unlock(&vm_lock);
+}
+
+/* Whether @advice drops pages (a REMOVE event). Context: any. Return: 1, 0. */
+static int drops(int advice)
+{
+	return advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE ||
+	       advice == MADV_DONTNEED_LOCKED;
+}
+
+/** shim_vm_fork_begin() - see shim_vm.h. Context: atfork prepare. */
+void shim_vm_fork_begin(void)
+{
+	pthread_rwlock_wrlock(&vm_lock);
+}
+
+/** shim_vm_fork_end() - see shim_vm.h. Context: atfork parent/child. */
+void shim_vm_fork_end(int child)
+{
+	if (child)
+		pthread_rwlock_init(&vm_lock, NULL);
+	else
+		pthread_rwlock_unlock(&vm_lock);
+}
+
+/** shim_raw_madvise() - see shim_vm.h. Context: any. */
+int shim_raw_madvise(void *addr, size_t len, int advice)
+{
+	return (int)syscall(SYS_madvise, addr, len, advice);	/* -1 and errno on error */
+}
+
+/** shim_vm_mmap() - see shim_vm.h. Context: any thread of the program. */
+long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
+{
+	long r;
+	int held;
+
+	if (!(flags & MAP_FIXED) || (flags & MAP_FIXED_NOREPLACE))
+		return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	held = fence_in();
+	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	fence_out(held);
+	return r;
+}
+
+/*
+ * madvise() as the program calls it: the advice values that drop pages
+ * are fenced against fork. Context: any thread. Return: 0, -1 and errno.
+ */
+__attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
+{
+	int r, held;
+
+	if (!drops(advice))
+		return shim_raw_madvise(addr, len, advice);
+	held = fence_in();
+	r = shim_raw_madvise(addr, len, advice);
+	fence_out(held);
+	return r;
+}
+
+/*
+ * munmap() as the program calls it, fenced against fork.
+ * Context: any thread. Return: 0, -1 and errno.
+ */
+__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+{
+	long r;
+	int held = fence_in();
+
+	r = syscall(SYS_munmap, addr, len);
+	fence_out(held);
+	return (int)r;
+}
+
+/*
+ * mremap() as the program calls it, fenced against fork (the fifth
+ * argument only with MREMAP_FIXED or MREMAP_DONTUNMAP, as in glibc).
+ * Context: any thread. Return: the new address, MAP_FAILED and errno.
+ */
+__attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, size_t new_len,
+						    int flags, ...)
+{
+	void *new_addr = NULL;
+	long r;
+	int held;
+
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	held = fence_in();
+	r = syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
+	fence_out(held);
+	return r == -1 ? MAP_FAILED : (void *)r;
+}
