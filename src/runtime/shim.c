@@ -77,7 +77,12 @@ static bool fork_done;
 /* The agent's start-up handshake and the mmap interposer's scan requests
  * (futex words; docs/RUNTIME.md, "The shim's descriptors"). */
 static atomic_uint files_ready;			/* threads whose table is set */
+static atomic_uint watch_wake;			/* bumped by every request to the watchdog */
 static atomic_uint scan_req, scan_done;
+/* One message the watchdog sends for a program thread (the fork handlers,
+ * serialized by fork_lock). */
+static atomic_uint mail_type, mail_req, mail_done;
+static atomic_int mail_err;
 
 /*
  * Write @msg to the program's stderr. The agent and the watchdog have no
@@ -561,7 +566,7 @@ static void *agent_main(void *arg)
  */
 static void *watch_main(void *arg)
 {
-	unsigned int seen = atomic_load(&scan_req);
+	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
 	char msg[160];
 
 	(void)arg;
@@ -569,7 +574,7 @@ static void *watch_main(void *arg)
 	atomic_store(&S.watch_up, true);
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
-		unsigned int req;
+		unsigned int req, w = atomic_load(&watch_wake);
 
 		/* Without a table of our own, a descriptor the program
 		 * closed must be seen (POLLNVAL) and not kept open by a
@@ -586,6 +591,7 @@ static void *watch_main(void *arg)
 			atomic_store(&S.watch_up, false);
 			atomic_fetch_add(&scan_done, 1U << 30);	/* release waiters */
 			futex_wake_all(&scan_done);
+			futex_wake_all(&mail_done);
 			snprintf(msg, sizeof(msg), "uswap: pid %d closed uswap's socket: no more "
 				 "eviction, and the supervisor's death is no longer watched\n",
 				 (int)getpid());
@@ -594,6 +600,15 @@ static void *watch_main(void *arg)
 		}
 		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
+		req = atomic_load(&mail_req);
+		if (req != mail_seen) {
+			struct rt_simple m = { .type = atomic_load(&mail_type) };
+
+			mail_seen = req;
+			atomic_store(&mail_err, send_msg(&m, sizeof(m)));
+			atomic_store(&mail_done, req);
+			futex_wake_all(&mail_done);
+		}
 		req = atomic_load(&scan_req);
 		if (req != seen) {
 			seen = req;
@@ -601,7 +616,7 @@ static void *watch_main(void *arg)
 			atomic_store(&scan_done, req);
 			futex_wake_all(&scan_done);
 		}
-		futex_wait_ms(&scan_req, seen, 100);
+		futex_wait_ms(&watch_wake, w, 100);
 	}
 	snprintf(msg, sizeof(msg),
 		 "uswap: the supervisor (uswap run, pid %d) died: killing pid %d, whose evicted "
@@ -620,7 +635,8 @@ static void scan_by_watchdog(void)
 {
 	unsigned int seq = atomic_fetch_add(&scan_req, 1) + 1;
 
-	futex_wake_all(&scan_req);
+	atomic_fetch_add(&watch_wake, 1);
+	futex_wake_all(&watch_wake);
 	for (int i = 0; i < 100 && atomic_load(&S.watch_up); i++) {
 		unsigned int d = atomic_load(&scan_done);
 
@@ -628,6 +644,37 @@ static void scan_by_watchdog(void)
 			return;
 		futex_wait_ms(&scan_done, d, 10);
 	}
+}
+
+/*
+ * Send a message of @type (an rt_simple) for a program thread: by the
+ * watchdog, from its own table, when it has one; else from the program's
+ * table after the identity check (a dup2 between the two is not excluded
+ * there).
+ * Context: a program thread; the fork handlers (fork_lock held).
+ * Return: 0 sent, -1 not.
+ */
+static int send_by_watchdog(uint32_t type)
+{
+	unsigned int seq;
+
+	if (!atomic_load(&S.watch_own) || !atomic_load(&S.watch_up)) {
+		struct rt_simple m = { .type = type };
+
+		return sock_ours() ? send_msg(&m, sizeof(m)) : -1;
+	}
+	atomic_store(&mail_type, type);
+	seq = atomic_fetch_add(&mail_req, 1) + 1;
+	atomic_fetch_add(&watch_wake, 1);
+	futex_wake_all(&watch_wake);
+	while (atomic_load(&S.watch_up)) {
+		unsigned int d = atomic_load(&mail_done);
+
+		if ((int)(d - seq) >= 0)
+			return atomic_load(&mail_err);
+		futex_wait_ms(&mail_done, d, 100);
+	}
+	return -1;
 }
 
 static int new_uffd(void)
@@ -825,7 +872,7 @@ static void shim_prefork(void)
 		return;
 	pthread_mutex_lock(&fork_wait_lock);
 	fork_done = false;
-	if (sock_ours() && !send_msg(&m, sizeof(m)))
+	if (!send_by_watchdog(m.type))
 		while (!fork_done)
 			pthread_cond_wait(&fork_cond, &fork_wait_lock);
 	pthread_mutex_unlock(&fork_wait_lock);
@@ -836,8 +883,8 @@ static void shim_postfork_parent(void)
 {
 	struct rt_simple m = { .type = RT_POSTFORK };
 
-	if (active() && sock_ours())
-		send_msg(&m, sizeof(m));
+	if (active())
+		send_by_watchdog(m.type);
 	pthread_mutex_unlock(&fork_lock);
 }
 
