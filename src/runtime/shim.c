@@ -85,6 +85,8 @@ static atomic_uint scan_req, scan_done;
 static atomic_uint mail_type, mail_req, mail_done;
 static atomic_int mail_err;
 
+static bool own_table(void);
+
 /*
  * Write @msg to the program's stderr. The agent and the watchdog have no
  * fd 2 in their own table (holding the program's stderr open would keep a
@@ -92,8 +94,6 @@ static atomic_int mail_err;
  * /proc (the thread group leader's table), appending.
  * Context: any.
  */
-static bool own_table(void);
-
 static void shim_say(const char *msg)
 {
 	int fd = 2;
@@ -109,6 +109,7 @@ static void shim_say(const char *msg)
 		close(fd);
 }
 
+/* The futex system call on @w. Context: any. Return: its result. */
 static long futex(atomic_uint *w, int op, unsigned int val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, (unsigned int *)w, op, val, ts, NULL, 0);
@@ -122,6 +123,7 @@ static void futex_wait_ms(atomic_uint *w, unsigned int val, long ms)
 	futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
 }
 
+/* Wake every waiter on @w. Context: any. */
 static void futex_wake_all(atomic_uint *w)
 {
 	futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
@@ -205,8 +207,9 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
 
 /*
  * Give the calling thread (the agent, the watchdog: each its own) a
- * descriptor table of its own holding only the socket and the uffd: unshare(CLONE_FILES) copies the program's table, and everything
- * else is closed in the copy at once (holding the program's files open
+ * descriptor table of its own holding only the socket and the uffd:
+ * unshare(CLONE_FILES) copies the program's table, and everything else is
+ * closed in the copy at once (holding the program's files open
  * would keep a pipe's reader from its end of file). From then on nothing
  * the program does to its own table (close_range, dup2 onto the numbers)
  * reaches the shim's reads, ioctls and sends: the identity check and the
