@@ -10,9 +10,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -45,10 +48,16 @@ struct shim_range {
 /* The session of this process; replaced in a forked child. */
 static struct {
 	atomic_bool active;			/* connected and registered */
+	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
+						 * its own (private_table()) */
+	pthread_t agent_thr, watch_thr;		/* set by each thread itself */
+	atomic_bool watch_up;			/* the watchdog serves scan requests */
 	bool fork_events;			/* the supervisor follows fork() by events */
 	int uffd, sock, memfd;			/* kept high (keep_high()) */
 	dev_t sock_dev;				/* the socket's identity (sock_ours()) */
 	ino_t sock_ino;
+	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
+	ino_t uffd_ino;
 	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
 	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
@@ -67,11 +76,58 @@ static pthread_mutex_t fork_wait_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fork_cond = PTHREAD_COND_INITIALIZER;
 static bool fork_done;
 
+/* The agent's start-up handshake and the mmap interposer's scan requests
+ * (futex words; docs/RUNTIME.md, "The shim's descriptors"). */
+static atomic_uint files_ready;			/* threads whose table is set */
+static atomic_uint watch_wake;			/* bumped by every request to the watchdog */
+static atomic_uint scan_req, scan_done;
+/* One message the watchdog sends for a program thread (the fork handlers,
+ * serialized by fork_lock). */
+static atomic_uint mail_type, mail_req, mail_done;
+static atomic_int mail_err;
+
+static bool own_table(void);
+
+/*
+ * Write @msg to the program's stderr. The agent and the watchdog have no
+ * fd 2 in their own table (holding the program's stderr open would keep a
+ * pipe reader from seeing its end): they open the main table's through
+ * /proc (the thread group leader's table), appending.
+ * Context: any.
+ */
 static void shim_say(const char *msg)
 {
-	ssize_t r = write(2, msg, strlen(msg));
+	int fd = 2;
+	ssize_t r;
 
+	if (own_table())
+		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	r = write(fd, msg, strlen(msg));
 	(void)r;
+	if (fd != 2)
+		close(fd);
+}
+
+/* The futex system call on @w. Context: any. Return: its result. */
+static long futex(atomic_uint *w, int op, unsigned int val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, (unsigned int *)w, op, val, ts, NULL, 0);
+}
+
+/* Wait while *@w == @val, at most @ms milliseconds. Context: any. */
+static void futex_wait_ms(atomic_uint *w, unsigned int val, long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
+}
+
+/* Wake every waiter on @w. Context: any. */
+static void futex_wake_all(atomic_uint *w)
+{
+	futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 static bool active(void)
@@ -110,17 +166,79 @@ static int keep_high(int fd)
 }
 
 /*
- * Whether S.sock is still our socket: the program may have closed it (a
- * daemon closing every descriptor) and reused the number. Checked before
- * every use by the agent, the watchdog and the mmap interposer.
+ * Whether S.sock is still our socket. In the agent's and the watchdog's
+ * own table (own_table()) it always is: the program cannot reach that
+ * table. In the program's table (its threads: the fork handlers; and every
+ * thread when the table could not be made) the program may have closed
+ * it (a daemon closing every descriptor) and reused the number: then the
+ * device and inode noted at connect time tell.
  * Context: any. Return: true if it is ours.
  */
 static bool sock_ours(void)
 {
 	struct stat st;
 
+	if (own_table())
+		return true;
 	return S.sock >= 0 && !fstat(S.sock, &st) && st.st_dev == S.sock_dev &&
 	       st.st_ino == S.sock_ino;
+}
+
+/*
+ * Whether the calling thread is the agent or the watchdog with a table of
+ * its own. (A thread id, not thread-local storage: the shim's TLS would be
+ * reached through a vector glibc allocates on the program's heap, which a
+ * shim thread must never touch.) Context: any. Return: true if so.
+ */
+static bool own_table(void)
+{
+	pthread_t self = pthread_self();
+
+	return (atomic_load(&S.agent_own) && pthread_equal(self, S.agent_thr)) ||
+	       (atomic_load(&S.watch_own) && pthread_equal(self, S.watch_thr));
+}
+
+/* Whether @fd is the file noted as @dev/@ino. Context: any. */
+static bool fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/*
+ * Give the calling thread (the agent, the watchdog: each its own) a
+ * descriptor table of its own holding only the socket and the uffd:
+ * unshare(CLONE_FILES) copies the program's table, and everything else is
+ * closed in the copy at once (holding the program's files open
+ * would keep a pipe's reader from its end of file). From then on nothing
+ * the program does to its own table (close_range, dup2 onto the numbers)
+ * reaches the shim's reads, ioctls and sends: the identity check and the
+ * use can no longer be split by a dup2. The copy is checked against the
+ * identities noted when the descriptors were made; the program has run no
+ * code since (start_threads() waits for this).
+ * Context: the agent or the watchdog, at its start.
+ * Return: true if the table is ours; false (the shared table is used,
+ * with a check before and after each read) if it cannot be made.
+ */
+static bool private_table(void)
+{
+	int lo = S.sock < S.uffd ? S.sock : S.uffd, hi = S.sock < S.uffd ? S.uffd : S.sock;
+
+	if (lo < 0 || lo == hi || unshare(CLONE_FILES))
+		return false;
+	if (lo > 0)
+		syscall(SYS_close_range, 0U, (unsigned int)lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, (unsigned int)lo + 1, (unsigned int)hi - 1, 0U);
+	syscall(SYS_close_range, (unsigned int)hi + 1, ~0U, 0U);
+	if (fd_is(S.sock, S.sock_dev, S.sock_ino) && fd_is(S.uffd, S.uffd_dev, S.uffd_ino))
+		return true;
+	/* Not ours (a constructor before ours replaced them?): drop them
+	 * here; the watchdog's check then says so. */
+	close(lo);
+	close(hi);
+	return false;
 }
 
 /* A raw mmap: the interposer below must not see the shim's own maps. */
@@ -415,12 +533,32 @@ static void evict(struct rt_evict *m)
 	send_msg(m, sizeof(*m));
 }
 
+/*
+ * A shim thread's start: note its id, take a table of its own, and count
+ * itself in the handshake start_threads() waits for. (The threads are
+ * created by start_threads(), not by the agent: pthread_create() allocates
+ * on the program's heap.)
+ * Context: the agent or the watchdog.
+ * Return: whether the table is its own.
+ */
+static bool thread_setup(pthread_t *self)
+{
+	bool own;
+
+	*self = pthread_self();
+	own = private_table();
+	atomic_fetch_add(&files_ready, 1);
+	futex_wake_all(&files_ready);
+	return own;
+}
+
 /* The agent: requests from the supervisor, and rescans. Context: own thread. */
 static void *agent_main(void *arg)
 {
 	static struct rt_evict m;	/* static: never on a registered page */
 
 	(void)arg;
+	atomic_store(&S.agent_own, thread_setup(&S.agent_thr));
 	/* Running: the supervisor may send batches now (it sends none before,
 	 * or a fault of the thread starting us could wait for a batch no one
 	 * answers). */
@@ -447,6 +585,11 @@ static void *agent_main(void *arg)
 				continue;
 			if (n <= 0)
 				return NULL;	/* the watchdog handles a dead supervisor */
+			/* In the shared table (no table of our own), a dup2
+			 * between the check and the read gave the program's
+			 * bytes: never act on them. */
+			if (!sock_ours())
+				return NULL;
 			if (m.type == RT_EVICT) {
 				evict(&m);
 			} else if (m.type == RT_FORGET) {
@@ -472,27 +615,41 @@ static void *agent_main(void *arg)
 	}
 }
 
-/* The watchdog: dies loudly with the supervisor. Context: own thread. */
+/*
+ * The watchdog: dies loudly with the supervisor, and does the scans the
+ * mmap interposer asks for (in the shim's table, where the program's
+ * descriptors cannot be mistaken for ours). It looks for the socket's
+ * hang-up at least every 100 ms.
+ * Context: own thread, in the agent's table.
+ */
 static void *watch_main(void *arg)
 {
+	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
 	char msg[160];
 
 	(void)arg;
+	atomic_store(&S.watch_own, thread_setup(&S.watch_thr));
+	atomic_store(&S.watch_up, true);
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
+		unsigned int req, w = atomic_load(&watch_wake);
 
-		/* A timeout, so that a descriptor the program closed is seen
-		 * (POLLNVAL) and not kept open by this poll. */
-		if (!sock_ours()) {
-			p.revents = POLLNVAL;	/* closed and reused meanwhile */
-		} else if (poll(&p, 1, 500) < 0 && errno == EINTR) {
-			continue;
-		}
+		/* Without a table of our own, a descriptor the program
+		 * closed must be seen (POLLNVAL) and not kept open by a
+		 * poll: hence no blocking poll. */
+		if (!sock_ours())
+			p.revents = POLLNVAL;	/* closed, maybe reused */
+		else if (poll(&p, 1, 0) < 0)
+			p.revents = 0;
 		if (p.revents & POLLNVAL) {
 			/* The program closed a descriptor it did not open (a
 			 * daemon closing everything): nothing can evict or
 			 * watch any more; the supervisor still serves faults
 			 * through its own copy of the uffd. Say it, once. */
+			atomic_store(&S.watch_up, false);
+			atomic_fetch_add(&scan_done, 1U << 30);	/* release waiters */
+			futex_wake_all(&scan_done);
+			futex_wake_all(&mail_done);
 			snprintf(msg, sizeof(msg), "uswap: pid %d closed uswap's socket: no more "
 				 "eviction, and the supervisor's death is no longer watched\n",
 				 (int)getpid());
@@ -501,6 +658,23 @@ static void *watch_main(void *arg)
 		}
 		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
+		req = atomic_load(&mail_req);
+		if (req != mail_seen) {
+			struct rt_simple m = { .type = atomic_load(&mail_type) };
+
+			mail_seen = req;
+			atomic_store(&mail_err, send_msg(&m, sizeof(m)));
+			atomic_store(&mail_done, req);
+			futex_wake_all(&mail_done);
+		}
+		req = atomic_load(&scan_req);
+		if (req != seen) {
+			seen = req;
+			scan();
+			atomic_store(&scan_done, req);
+			futex_wake_all(&scan_done);
+		}
+		futex_wait_ms(&watch_wake, w, 100);
 	}
 	snprintf(msg, sizeof(msg),
 		 "uswap: the supervisor (uswap run, pid %d) died: killing pid %d, whose evicted "
@@ -508,6 +682,57 @@ static void *watch_main(void *arg)
 	shim_say(msg);
 	kill(getpid(), SIGKILL);
 	return NULL;
+}
+
+/*
+ * Have the watchdog scan now and wait for it (at most ~1 s): a program
+ * thread then never touches the shim's descriptors.
+ * Context: a program thread (the mmap interposer).
+ */
+static void scan_by_watchdog(void)
+{
+	unsigned int seq = atomic_fetch_add(&scan_req, 1) + 1;
+
+	atomic_fetch_add(&watch_wake, 1);
+	futex_wake_all(&watch_wake);
+	for (int i = 0; i < 100 && atomic_load(&S.watch_up); i++) {
+		unsigned int d = atomic_load(&scan_done);
+
+		if ((int)(d - seq) >= 0)
+			return;
+		futex_wait_ms(&scan_done, d, 10);
+	}
+}
+
+/*
+ * Send a message of @type (an rt_simple) for a program thread: by the
+ * watchdog, from its own table, when it has one; else from the program's
+ * table after the identity check (a dup2 between the two is not excluded
+ * there).
+ * Context: a program thread; the fork handlers (fork_lock held).
+ * Return: 0 sent, -1 not.
+ */
+static int send_by_watchdog(uint32_t type)
+{
+	unsigned int seq;
+
+	if (!atomic_load(&S.watch_own) || !atomic_load(&S.watch_up)) {
+		struct rt_simple m = { .type = type };
+
+		return sock_ours() ? send_msg(&m, sizeof(m)) : -1;
+	}
+	atomic_store(&mail_type, type);
+	seq = atomic_fetch_add(&mail_req, 1) + 1;
+	atomic_fetch_add(&watch_wake, 1);
+	futex_wake_all(&watch_wake);
+	while (atomic_load(&S.watch_up)) {
+		unsigned int d = atomic_load(&mail_done);
+
+		if ((int)(d - seq) >= 0)
+			return atomic_load(&mail_err);
+		futex_wait_ms(&mail_done, d, 100);
+	}
+	return -1;
 }
 
 static int new_uffd(void)
@@ -591,20 +816,41 @@ static int new_xfer(void)
 	return S.xfer == MAP_FAILED ? -1 : 0;
 }
 
-/* Start the agent and the watchdog on the shim's own stacks. */
+/*
+ * Start the agent and the watchdog on the shim's own stacks and wait until
+ * each has its own descriptor table: the program runs no code in between,
+ * so what they copy is what the shim made.
+ * Context: the constructor, or the child's fork handler (one thread).
+ */
 static void start_threads(void)
 {
 	pthread_attr_t at;
 	pthread_t t;
+	struct stat st;
+	unsigned int n = 0, r;
 
+	if (!fstat(S.uffd, &st)) {
+		S.uffd_dev = st.st_dev;
+		S.uffd_ino = st.st_ino;
+	}
+	atomic_store(&S.agent_own, false);
+	atomic_store(&S.watch_own, false);
+	atomic_store(&S.watch_up, false);
+	atomic_store(&files_ready, 0);
 	pthread_attr_init(&at);
 	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
-	if (pthread_create(&t, &at, agent_main, NULL) == 0)
+	if (pthread_create(&t, &at, agent_main, NULL) == 0) {
 		pthread_detach(t);
+		n++;
+	}
 	pthread_attr_setstack(&at, S.watch_stack, SHIM_STACK);
-	if (pthread_create(&t, &at, watch_main, NULL) == 0)
+	if (pthread_create(&t, &at, watch_main, NULL) == 0) {
 		pthread_detach(t);
+		n++;
+	}
 	pthread_attr_destroy(&at);
+	for (int i = 0; i < 1000 && (r = atomic_load(&files_ready)) < n; i++)
+		futex_wait_ms(&files_ready, r, 10);
 }
 
 static void close_session(void)
@@ -685,7 +931,7 @@ static void shim_prefork(void)
 		return;
 	pthread_mutex_lock(&fork_wait_lock);
 	fork_done = false;
-	if (sock_ours() && !send_msg(&m, sizeof(m)))
+	if (!send_by_watchdog(m.type))
 		while (!fork_done)
 			pthread_cond_wait(&fork_cond, &fork_wait_lock);
 	pthread_mutex_unlock(&fork_wait_lock);
@@ -696,8 +942,8 @@ static void shim_postfork_parent(void)
 {
 	struct rt_simple m = { .type = RT_POSTFORK };
 
-	if (active() && sock_ours())
-		send_msg(&m, sizeof(m));
+	if (active())
+		send_by_watchdog(m.type);
 	pthread_mutex_unlock(&fork_lock);
 	shim_vm_fork_end(0);
 }
@@ -828,8 +1074,13 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 		return MAP_FAILED;
 	if (active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
-	    len >= SHIM_MIN_VMA)
-		scan();
+	    len >= SHIM_MIN_VMA) {
+		if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
+		    !pthread_equal(pthread_self(), S.watch_thr))
+			scan_by_watchdog();	/* never the program's table */
+		else
+			scan();
+	}
 	return (void *)p;
 }
 
