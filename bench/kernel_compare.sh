@@ -208,13 +208,27 @@ if what == "redis":
 PY
 }
 
+# nan_on_fail FILE KEYS CMD...: run CMD, its output appended to FILE; a run
+# that fails (the kernel's cgroup OOM-killed it) appends a line of nan for
+# KEYS, so that its round is left out of every table, and says so.
+bench_keys="fill_MBps seq_read_MBps rand_p50_us rand_p99_us"
+fork_keys="fork_ms fork_parent_ops fork_window_ms"
+nan_on_fail() {
+	local file=$1 keys=$2 k line=""
+	shift 2
+	if ! "$@" >>"$file"; then
+		for k in $keys; do line="$line$k nan "; done
+		echo "${line}wrong 0" >>"$file"
+		echo "kernel_compare: a run failed under $c (round $r; for the kernel: see dmesg for the OOM killer); its round is left out" >&2
+	fi
+}
 configs="kernel uswap-table${base:+ uswap-base}"
 ((poll_us > 0)) && configs="$configs uswap-poll"
 for r in $(seq "$rounds"); do
 	for c in $(order "$r" "$configs"); do
 		case $c in
-		kernel) kernel $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c"
-			kernel $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" ;;
+		kernel) nan_on_fail "$dir/bench.$c" "$bench_keys" kernel $limit_mb "$prog" bench "$mb"
+			nan_on_fail "$dir/fork.$c" "$fork_keys" kernel $limit_mb "$prog" forkbench "$mb" ;;
 		uswap-table)
 			under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
 			under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
@@ -229,6 +243,7 @@ for r in $(seq "$rounds"); do
 	echo "  round $r done: $(cut -d" " -f1-3 /proc/loadavg)"
 done
 
+echo "kernel_compare: the kernel's cgroup OOM-killed $(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control") rt_prog run(s)"
 report rt
 
 # redis: start it, fill it, GET during BGSAVE.
