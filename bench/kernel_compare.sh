@@ -24,8 +24,20 @@
 #   third of redis's resident size after the SET pass (measured) for redis.
 #   BASE_USWAP: another build's uswap binary (its shim next to it), run in
 #   the rt_prog rounds as "uswap-base": before/after figures in one run.
+# Environment (rtlat):
+#   KC_CHRT=1     run each measured program (each under a minute) at
+#                 real-time priority, `chrt -f 1`, on both sides: the
+#                 kernel's swap work (reclaim, compression, swap-in) runs in
+#                 the program's own threads and so gets the same priority;
+#   KC_POLL_US=N  add the configuration "uswap-poll": uswap run --poll-us N
+#                 in the rt_prog rounds (default 100; 0: left out);
+#   KC_REDIS_HEADROOM_MB=N  extra MiB for the kernel's cgroup in the redis
+#                 rounds (room for BGSAVE's dirty dump file, which uswap's
+#                 budget does not count; default 0).
 set -euo pipefail
 build=${1:-build} rounds=${2:-5} mb=${3:-96} keys=${4:-60000} base=${5:-}
+rt=() poll_us=${KC_POLL_US:-100} redis_headroom=${KC_REDIS_HEADROOM_MB:-0}
+[ "${KC_CHRT:-0}" = 1 ] && rt=(chrt -f 1)
 uswap=$build/uswap prog=$build/tests/runtime/rt_prog
 limit_mb=$((mb / 3))
 
@@ -91,7 +103,7 @@ kernel() {
 	local l=$1
 	shift
 	cg_limit $((l + base_mb))
-	sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "$@"
+	sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" ${rt[@]+"${rt[@]}"} "$@"
 }
 # The baseline: the cgroup's peak charge for rt_prog on 1 MB (its binary,
 # libc, stacks, page tables): uswap's budget counts only the program's
@@ -104,7 +116,8 @@ base_mb=$(( ($(cat "$cg/memory.max_usage_in_bytes") >> 20) ))
 under_uswap() {
 	local d=$1 l=$2
 	shift 2
-	"$uswap" run --memory "${l}M" --swap zram:4G:lz4 --design "$d" -- "$@"
+	${rt[@]+"${rt[@]}"} "$uswap" run --memory "${l}M" --swap zram:4G:lz4 --design "$d" \
+		${extra:-} -- "$@"
 }
 
 # The configurations of one round, in an order alternating by round.
@@ -112,7 +125,7 @@ order() {
 	if (($1 % 2)); then echo "$2"; else echo "$2" | tr ' ' '\n' | tac | tr '\n' ' '; fi
 }
 
-echo "kernel_compare: rt_prog ${mb} MB under ${limit_mb} MiB (the kernel's cgroup: + ${base_mb} MiB of baseline), $rounds rounds; $(uptime)"
+echo "kernel_compare: rt_prog ${mb} MB under ${limit_mb} MiB (the kernel's cgroup: + ${base_mb} MiB of baseline), $rounds rounds; ${rt[*]:-no chrt}; $(uptime)"
 # report rt|redis: the tables of one part (each printed as soon as its
 # rounds are done, so that a failure later leaves the first).
 report() {
@@ -195,15 +208,33 @@ if what == "redis":
 PY
 }
 
+# nan_on_fail FILE KEYS CMD...: run CMD, its output appended to FILE; a run
+# that fails (the kernel's cgroup OOM-killed it) appends a line of nan for
+# KEYS, so that its round is left out of every table, and says so.
+bench_keys="fill_MBps seq_read_MBps rand_p50_us rand_p99_us"
+fork_keys="fork_ms fork_parent_ops fork_window_ms"
+nan_on_fail() {
+	local file=$1 keys=$2 k line=""
+	shift 2
+	if ! "$@" >>"$file"; then
+		for k in $keys; do line="$line$k nan "; done
+		echo "${line}wrong 0" >>"$file"
+		echo "kernel_compare: a run failed under $c (round $r; for the kernel: see dmesg for the OOM killer); its round is left out" >&2
+	fi
+}
 configs="kernel uswap-table${base:+ uswap-base}"
+((poll_us > 0)) && configs="$configs uswap-poll"
 for r in $(seq "$rounds"); do
 	for c in $(order "$r" "$configs"); do
 		case $c in
-		kernel) kernel $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c"
-			kernel $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" ;;
+		kernel) nan_on_fail "$dir/bench.$c" "$bench_keys" kernel $limit_mb "$prog" bench "$mb"
+			nan_on_fail "$dir/fork.$c" "$fork_keys" kernel $limit_mb "$prog" forkbench "$mb" ;;
 		uswap-table)
 			under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
 			under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
+		uswap-poll)
+			extra="--poll-us $poll_us" under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
+			extra="--poll-us $poll_us" under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
 		uswap-base)
 			uswap=$base under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
 			uswap=$base under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
@@ -212,19 +243,27 @@ for r in $(seq "$rounds"); do
 	echo "  round $r done: $(cut -d" " -f1-3 /proc/loadavg)"
 done
 
+echo "kernel_compare: the kernel's cgroup OOM-killed $(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control") rt_prog run(s)"
 report rt
 
 # redis: start it, fill it, GET during BGSAVE.
 port=$((21000 + $$ % 20000))
+# What the kernel's cgroup did in a redis round (rtlat): peak, swap, OOM kills.
+kernel_note() {
+	echo "  kernel redis round: peak $(($(cat "$cg/memory.max_usage_in_bytes") >> 20)) MiB of $(($(cat "$cg/memory.limit_in_bytes") >> 20)), swap $(($(awk '/^swap / {print $2}' "$cg/memory.stat") >> 20)) MiB, dirty $(($(awk '/^dirty / {print $2}' "$cg/memory.stat") >> 10)) KiB, writeback $(($(awk '/^writeback / {print $2}' "$cg/memory.stat") >> 10)) KiB, oom kills $(($(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control") - oom0))" >&2
+}
 redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
 	local c=$1 l=$2 pid i
 	local args=(redis-server --port $port --bind 127.0.0.1 --save "" --appendonly no
 		    --dir "$dir" --dbfilename "dump-$c.rdb")
 	# Started directly (no subshell) so that $! is the process to kill.
 	case $c in
-	kernel) cg_limit $((l + redis_base_mb))
-		sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" "${args[@]}" >/dev/null 2>&1 & ;;
-	uswap-*) "$uswap" run --memory "${l}M" --swap zram:4G:lz4 --design "${c#uswap-}" -- \
+	kernel) cg_limit $((l + redis_base_mb + redis_headroom))
+		oom0=$(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control")
+		sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" ${rt[@]+"${rt[@]}"} "${args[@]}" \
+			>/dev/null 2>&1 & ;;
+	uswap-*) ${rt[@]+"${rt[@]}"} "$uswap" run --memory "${l}M" --swap zram:4G:lz4 \
+			--design "${c#uswap-}" --json "$dir/json.$c" -- \
 			"${args[@]}" >/dev/null 2>"$dir/err.$c" & ;;
 	esac
 	pid=$!
@@ -240,9 +279,10 @@ redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
 	redis-cli -p $port bgsave >/dev/null || true
 	local t0 t1
 	t0=$(date +%s%N)
-	timeout 120 redis-benchmark -p $port -r "$keys" -n "$keys" -d 1024 -c 12 -P 32 -t get \
-		--csv >"$dir/get" 2>/dev/null || true
+	timeout 120 ${rt[@]+"${rt[@]}"} redis-benchmark -p $port -r "$keys" -n "$keys" -d 1024 \
+		-c 12 -P 32 -t get --csv >"$dir/get" 2>/dev/null || true
 	if ! redis-cli -p $port ping >/dev/null 2>&1; then
+		[ "$c" = kernel ] && kernel_note
 		echo "kernel_compare: redis-server died under $c (kernel: see dmesg for the OOM killer)" >&2
 		[ -f "$dir/err.$c" ] && grep -v '^  ' "$dir/err.$c" | tail -5 >&2
 		echo "nan nan"
@@ -261,6 +301,7 @@ redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
 	rps=$(tail -1 "$dir/get" | cut -d, -f2 | tr -d '"')
 	[[ $rps =~ ^[0-9.]+$ ]] || rps=nan
 	echo "$rps $(((t1 - t0) / 1000000))"
+	[ "$c" = kernel ] && kernel_note
 	redis-cli -p $port shutdown nosave >/dev/null 2>&1 || true
 	wait "$pid" 2>/dev/null || true
 	rm -f "$dir/dump-$c.rdb"	# or the next start loads it

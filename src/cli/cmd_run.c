@@ -15,7 +15,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
-		"[--design table|legacy] [--memory-total SIZE] [--evict lru|fifo] [--stats] "
+		"[--design table|legacy] [--memory-total SIZE] [--evict lru|fifo] [--poll-us N] [--stats] "
 		"[--json FILE] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
@@ -30,7 +30,10 @@ static void usage(FILE *f)
 		"  --stats         print the counters at the end\n"
 		"  --json FILE     write the counters to FILE\n"
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
-		"                  following the child with fork events\n");
+		"                  following the child with fork events\n"
+		"  --poll-us N     after serving a fault, poll for the next one for up to N us\n"
+		"                  (0-10000) before sleeping: lower fault latency for a CPU\n"
+		"                  spent spinning (default 0: off)\n");
 }
 
 static int parse_size(const char *s, unsigned long long *out)
@@ -67,6 +70,7 @@ int cmd_run(int argc, char **argv)
 		{ "no-fork-events", no_argument, NULL, 'F' },
 		{ "memory-total", required_argument, NULL, 'T' },
 		{ "evict", required_argument, NULL, 'E' },
+		{ "poll-us", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -112,6 +116,17 @@ int cmd_run(int argc, char **argv)
 			}
 			cfg.policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
 			break;
+		case 'P': {	/* rtlat */
+			char *end;
+			unsigned long long us = strtoull(optarg, &end, 10);
+
+			if (end == optarg || *end || us > 10000) {
+				fprintf(stderr, "uswap run: --poll-us %s: 0 to 10000\n", optarg);
+				return 2;
+			}
+			cfg.poll_us = us;
+			break;
+		}
 		case 'S':
 			cfg.stats = true;
 			break;

@@ -31,6 +31,7 @@ struct uswap_run_config {
 	/* rtlru */
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
 	int policy;				/* enum rt_evict_policy */
+	uint64_t poll_us;			/* rtlat: busy-poll after a fault, 0 none */
 };
 
 /**
@@ -73,8 +74,16 @@ struct rt_stats {
 	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
 	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
 	uint64_t fork_owned;			/* rtfork2: shared pages found one process's own */
+
+	/* rtlat: why a fault was deferred (each fault counted once) */
+	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
+	uint64_t wait_evicting;			/* its page was in the batch in flight */
+	uint64_t wait_event;			/* its copy met a pending event (EAGAIN) */
+	uint64_t reclaim_rounds;		/* times resident crossed the high watermark */
+	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
 };
 
+#define RT_STEP_PAGES	8	/* rtlat: pages of an answered batch stored per loop turn */
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define RT_MIRROR_MAX	256		/* mirror mappings per process (64 GiB) */
 
@@ -111,9 +120,14 @@ struct rt_session {
 	bool inflight;				/* an EVICT is out */
 	uint32_t batch_n;
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
+	/* rtlat: the answer to the batch out, stored a few pages per turn */
+	bool answered;				/* it came; pages [batch_next, batch_n) left */
+	uint32_t batch_next, batch_moved;
+	struct rt_evict answer;
 	struct rt_pending *pending;		/* faults waiting */
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
+	int wait_why;				/* rtlat: serve_fault()'s reason to defer */
 	bool orphan;				/* the agent's socket closed */
 	/* rtfork: a session made by a FORK event (pid 0 and sock -1 until its
 	 * first fault names its pid and its shim's RT_HELLO_FORK arrives) */
@@ -138,6 +152,9 @@ struct rt_sup {
 	uint64_t resident;			/* sum of nr_resident */
 	uint64_t inflight_pages;
 	unsigned int inflight;			/* batches out */
+	uint64_t poll_us;			/* rtlat: --poll-us */
+	bool reclaiming;			/* rtlat: above the high watermark, evicting
+						 * down to the low one (balance()) */
 	bool stalled;				/* the last batches freed nothing */
 	uint64_t features;
 	pid_t child;
@@ -163,6 +180,7 @@ void rt_session_destroy(struct rt_session *s);
 int rt_session_uffd(struct rt_session *s);
 int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);
+bool rt_session_batch_step(struct rt_session *s, uint32_t max);
 bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);
 bool rt_session_mm_alive(struct rt_session *s);

@@ -22,6 +22,8 @@
 #include "runtime/uffd_ops.h"
 
 #define RT_RUN		16	/* pages per fault: prefetch and zero-fill batches */
+
+enum { RT_WAIT_EVENT, RT_WAIT_EVICTING, RT_WAIT_BUDGET };	/* rtlat: why a fault waits */
 #define PAGE		RT_PAGE
 
 static const char zeros[RT_RUN * PAGE];
@@ -286,16 +288,21 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 
 	if (s->dead)
 		return 0;
+	s->wait_why = RT_WAIT_EVENT;	/* any -EAGAIN below */
 	if (addr >= s->staging && addr < s->staging_end)
 		return copy_pages(s, addr, zeros, PAGE, &v) == -EAGAIN ? -EAGAIN : 0;
-	if (known && (PT_STATE(v) == PS_EVICTING || PT_STATE(v) == PS_DEAD))
+	if (known && (PT_STATE(v) == PS_EVICTING || PT_STATE(v) == PS_DEAD)) {
+		s->wait_why = RT_WAIT_EVICTING;
 		return -EBUSY;		/* after the batch's answer */
+	}
 	if (known && PT_STATE(v) != PS_SWAPPED)
 		return serve_zero(s, addr, true, 1);	/* dropped without an event we saw */
 	if (!s->prefork) {
 		if (sup->resident >= sup->budget + sup->slack) {
-			if (sup->inflight && !sup->stalled)
+			if (sup->inflight && !sup->stalled) {
+				s->wait_why = RT_WAIT_BUDGET;
 				return -EBUSY;	/* wait for eviction, as direct reclaim would */
+			}
 			sup->st.over_budget++;
 		}
 		if (sup->resident + RT_RUN > sup->budget + sup->slack)
@@ -326,6 +333,11 @@ static void fault_served(struct rt_session *s, uint64_t t0)
 	s->sup->st.lat[b]++;
 }
 
+/*
+ * Keep the fault at @addr pending (read at @t0), counted once by the
+ * reason serve_fault() left in s->wait_why.
+ * Context: supervisor thread.
+ */
 static void defer(struct rt_session *s, uint64_t addr, uint64_t t0)
 {
 	for (size_t i = 0; i < s->nr_pending; i++)
@@ -344,6 +356,12 @@ static void defer(struct rt_session *s, uint64_t addr, uint64_t t0)
 	}
 	s->pending[s->nr_pending++] = (struct rt_pending){ addr, t0 };
 	s->sup->st.deferred++;
+	if (s->wait_why == RT_WAIT_BUDGET)
+		s->sup->st.wait_budget++;
+	else if (s->wait_why == RT_WAIT_EVICTING)
+		s->sup->st.wait_evicting++;
+	else
+		s->sup->st.wait_event++;
 }
 
 /**
@@ -539,59 +557,97 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 	}
 }
 
-static void batch_done(struct rt_session *s, const struct rt_evict *m)
+/*
+ * Page @i of the answered batch: store it in the mirror (compressed by the
+ * swap layer) if it was moved, or put it back by its status.
+ * Context: supervisor thread.
+ */
+static void settle_one(struct rt_session *s, uint32_t i)
 {
 	struct rt_sup *sup = s->sup;
-	uint64_t moved = 0, v;
+	const struct rt_evict *m = &s->answer;
+	uint64_t a = s->batch_addr[i], v;
+	int st = i < m->n ? m->status[i] : -EINVAL;
+	uint32_t idx;
 
-	rt_fork_batch_done(s, m);	/* rtfork: children forked meanwhile */
-	for (uint32_t i = 0; i < s->batch_n; i++) {
-		uint64_t a = s->batch_addr[i];
-		int st = i < m->n ? m->status[i] : -EINVAL;
-		uint32_t idx;
-
-		if (!pt_get(&s->tab, a, &v) || PT_IDX(v) != i ||
-		    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD))
-			continue;
-		if (PT_STATE(v) == PS_DEAD) {
-			pt_del(&s->tab, a);
-			resident_add(s, -1);
-			continue;
-		}
-		if (!st) {
-			int err = mirror_alloc(s, &idx);
-
-			if (!err)
-				err = uswap_mm_write(s->mm, mirror_addr(s, idx), s->xfer + i * PAGE, PAGE);
-			if (err) {
-				pt_del(&s->tab, a);
-				resident_add(s, -1);
-				oom_kill(s, "swap is full and the budget is reached");
-				continue;
-			}
-			/* the shadow: the eviction clock as it leaves */
-			pt_set(&s->tab, a, LRU_SWAPPED(idx, sup->st.evicted + moved));
-			resident_add(s, -1);
-			s->nr_swapped++;
-			moved++;
-		} else if (st == -EBUSY || st == -EAGAIN) {	/* rotated, as the kernel's putback */
-			rt_lru_add(&s->lru, &s->tab, a, false);
-			sup->st.evict_busy++;
-		} else if (st == -ENOENT) {
-			pt_del(&s->tab, a);
-			resident_add(s, -1);
-			sup->st.evict_gone++;
-		} else {
-			pt_set(&s->tab, a, PT_VAL(PS_UNEVICTABLE, 0));
-			sup->st.evict_other++;
-		}
+	sup->inflight_pages--;
+	if (!pt_get(&s->tab, a, &v) || PT_IDX(v) != i ||
+	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD))
+		return;
+	if (PT_STATE(v) == PS_DEAD) {
+		pt_del(&s->tab, a);
+		resident_add(s, -1);
+		return;
 	}
-	sup->st.evicted += moved;
-	sup->stalled = moved == 0;
+	if (!st) {
+		int err = mirror_alloc(s, &idx);
+
+		if (!err)
+			err = uswap_mm_write(s->mm, mirror_addr(s, idx), s->xfer + i * PAGE, PAGE);
+		if (err) {
+			pt_del(&s->tab, a);
+			resident_add(s, -1);
+			oom_kill(s, "swap is full and the budget is reached");
+			return;
+		}
+		/* the shadow: the eviction clock as it leaves */
+		pt_set(&s->tab, a, LRU_SWAPPED(idx, sup->st.evicted));
+		resident_add(s, -1);
+		s->nr_swapped++;
+		sup->st.evicted++;
+		s->batch_moved++;
+	} else if (st == -EBUSY || st == -EAGAIN) {	/* rotated, as the kernel's putback */
+		rt_lru_add(&s->lru, &s->tab, a, false);
+		sup->st.evict_busy++;
+	} else if (st == -ENOENT) {
+		pt_del(&s->tab, a);
+		resident_add(s, -1);
+		sup->st.evict_gone++;
+	} else {
+		pt_set(&s->tab, a, PT_VAL(PS_UNEVICTABLE, 0));
+		sup->st.evict_other++;
+	}
+}
+
+/**
+ * rt_session_batch_step() - store up to @max pages of the answered batch
+ * (rtlat: a batch is stored a few pages per turn of the event loop, so
+ * that a fault read meanwhile waits for a few compressions, not for 64);
+ * after its last page the batch ends: children forked while it was out
+ * are settled (fork.c) and the next batch may be sent. Its pages not
+ * stored yet stay EVICTING: a fault on one waits, as for a batch out.
+ * Context: supervisor thread.
+ * Return: true if pages of it are left.
+ */
+bool rt_session_batch_step(struct rt_session *s, uint32_t max)
+{
+	struct rt_sup *sup = s->sup;
+
+	if (!s->answered)
+		return false;
+	while (max-- && s->batch_next < s->batch_n)
+		settle_one(s, s->batch_next++);
+	if (s->batch_next < s->batch_n)
+		return true;
+	rt_fork_batch_done(s, &s->answer);	/* rtfork: children forked meanwhile */
+	sup->stalled = s->batch_moved == 0;
 	sup->inflight--;
-	sup->inflight_pages -= s->batch_n;
 	s->inflight = false;
+	s->answered = false;
 	s->batch_n = 0;
+	s->batch_next = 0;
+	s->batch_moved = 0;
+	return false;
+}
+
+/* The agent's answer @m to the batch in flight: kept, stored by steps. */
+static void batch_done(struct rt_session *s, const struct rt_evict *m)
+{
+	s->answer = *m;
+	s->answered = true;
+	s->batch_next = 0;
+	s->batch_moved = 0;
+	rt_session_batch_step(s, RT_STEP_PAGES);
 }
 
 /*
@@ -724,7 +780,7 @@ int rt_session_sock(struct rt_session *s)
 			break;
 		}
 		case RT_EVICTED:
-			if (s->inflight)
+			if (s->inflight && !s->answered)
 				batch_done(s, &m);
 			break;
 		case RT_AGENT_UP:	/* rtfork: batches may be sent now */
@@ -763,6 +819,10 @@ void rt_session_orphan(struct rt_session *s)
 	s->no_evict = true;
 	if (!s->inflight)
 		return;
+	if (s->answered) {	/* the answer came: store the rest now */
+		rt_session_batch_step(s, RT_BATCH);
+		return;
+	}
 	for (uint32_t i = 0; i < s->batch_n; i++) {
 		uint64_t pm = 0;
 
@@ -774,6 +834,7 @@ void rt_session_orphan(struct rt_session *s)
 			m.status[i] = 0;
 	}
 	batch_done(s, &m);
+	rt_session_batch_step(s, RT_BATCH);
 }
 
 /**
@@ -852,7 +913,7 @@ void rt_session_destroy(struct rt_session *s)
 	rt_fork_parent_gone(s);		/* rtfork: children waiting on its batch */
 	if (s->inflight) {
 		sup->inflight--;
-		sup->inflight_pages -= s->batch_n;
+		sup->inflight_pages -= s->batch_n - s->batch_next;	/* rtlat: not stored yet */
 	}
 	sup->resident -= s->nr_resident;
 	uswap_mm_destroy(s->mm);

@@ -263,14 +263,31 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
 	return false;
 }
 
+/*
+ * rtlat: the agent empties its staging area without raising an event.
+ * MADV_DONTNEED on the staging area (registered with the process's uffd,
+ * which has EVENT_REMOVE) made every batch raise a REMOVE that the agent
+ * slept on until the supervisor read it, and that failed the supervisor's
+ * copies meanwhile (EAGAIN). So the agent moves the staging pages into a
+ * trash area registered with a private uffd of its own (MOVE only, no
+ * events; nobody reads it) and drops them there. Set up by each agent
+ * (a forked child's trash lost its registration: fork without
+ * EVENT_FORK drops it). uffd -1: the old way (madvise of the staging).
+ */
+static struct {
+	int uffd;
+	char *area;			/* RT_BATCH pages */
+} T = { .uffd = -1 };
+
 static bool own_memory(uint64_t s, uint64_t e)
 {
-	struct shim_range own[3] = {
+	struct shim_range own[4] = {
 		{ (uint64_t)S.staging, (uint64_t)S.staging + RT_BATCH * RT_PAGE },
 		{ (uint64_t)S.agent_stack, (uint64_t)S.agent_stack + SHIM_STACK },
 		{ (uint64_t)S.watch_stack, (uint64_t)S.watch_stack + SHIM_STACK },
+		{ (uint64_t)T.area, T.area ? (uint64_t)T.area + RT_BATCH * RT_PAGE : 0 },
 	};
-	return overlaps(own, 3, s, e);
+	return overlaps(own, 4, s, e);
 }
 
 static int send_msg(const void *msg, size_t len)
@@ -496,6 +513,67 @@ static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t
 }
 
 /*
+ * The agent's private uffd and its trash area (see T above). Any
+ * failure leaves T.uffd at -1: the staging area is then emptied by
+ * madvise, raising REMOVE as before.
+ * Context: the agent thread, as it starts (one per session; in a forked
+ * child the inherited descriptor is the parent's and is closed).
+ */
+static void trash_setup(void)
+{
+	uint64_t got = 0;
+	int fd;
+
+	if (T.uffd >= 0)
+		close(T.uffd);
+	T.uffd = -1;
+	if (!T.area) {
+		char *a = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1);
+
+		if (a == MAP_FAILED)
+			return;
+		T.area = a;
+	}
+	/* A forked child's copy: unregistered there, so no event either. */
+	shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	fd = keep_high(rt_uffd_open(O_CLOEXEC | O_NONBLOCK));
+	if (fd < 0)
+		return;
+	if (rt_uffd_api(fd, UFFD_FEATURE_MOVE, &got) || !(got & UFFD_FEATURE_MOVE) ||
+	    rt_uffd_register(fd, (uint64_t)T.area, RT_BATCH * RT_PAGE)) {
+		close(fd);
+		return;
+	}
+	T.uffd = fd;
+}
+
+/*
+ * Empty the staging area after a batch: move its pages into the trash
+ * area (one UFFDIO_MOVE on the private uffd, holes allowed) and drop them
+ * there, so no event is raised on the process's uffd; if that fails,
+ * MADV_DONTNEED the staging area (REMOVE, which the supervisor only reads).
+ * Context: the agent thread.
+ */
+static void empty_staging(void)
+{
+	struct uffdio_move mv = {
+		.dst = (uint64_t)T.area,
+		.src = (uint64_t)S.staging,
+		.len = RT_BATCH * RT_PAGE,
+		.mode = UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES | UFFDIO_MOVE_MODE_DONTWAKE,
+	};
+
+	if (T.uffd >= 0 && !ioctl(T.uffd, UFFDIO_MOVE, &mv)) {
+		shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+		return;
+	}
+	if (T.uffd >= 0)	/* part moved (a shared page: EBUSY): clean both */
+		shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+}
+
+/*
  * Move the requested pages out into the staging area, copy them into the
  * transfer buffer, empty the staging area and answer. Runs of contiguous
  * addresses move in one call; what a run leaves (an error part-way) is
@@ -526,9 +604,8 @@ static void evict(struct rt_evict *m)
 			i += done;
 		}
 	}
-	/* Raises REMOVE for the staging range, which the supervisor only reads. */
 	if (moved)
-		shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+		empty_staging();
 	m->type = RT_EVICTED;
 	send_msg(m, sizeof(*m));
 }
@@ -559,6 +636,8 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	atomic_store(&S.agent_own, thread_setup(&S.agent_thr));
+
+	trash_setup();
 	/* Running: the supervisor may send batches now (it sends none before,
 	 * or a fault of the thread starting us could wait for a batch no one
 	 * answers). */
@@ -1026,6 +1105,10 @@ static void shim_postfork_child(void)
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = active();
 
+	/* The parent agent's private uffd lived in that agent's own table
+	 * (thread_setup()): the number means nothing here, or a program's fd. */
+	if (atomic_load(&S.agent_own))
+		T.uffd = -1;
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);

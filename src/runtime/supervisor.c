@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io/backend.h"
@@ -35,7 +37,6 @@
 #endif
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
-#define HEADROOM	32		/* pages evicted below the budget per round */
 
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
@@ -332,10 +333,32 @@ static void bound_total(struct rt_sup *sup)
 	sup->budget = room < sup->resident_budget ? room : sup->resident_budget;
 }
 
-/* Start batches until the tree is back under its budget. */
+/*
+ * rtlat: the distance between the watermarks under the budget: a quarter
+ * of a batch, or an eighth of a small budget. Small batches (16-32 pages)
+ * keep the agent's and the supervisor's work per batch short; with a gap
+ * of a whole batch the random-read p99 was higher (docs/BENCHMARKS.md).
+ * Context: supervisor thread. Return: pages.
+ */
+static uint64_t wmark_gap(const struct rt_sup *sup)
+{
+	uint64_t gap = sup->budget / 8;
+
+	return gap > RT_BATCH / 4 ? RT_BATCH / 4 : gap;
+}
+
+/*
+ * Evict ahead of demand, as kswapd between its watermarks: when the
+ * tree's resident pages, less those of the batches in flight, cross the
+ * high watermark (budget - gap), send batches until they are under the
+ * low one (budget - 2 gap). Faults go on being served meanwhile; one
+ * waits only at budget + slack (serve_fault()), which the batches out
+ * ahead almost never let it reach.
+ * Context: supervisor thread, once per turn of the event loop.
+ */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
-	uint64_t want;
+	uint64_t want, net, gap, high, low;
 	bool sent = true;
 
 	bound_total(sup);
@@ -344,8 +367,20 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	if (sup->stalled && sup->st.faults == *stall_mark)
 		return;		/* nothing changed since the last batches freed nothing */
 	*stall_mark = sup->st.faults;
-	while (sent && sup->resident > sup->budget + sup->inflight_pages) {
-		want = sup->resident - sup->inflight_pages - sup->budget + HEADROOM;
+	gap = wmark_gap(sup);
+	high = sup->budget - gap;
+	low = sup->budget - 2 * gap;
+	while (sent) {
+		net = sup->resident > sup->inflight_pages ? sup->resident - sup->inflight_pages : 0;
+		if (!sup->reclaiming && net > high) {
+			sup->reclaiming = true;
+			sup->st.reclaim_rounds++;
+		}
+		if (sup->reclaiming && net <= low)
+			sup->reclaiming = false;
+		if (!sup->reclaiming)
+			break;
+		want = net - low;
 		sent = false;
 		for (struct rt_session *s = sup->sessions; s && want; s = s->next)
 			if (rt_session_evict(s, want)) {
@@ -424,7 +459,9 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
 		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
 		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
-		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,",
+		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
+		"\"wait_budget\":%llu,\"wait_evicting\":%llu,\"wait_event\":%llu,"
+		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -439,8 +476,11 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
 		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
 		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
-		(unsigned long long)st->fork_inflight);
-	fprintf(f, "\"fork_owned\":%llu,", (unsigned long long)st->fork_owned);	/* rtfork2 */
+		(unsigned long long)st->fork_inflight, (unsigned long long)st->wait_budget,
+		(unsigned long long)st->wait_evicting, (unsigned long long)st->wait_event,
+		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
+		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits);
+	fprintf(f, "\"fork_owned\":%llu,", (unsigned long long)st->fork_owned);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -507,6 +547,13 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
+		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
+		"--poll-us %llu: %llu polls, %llu found a message\n",
+		(unsigned long long)st->wait_budget, (unsigned long long)st->wait_evicting,
+		(unsigned long long)st->wait_event, (unsigned long long)st->reclaim_rounds,
+		(unsigned long long)sup->poll_us, (unsigned long long)st->poll_spins,
+		(unsigned long long)st->poll_hits);
 	if (st->fork_events)	/* rtfork */
 		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
 			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
@@ -560,24 +607,35 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 	}
 }
 
+/* CLOCK_MONOTONIC in ns. Context: any. Return: the time. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* The event loop. Return: the program's wait status. */
 static int serve(struct rt_sup *sup, int lfd, int sfd)
 {
 	struct pollfd *p = NULL;
 	size_t cap = 0;
 	uint64_t stall_mark = 0;
+	uint64_t spin_faults = 0;
 	int status = 0;
 	bool child_done = false;
 
 	for (;;) {
 		size_t n = 0, need = 2;
-		bool busy = false;
+		bool busy = false, stepping = false;
 
 		if (child_done && !sup->sessions)
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
 			busy |= s->nr_pending || s->prefork || s->orphan;
+			stepping |= s->answered;	/* rtlat: a batch to store: no sleep */
 		}
 		if (need > cap) {
 			struct pollfd *np = realloc(p, need * sizeof(*p));
@@ -595,8 +653,25 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
 			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
 		}
-		if (poll(p, n, busy ? 1 : 100) < 0 && errno != EINTR)
+		/* rtlat: --poll-us: after a turn that read a fault, look for the
+		 * next one without sleeping for a while (yielding the CPU to any
+		 * thread of our priority meanwhile, the program's included). */
+		if (!stepping && sup->poll_us && sup->st.faults != spin_faults) {
+			uint64_t t0 = mono_ns();
+			int r;
+
+			spin_faults = sup->st.faults;
+			while ((r = poll(p, n, 0)) == 0 && mono_ns() - t0 < sup->poll_us * 1000)
+				sched_yield();
+			sup->st.poll_spins++;
+			if (r > 0) {
+				sup->st.poll_hits++;
+				goto polled;
+			}
+		}
+		if (poll(p, n, stepping ? 0 : busy ? 1 : 100) < 0 && errno != EINTR)
 			break;
+polled:
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -646,6 +721,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			if (gone && s->forked)
 				sup->st.fork_sessions_ended++;
 			if (!gone) {
+				rt_session_batch_step(s, RT_STEP_PAGES);
 				rt_session_retry(s);
 				rt_session_prefork(s);
 			}
@@ -701,6 +777,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sup.total = cfg->memory_total / RT_PAGE;
 	sup.policy = (enum rt_evict_policy)cfg->policy;
 	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
+	sup.poll_us = cfg->poll_us;	/* rtlat */
 	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {
 		int t = swapon_one(cfg->nr_swap ? cfg->swap[i] : def, cfg->design);
 
