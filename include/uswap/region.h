@@ -41,6 +41,9 @@ struct uswap_region_config {
 /* flags: the regions are not inherited by a fork()ed child (MADV_DONTFORK):
  * a fork then brings nothing in and the budget holds throughout. */
 #define USWAP_REGION_NOFORK	(1ULL << 0)
+/* flags: cold pages in fault order, without refault activation or written
+ * bits (for comparison, as `uswap run --evict fifo`). */
+#define USWAP_REGION_EVICT_FIFO	(1ULL << 1)
 
 struct uswap_region_stat {
 	uint64_t regions, region_bytes;	/* the pool's regions and their size */

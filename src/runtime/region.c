@@ -444,7 +444,8 @@ static void scan_written(struct uswap_region_pool *pool)
 {
 	uint64_t every = pool->resident / 4 > RG_BATCH ? pool->resident / 4 : RG_BATCH;
 
-	if (!pool->wp || pool->pagemap < 0 || pool->st.evicted - pool->scan_clock < every)
+	if (!pool->wp || pool->pagemap < 0 || (pool->flags & USWAP_REGION_EVICT_FIFO) ||
+	    pool->st.evicted - pool->scan_clock < every)
 		return;
 	pool->scan_clock = pool->st.evicted;
 	pool->lru_st.scans++;
@@ -556,9 +557,12 @@ static uint64_t evict_batch(struct uswap_region_pool *pool, uint64_t want, bool 
 		}
 		s += done;
 		if (err == -EBUSY && !unshared[s] &&
-		    !madvise((void *)(uintptr_t)c[s].addr, PAGE, MADV_POPULATE_WRITE)) {
-			unshared[s] = true;	/* shared copy-on-write: unshared, again */
-			pool->st.cow_unshared++;
+		    !madvise((void *)(uintptr_t)c[s].addr, (k - done) * PAGE, MADV_POPULATE_WRITE)) {
+			/* Shared copy-on-write (after a fork, every page of the
+			 * run is): the rest of the run unshared at once, again. */
+			for (uint64_t j = s; j < s + k - done; j++)
+				unshared[j] = true;
+			pool->st.cow_unshared += k - done;
 			continue;
 		}
 		if (err == -EBUSY)
@@ -720,7 +724,8 @@ static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uin
 		 * within the active list's room (half the budget), as the
 		 * kernel's workingset_refault() does for each page read in. */
 		for (uint64_t k = 0; k < done; k++) {
-			bool active = rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
+			bool active = !(pool->flags & USWAP_REGION_EVICT_FIFO) &&
+				      rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
 						     pool->st.evicted, pool->limit / 2);
 
 			set_resident_lru(pool, r, i + k, active);
@@ -1024,7 +1029,7 @@ static bool config_ok(const struct uswap_region_config *cfg)
 		return false;
 	if (cfg->total_bytes && (cfg->total_bytes < RG_MIN_BUDGET || !cfg->swap))
 		return false;
-	return !(cfg->flags & ~USWAP_REGION_NOFORK);
+	return !(cfg->flags & ~(USWAP_REGION_NOFORK | USWAP_REGION_EVICT_FIFO));
 }
 
 /* Undo a partly made pool. Context: the pool's thread not started. */
