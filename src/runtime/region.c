@@ -1155,7 +1155,10 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool)
 			struct rg_region *r = pool->regions;
 
 			pool->regions = r->next;
-			munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
+			/* NOFORK: the child never had them; what is there now
+			 * is the child's own. */
+			if (!(pool->flags & USWAP_REGION_NOFORK))
+				munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
 			free(r->state);
 			free(r->shadow);
 			free(r);
@@ -1266,7 +1269,8 @@ USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr)
 	}
 	region_free(pool, r);
 	pthread_mutex_unlock(&pool->lock);
-	munmap(addr, len);
+	if (!pool->child || !(pool->flags & USWAP_REGION_NOFORK))
+		munmap(addr, len);
 	return 0;
 }
 

@@ -558,8 +558,17 @@ static void fork_bound(uint64_t flags)
 
 		if (read(go[0], &c, 1) != 1)
 			_exit(3);
-		if (flags & USWAP_REGION_NOFORK)	/* not mapped in the child */
-			_exit(mincore(w, 4096, &v) == 0 || errno != ENOMEM);
+		if (flags & USWAP_REGION_NOFORK) {	/* not mapped in the child */
+			bad = mincore(w, 4096, &v) == 0 || errno != ENOMEM;
+			/* What the child maps there is its own: destroy
+			 * leaves it alone. */
+			bad |= mmap(w, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != (void *)w;
+			bad |= uswap_region_destroy(pool, w) != 0;
+			uswap_region_pool_destroy(pool);
+			bad |= mincore(w, 4096, &v) != 0;
+			_exit(bad);
+		}
 		bad = wrong_words(w, n, 9) != 0;
 		_exit(bad);
 	}
