@@ -904,13 +904,12 @@ static void *handler_main(void *arg)
 {
 	struct uswap_region_pool *pool = arg;
 	bool again = false;
+	int timeout = -1;	/* set under pool->lock at the end of each round */
 
 	for (;;) {
 		struct pollfd p[2] = { { .fd = pool->uffd, .events = POLLIN },
 				       { .fd = pool->efd, .events = POLLIN } };
 		uint64_t v;
-
-		int timeout = again ? 1 : pool->stall_until ? (int)(RG_STALL_NS / 1000000) : -1;
 
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -943,6 +942,7 @@ static void *handler_main(void *arg)
 			pool->postfork = false;
 			pthread_cond_broadcast(&pool->cond);
 		}
+		timeout = again ? 1 : pool->stall_until ? (int)(RG_STALL_NS / 1000000) : -1;
 		pthread_mutex_unlock(&pool->lock);
 	}
 	return NULL;
