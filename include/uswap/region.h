@@ -30,8 +30,20 @@ struct uswap_region_config {
 					 * for the pool and off at its destroy; NULL: the
 					 * devices already on */
 	const char *design;		/* with @swap: "table" (NULL) or "legacy" */
-	uint64_t __reserved[5];		/* must be zero */
+	/* region2: appended from __reserved (the size stays 64 bytes) */
+	uint64_t total_bytes;		/* 0, or a bound on resident + compressed
+					 * bytes together (needs @swap: the pool's
+					 * own device's compressed store counts) */
+	uint64_t flags;			/* USWAP_REGION_* below */
+	uint64_t __reserved[3];		/* must be zero */
 };
+
+/* flags: the regions are not inherited by a fork()ed child (MADV_DONTFORK):
+ * a fork then brings nothing in and the budget holds throughout. */
+#define USWAP_REGION_NOFORK	(1ULL << 0)
+/* flags: cold pages in fault order, without refault activation or written
+ * bits (for comparison, as `uswap run --evict fifo`). */
+#define USWAP_REGION_EVICT_FIFO	(1ULL << 1)
 
 struct uswap_region_stat {
 	uint64_t regions, region_bytes;	/* the pool's regions and their size */
@@ -50,7 +62,21 @@ struct uswap_region_stat {
 	uint64_t forks;			/* fork()s prepared (every page brought in) */
 	uint64_t fault_p50_us, fault_p99_us;	/* handler service time, upper bounds of
 						 * power-of-two buckets */
-	uint64_t __reserved[11];	/* zeroed; later fields come from here */
+	/* region2: appended from __reserved (the size stays 256 bytes) */
+	uint64_t total_pages;		/* the resident + compressed bound (0: none) */
+	uint64_t compressed_bytes;	/* the pool's own device's compressed store
+					 * (zram's pool bytes; 0 without @swap) */
+	uint64_t peak_compressed_bytes;
+	uint64_t peak_total_pages;	/* peak of resident + compressed (in pages,
+					 * rounded up) */
+	uint64_t refaults;		/* pages swapped back in (all were evicted) */
+	uint64_t refaults_activated;	/* ... within the active list's room */
+	uint64_t refault_ppm;		/* refaults per million pages evicted */
+	uint64_t written;		/* resident pages found written (PAGEMAP_SCAN) */
+	uint64_t remaps;		/* mremap()s of a region followed */
+	uint64_t cow_unshared;		/* pages shared with a forked child that the
+					 * handler unshared to evict them */
+	uint64_t __reserved[1];		/* zeroed; later fields come from here */
 };
 
 /**
@@ -58,18 +84,31 @@ struct uswap_region_stat {
  * @cfg: the budget, and optionally a swap device for the pool.
  * @out: receives the pool.
  *
- * Creates a userfaultfd (UFFDIO_MOVE and the REMOVE and UNMAP events are
- * required), a mirror address space in the mm layer through which evicted
+ * Creates a userfaultfd (UFFDIO_MOVE and the REMOVE, UNMAP and REMAP
+ * events are required), a mirror address space in the mm layer through which evicted
  * pages reach the swap devices, and the pool's handler thread, which
- * serves the regions' faults and evicts when the budget is exceeded. A
- * fork() of the caller brings every page of every pool in first (the
- * child's copies are not registered and would read zeros otherwise); in
- * the child the pools are inert.
+ * serves the regions' faults and evicts when the budget is exceeded. Cold
+ * pages are chosen from an inactive and an active list, with the refault
+ * distance of the kernel's workingset and, where the kernel has
+ * UFFD_FEATURE_WP_ASYNC, the written bits of PAGEMAP_SCAN.
+ *
+ * With @cfg->total_bytes, the resident budget shrinks by what the pool's
+ * device holds compressed, so that resident + compressed stays within the
+ * bound (never below 16 resident pages: a store that fills the bound on
+ * its own shows in the stat's peak_total_pages).
+ *
+ * A fork() of the caller brings every page of every pool in first (the
+ * child's copies are not registered and would read zeros otherwise); fork()
+ * returns in the parent once the pool is back within its budget (pages
+ * still shared with the child are unshared by MADV_POPULATE_WRITE to be
+ * moved out). With USWAP_REGION_NOFORK the child gets no regions and the
+ * budget holds throughout. In the child the pools are inert.
  *
  * Context: may sleep; starts a thread; needs the right to create a
  * userfaultfd (CAP_SYS_PTRACE, or access to /dev/userfaultfd).
  * Return: 0 and *@out; -EINVAL (@cfg or @out NULL, budget under 64 KiB,
- * @cfg->__reserved not zero, @cfg->design unknown or without @cfg->swap),
+ * @cfg->__reserved not zero, @cfg->design unknown or without @cfg->swap,
+ * @cfg->total_bytes under 64 KiB or without @cfg->swap, an unknown flag),
  * -EPERM (no userfaultfd), -EOPNOTSUPP (the kernel lacks UFFDIO_MOVE or
  * the events), -ENOMEM, or the error of turning @cfg->swap on.
  */
@@ -96,8 +135,14 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool);
  *
  * The region is private anonymous memory that reads as zeros until
  * written. The caller may read, write and MADV_DONTNEED it from any thread;
- * kernel accesses (read(2) into it) work too. It must not be mremap()ed,
- * mprotect()ed or partly unmapped.
+ * kernel accesses (read(2) into it) work too. It may be mremap()ed as a
+ * whole: moved (MREMAP_MAYMOVE, MREMAP_FIXED: the region is then at the
+ * new address for uswap_region_destroy()), grown (in place or moved: the
+ * new pages are part of the region, under the budget) or shrunk (the
+ * pool follows the kernel's REMAP and UNMAP events). Moving a part of a
+ * region out of it is not supported: the program is aborted with a
+ * message rather than lose that part's swapped pages. It must not be
+ * mprotect()ed or partly unmapped other than at its end.
  *
  * Context: may sleep; any thread; not in a forked child of the pool's
  * owner.

@@ -8,7 +8,9 @@
  * with UFFDIO_MOVE into a staging area and writes them into a mirror
  * address space of the mm layer, whose reclaim puts them on the swap
  * devices. Each region has its own mapping in the mirror, at the same
- * offsets.
+ * offsets. Cold pages come from the supervisor's lists (lru.c): resident
+ * pages are keyed by address in pool->tab, a swapped page keeps its
+ * shadow (the eviction clock as it left) in its region's shadow array.
  *
  * Locking: pool->lock protects everything of a pool; the handler holds it
  * while it serves a round, the API calls while they change the regions.
@@ -35,7 +37,14 @@
 #include <uswap/region.h>
 #include <uswap/swap.h>
 
+#include "io/backend.h"
+#include "runtime/lru.h"
 #include "runtime/uffd_ops.h"
+#include "swap/swap_internal.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
 
 #define PAGE		RT_UFFD_PAGE
 #define RG_RUN		16		/* pages per fault: zero-fill and prefetch runs */
@@ -46,9 +55,11 @@
 #define RG_MIRROR_MEM	(1ULL << 20)	/* the mirror's frames: pages in transit */
 #define RG_STALL_NS	10000000ULL	/* eviction retried after a futile batch */
 #define RG_LAT_BUCKETS	32		/* bucket b: service time in [2^b, 2^(b+1)) us */
+#define RG_FLOOR	16		/* pages: the least resident budget total_bytes leaves */
 
-#define RG_REQUIRED	(UFFD_FEATURE_MOVE | UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP)
-#define RG_OPTIONAL	(UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_POISON)
+#define RG_REQUIRED	(UFFD_FEATURE_MOVE | UFFD_FEATURE_EVENT_REMOVE | \
+			 UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMAP)
+#define RG_OPTIONAL	(UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)
 
 enum rg_state {
 	RG_ABSENT = 0,	/* never touched, or dropped: reads as zeros */
@@ -57,11 +68,15 @@ enum rg_state {
 	RG_SWAPPED,	/* in the mirror at the same offset */
 };
 
+/* Invariant: a RESIDENT page is in pool->tab (on an LRU list) and no
+ * other page is; MOVING pages are off the lists. */
 struct rg_region {
 	struct rg_region *next;
-	uint64_t start, npages;
-	uint64_t mirror;		/* its mapping in the mirror mm */
+	uint64_t id;			/* unique in the pool: found again after events */
+	uint64_t start, npages;		/* where it is now (mremap moves it) */
+	uint64_t mirror, mirror_pages;	/* its mapping in the mirror mm (>= npages) */
 	uint8_t *state;			/* enum rg_state per page */
+	uint32_t *shadow;		/* SWAPPED: the eviction clock as it left */
 };
 
 struct rg_pending {
@@ -75,15 +90,23 @@ struct uswap_region_pool {
 	int uffd, efd;			/* the userfaultfd; the handler's doorbell */
 	pthread_t thread;
 	bool stop, prefork, prefork_done, child;
-	uint64_t features;
+	bool postfork;			/* fork() waits in the parent for the budget */
+	bool wp;			/* regions registered for WP_ASYNC written bits */
+	int pagemap;			/* /proc/self/pagemap for PAGEMAP_SCAN, or -1 */
+	uint64_t features, flags;
 	struct uswap_mem *mem;
 	struct uswap_mm *mm;		/* the mirror */
 	int swap_type;			/* the pool's own device, or -1 */
 	char *staging;			/* RG_BATCH pages between two guard pages */
 	struct rg_region *regions;
-	struct rg_region *hand_r;	/* the eviction clock: region and page */
-	uint64_t hand;
 	uint64_t budget, resident, swapped, ra_next;
+	uint64_t limit;			/* the resident budget now: budget, or less
+					 * under total (bound_total()) */
+	uint64_t total, cp_pages;	/* the total bound; compressed pages now */
+	uint64_t next_id, scan_clock;
+	struct pagetab tab;		/* RESIDENT pages: LRU values (lru.h) */
+	struct rt_lru lru;
+	struct rt_lru_stats lru_st;
 	uint64_t stall_until;		/* make_room() waits until then (ns) */
 	struct rg_pending *pending;	/* faults read, not served yet */
 	size_t nr_pending, cap_pending;
@@ -123,11 +146,50 @@ static struct rg_region *region_of(struct uswap_region_pool *pool, uint64_t addr
 	return NULL;
 }
 
-static void set_resident(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i)
+/* The region with id @id, or NULL (freed). Context: pool->lock held. */
+static struct rg_region *region_by_id(struct uswap_region_pool *pool, uint64_t id)
+{
+	for (struct rg_region *r = pool->regions; r; r = r->next)
+		if (r->id == id)
+			return r;
+	return NULL;
+}
+
+static void peak_total(struct uswap_region_pool *pool)
+{
+	if (pool->resident + pool->cp_pages > pool->st.peak_total_pages)
+		pool->st.peak_total_pages = pool->resident + pool->cp_pages;
+}
+
+/*
+ * Page @i of @r is resident now: counted, and put on a list (the active
+ * one if @active). A page the list cannot take (-ENOMEM) stays resident
+ * and is never chosen. Context: pool->lock held.
+ */
+static void set_resident_lru(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
+			     bool active)
 {
 	r->state[i] = RG_RESIDENT;
+	rt_lru_add(&pool->lru, &pool->tab, r->start + i * PAGE, active);
 	if (++pool->resident > pool->st.peak_resident_pages)
 		pool->st.peak_resident_pages = pool->resident;
+	peak_total(pool);
+}
+
+static void set_resident(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i)
+{
+	set_resident_lru(pool, r, i, false);
+}
+
+/* The RESIDENT page at @addr leaves its list. Context: pool->lock held. */
+static void lru_out(struct uswap_region_pool *pool, uint64_t addr)
+{
+	uint64_t v;
+
+	if (pt_get(&pool->tab, addr, &v)) {
+		rt_lru_forget(&pool->lru, v);
+		pt_del(&pool->tab, addr);
+	}
 }
 
 /* ---- events ---- */
@@ -151,11 +213,27 @@ static void drop_range(struct uswap_region_pool *pool, uint64_t a, uint64_t b)
 				uswap_mm_madvise_dontneed(pool->mm, r->mirror + i * PAGE, PAGE);
 				pool->swapped--;
 			} else if (r->state[i] != RG_ABSENT) {
+				if (r->state[i] == RG_RESIDENT)
+					lru_out(pool, p);
 				pool->resident--;
 			}
 			r->state[i] = RG_ABSENT;
 		}
 	}
+}
+
+/* Cut @r to its first @npages pages (the rest was unmapped). Context:
+ * pool->lock held. */
+static void region_truncate(struct uswap_region_pool *pool, struct rg_region *r,
+			    uint64_t npages)
+{
+	uint64_t end = r->start + r->npages * PAGE;
+
+	if (npages >= r->npages)
+		return;
+	drop_range(pool, r->start + npages * PAGE, end);
+	pool->st.region_bytes -= (r->npages - npages) * PAGE;
+	r->npages = npages;
 }
 
 /* Free a region's bookkeeping and its mirror. Context: pool->lock held. */
@@ -167,21 +245,21 @@ static void region_free(struct uswap_region_pool *pool, struct rg_region *r)
 		;
 	if (*pp)
 		*pp = r->next;
-	if (pool->hand_r == r) {
-		pool->hand_r = NULL;
-		pool->hand = 0;
-	}
 	for (uint64_t i = 0; i < r->npages; i++) {
-		if (r->state[i] == RG_SWAPPED)
+		if (r->state[i] == RG_SWAPPED) {
 			pool->swapped--;
-		else if (r->state[i] != RG_ABSENT)
+		} else if (r->state[i] != RG_ABSENT) {
+			if (r->state[i] == RG_RESIDENT && !pool->child)
+				lru_out(pool, r->start + i * PAGE);
 			pool->resident--;
+		}
 	}
 	if (!pool->child)
 		uswap_mm_munmap(pool->mm, r->mirror);
 	pool->st.regions--;
 	pool->st.region_bytes -= r->npages * PAGE;
 	free(r->state);
+	free(r->shadow);
 	free(r);
 }
 
@@ -199,6 +277,45 @@ static void queue_fault(struct uswap_region_pool *pool, uint64_t addr)
 		pool->cap_pending = ncap;
 	}
 	pool->pending[pool->nr_pending++] = (struct rg_pending){ addr, now_ns() };
+}
+
+/*
+ * mremap() moved the region at @from to @to ([@from, @from + @len) was
+ * its whole, after any shrinking): its resident pages are keyed anew on
+ * the lists, with their list and flags; the mirror keeps the offsets.
+ * A move of a part of a region cannot be followed (its swapped pages
+ * would have to leave the region's mirror): the program is aborted.
+ * Context: handler, pool->lock held.
+ */
+static void follow_remap(struct uswap_region_pool *pool, uint64_t from, uint64_t to,
+			 uint64_t len)
+{
+	struct rg_region *r = region_of(pool, from);
+	uint64_t keep = len / PAGE, v;
+
+	if (!r)
+		return;		/* not a region's (cannot happen: only they are registered) */
+	if (r->start != from || keep > r->npages) {
+		fprintf(stderr, "uswap: mremap() moved a part of a region (0x%llx, %llu bytes, "
+			"of 0x%llx): regions are moved whole; aborting rather than lose its "
+			"swapped pages\n", (unsigned long long)from, (unsigned long long)len,
+			(unsigned long long)r->start);
+		abort();
+	}
+	region_truncate(pool, r, keep);
+	for (uint64_t i = 0; i < r->npages; i++) {
+		uint64_t a = r->start + i * PAGE;
+
+		if (r->state[i] != RG_RESIDENT || !pt_get(&pool->tab, a, &v))
+			continue;
+		rt_lru_forget(&pool->lru, v);
+		pt_del(&pool->tab, a);
+		rt_lru_add_flags(&pool->lru, &pool->tab, to + i * PAGE, LRU_ACTIVE(v),
+				 v & (LRU_WRITTEN | LRU_SEEN));
+	}
+	r->start = to;
+	pool->ra_next = 0;
+	pool->st.remaps++;
 }
 
 /*
@@ -230,17 +347,20 @@ static void read_msgs(struct uswap_region_pool *pool)
 				pool->st.unmaps++;
 				drop_range(pool, a, b);
 				for (r = pool->regions; r; r = nx) {
+					uint64_t end = r->start + r->npages * PAGE;
+
 					nx = r->next;
-					if (a <= r->start && r->start + r->npages * PAGE <= b)
+					if (a <= r->start && end <= b)
 						region_free(pool, r);
+					else if (a > r->start && a < end && b >= end)
+						region_truncate(pool, r, (a - r->start) / PAGE);
 				}
 				break;
 			}
 			case UFFD_EVENT_REMAP:
-				fprintf(stderr, "uswap: a region at 0x%llx was moved by mremap(), which "
-					"regions do not support: aborting rather than lose its "
-					"swapped pages\n", (unsigned long long)m->arg.remap.from);
-				abort();
+				follow_remap(pool, m->arg.remap.from, m->arg.remap.to,
+					     m->arg.remap.len);
+				break;
 			default:
 				break;
 			}
@@ -250,6 +370,22 @@ static void read_msgs(struct uswap_region_pool *pool)
 
 /* ---- eviction ---- */
 
+/*
+ * Register [@start, @start + @len) for MISSING faults, and for WP_ASYNC
+ * written bits where the pool has them (the staging area too: UFFDIO_MOVE
+ * wants both sides with the same protection).
+ * Context: any. Return: 0, -errno.
+ */
+static int rg_register(struct uswap_region_pool *pool, uint64_t start, uint64_t len)
+{
+	struct uffdio_register r = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING | (pool->wp ? UFFDIO_REGISTER_MODE_WP : 0),
+	};
+
+	return ioctl(pool->uffd, UFFDIO_REGISTER, &r) ? -errno : 0;
+}
+
 /* Empty the staging area: unregistered first, so that no REMOVE event
  * (which this thread would have to read itself) is raised. */
 static void staging_clear(struct uswap_region_pool *pool)
@@ -258,29 +394,90 @@ static void staging_clear(struct uswap_region_pool *pool)
 
 	rt_uffd_unregister(pool->uffd, s, RG_BATCH * PAGE);
 	madvise(pool->staging, RG_BATCH * PAGE, MADV_DONTNEED);
-	if (rt_uffd_register(pool->uffd, s, RG_BATCH * PAGE)) {
+	if (rg_register(pool, s, RG_BATCH * PAGE)) {
 		fprintf(stderr, "uswap: cannot register a region pool's staging area again\n");
 		abort();
 	}
 }
 
 /*
- * Put a moved page whose bytes could not be stored back where it was.
+ * The compressed bytes of the pool's own device (zram's pool: the memory
+ * that holds the data), and the resident budget the total bound leaves:
+ * pool->limit = min(budget, total - compressed pages), at least RG_FLOOR.
+ * Without a device of its own the pool cannot tell its share of the
+ * store: limit = budget (total_bytes needs @swap).
+ * Context: pool->lock held; the device stays on while the pool lives.
+ */
+static void bound_total(struct uswap_region_pool *pool)
+{
+	struct swap_info_struct *si;
+	struct swap_zram_stats zs;
+	uint64_t room;
+
+	pool->limit = pool->budget;
+	if (pool->swap_type < 0)
+		return;
+	si = atomic_load(&swap_info[pool->swap_type]);
+	if (!si || !si->bdev || swap_backend_zram_stats(si->bdev, &zs))
+		return;
+	pool->st.compressed_bytes = zs.pool_bytes;
+	if (zs.pool_bytes > pool->st.peak_compressed_bytes)
+		pool->st.peak_compressed_bytes = zs.pool_bytes;
+	pool->cp_pages = (zs.pool_bytes + PAGE - 1) / PAGE;
+	peak_total(pool);
+	if (!pool->total)
+		return;
+	room = pool->total > pool->cp_pages ? pool->total - pool->cp_pages : 0;
+	if (room < RG_FLOOR)
+		room = RG_FLOOR;
+	if (room < pool->limit)
+		pool->limit = room;
+}
+
+/*
+ * Read the written bits of the regions when a quarter of the resident
+ * pages (at least a batch) was evicted since the last read, as the
+ * supervisor does (session.c, scan_written()).
  * Context: handler, pool->lock held.
  */
-static void evict_undo(struct uswap_region_pool *pool, uint64_t addr, const char *bytes)
+static void scan_written(struct uswap_region_pool *pool)
+{
+	uint64_t every = pool->resident / 4 > RG_BATCH ? pool->resident / 4 : RG_BATCH;
+
+	if (!pool->wp || pool->pagemap < 0 || (pool->flags & USWAP_REGION_EVICT_FIFO) ||
+	    pool->st.evicted - pool->scan_clock < every)
+		return;
+	pool->scan_clock = pool->st.evicted;
+	pool->lru_st.scans++;
+	for (struct rg_region *r = pool->regions; r; r = r->next) {
+		long n = rt_lru_scan(pool->pagemap, &pool->tab, r->start,
+				     r->start + r->npages * PAGE);
+
+		if (n > 0)
+			pool->st.written += (uint64_t)n;
+	}
+}
+
+/*
+ * Put a moved page whose bytes could not be stored back where it is now
+ * (page @i of region @id: an mremap may have moved it meanwhile).
+ * Context: handler, pool->lock held.
+ */
+static void evict_undo(struct uswap_region_pool *pool, uint64_t id, uint64_t i,
+		       const char *bytes)
 {
 	for (;;) {
-		struct rg_region *r = region_of(pool, addr);
-		uint64_t i, done;
+		struct rg_region *r = region_by_id(pool, id);
+		uint64_t done;
 		int err;
 
-		if (!r || r->state[(addr - r->start) / PAGE] != RG_MOVING)
+		if (!r || i >= r->npages || r->state[i] != RG_MOVING)
 			return;		/* dropped meanwhile: zeros, as asked */
-		i = (addr - r->start) / PAGE;
-		err = rt_uffd_copy(pool->uffd, addr, bytes, PAGE, &done);
+		err = rt_uffd_copy(pool->uffd, r->start + i * PAGE, bytes, PAGE, &done);
 		if (!err || err == -EEXIST || (err != -EAGAIN && done == 0)) {
-			r->state[i] = RG_RESIDENT;	/* counted resident still */
+			/* counted resident still; back on the inactive list */
+			r->state[i] = RG_RESIDENT;
+			rt_lru_add(&pool->lru, &pool->tab, r->start + i * PAGE, false);
 			return;
 		}
 		read_msgs(pool);	/* EAGAIN: an event is pending */
@@ -288,56 +485,66 @@ static void evict_undo(struct uswap_region_pool *pool, uint64_t addr, const char
 	}
 }
 
+struct rg_cand {
+	uint64_t addr, id, i;
+	struct rg_region *r;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct rg_cand *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
 /*
- * Move up to @want resident pages (<= RG_BATCH) out, by the clock, and
- * store them in the mirror. *@again is set when a pending event stopped it.
+ * Move up to @want resident pages (<= RG_BATCH) out, the coldest by the
+ * lists, and store them in the mirror. A page the kernel refuses because
+ * it is shared with a forked child (EBUSY) is unshared once with
+ * MADV_POPULATE_WRITE (a write fault without a write: the parent gets its
+ * own copy, or the page back if the child is gone) and moved then.
+ * *@again is set when a pending event stopped it.
  * Return: the pages evicted. Context: handler, pool->lock held.
  */
 static uint64_t evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *again)
 {
-	struct rg_region *rr[RG_BATCH];
-	uint64_t idx[RG_BATCH], addr[RG_BATCH], scanned = 0;
-	uint64_t total = pool->st.region_bytes / PAGE;
-	bool moved[RG_BATCH] = { false };
-	uint64_t n = 0, evicted = 0;
+	struct rg_cand c[RG_BATCH];
+	bool moved[RG_BATCH] = { false }, unshared[RG_BATCH] = { false };
+	uint64_t n = 0, evicted = 0, a;
 	bool any = false;
 
 	if (want > RG_BATCH)
 		want = RG_BATCH;
-	/* Pick: the clock over the regions' pages, in address order. */
-	while (n < want && scanned < total && pool->regions) {
-		struct rg_region *r = pool->hand_r ? pool->hand_r : pool->regions;
+	scan_written(pool);
+	/* Pick: the inactive list's oldest (rt_lru_pop() ages and rotates). */
+	while (n < want && rt_lru_pop(&pool->lru, &pool->tab, &a, pool->resident,
+				      &pool->lru_st)) {
+		struct rg_region *r = region_of(pool, a);
+		uint64_t i;
 
-		if (pool->hand >= r->npages) {
-			pool->hand_r = r->next ? r->next : pool->regions;
-			pool->hand = 0;
-			continue;
-		}
-		pool->hand_r = r;
-		if (r->state[pool->hand] == RG_RESIDENT) {
-			rr[n] = r;
-			idx[n++] = pool->hand;
-		}
-		pool->hand++;
-		scanned++;
+		pt_del(&pool->tab, a);	/* off the lists while in the batch */
+		if (!r || r->state[i = (a - r->start) / PAGE] != RG_RESIDENT)
+			continue;	/* cannot happen: tab holds RESIDENT pages only */
+		c[n++] = (struct rg_cand){ a, r->id, i, r };
 	}
 	/* Move, in runs of neighbouring pages. */
+	qsort(c, n, sizeof(c[0]), cand_cmp);
 	for (uint64_t s = 0; s < n;) {
-		uint64_t c = 1, done;
+		uint64_t k = 1, done;
 		int err;
 
-		while (s + c < n && rr[s + c] == rr[s] && idx[s + c] == idx[s] + c)
-			c++;
+		while (s + k < n && c[s + k].r == c[s].r && c[s + k].i == c[s].i + k)
+			k++;
 		err = rt_uffd_move(pool->uffd, (uint64_t)(uintptr_t)pool->staging + s * PAGE,
-				   rr[s]->start + idx[s] * PAGE, c * PAGE, 0, &done);
+				   c[s].addr, k * PAGE, 0, &done);
 		done /= PAGE;
-		for (uint64_t k = 0; k < done; k++) {
-			moved[s + k] = true;
-			rr[s + k]->state[idx[s + k]] = RG_MOVING;
+		for (uint64_t j = 0; j < done; j++) {
+			moved[s + j] = true;
+			c[s + j].r->state[c[s + j].i] = RG_MOVING;
 			any = true;
 		}
 		if (!err) {
-			s += c;
+			s += k;
 			continue;
 		}
 		if (err == -EAGAIN && done) {
@@ -348,30 +555,47 @@ static uint64_t evict_batch(struct uswap_region_pool *pool, uint64_t want, bool 
 			*again = true;
 			break;		/* an event is pending: the rest stays */
 		}
-		if (err == -EBUSY)
-			pool->st.evict_busy++;	/* shared copy-on-write: stays resident */
-		if (err == -ENOENT) {	/* not present: dropped without an event seen */
-			rr[s + done]->state[idx[s + done]] = RG_ABSENT;
-			pool->resident--;
-		}
-		s += done + 1;
-	}
-	for (uint64_t s = 0; s < n; s++)
-		addr[s] = rr[s]->start + idx[s] * PAGE;
-	/* Store what moved; what cannot be stored goes back. evict_undo()
-	 * reads events, which may free a region: look each one up again. */
-	for (uint64_t s = 0; s < n; s++) {
-		struct rg_region *r = moved[s] ? region_of(pool, addr[s]) : NULL;
-		const char *bytes = pool->staging + s * PAGE;
-
-		if (!r || r->state[idx[s]] != RG_MOVING)
-			continue;	/* dropped meanwhile: the bytes go */
-		if (uswap_mm_write(pool->mm, r->mirror + idx[s] * PAGE, bytes, PAGE)) {
-			pool->st.evict_failed++;
-			evict_undo(pool, addr[s], bytes);
+		s += done;
+		if (err == -EBUSY && !unshared[s] &&
+		    !madvise((void *)(uintptr_t)c[s].addr, (k - done) * PAGE, MADV_POPULATE_WRITE)) {
+			/* Shared copy-on-write (after a fork, every page of the
+			 * run is): the rest of the run unshared at once, again. */
+			for (uint64_t j = s; j < s + k - done; j++)
+				unshared[j] = true;
+			pool->st.cow_unshared += k - done;
 			continue;
 		}
-		r->state[idx[s]] = RG_SWAPPED;
+		if (err == -EBUSY)
+			pool->st.evict_busy++;	/* pinned: stays resident */
+		if (err == -ENOENT) {	/* not present: dropped without an event seen */
+			c[s].r->state[c[s].i] = RG_ABSENT;
+			pool->resident--;
+		}
+		s++;
+	}
+	/* What did not move goes back on the inactive list (rotated, as the
+	 * kernel's putback). */
+	for (uint64_t s = 0; s < n; s++)
+		if (!moved[s] && c[s].r->state[c[s].i] == RG_RESIDENT)
+			rt_lru_add(&pool->lru, &pool->tab, c[s].addr, false);
+	/* Store what moved; what cannot be stored goes back. evict_undo()
+	 * reads events, which may free or move a region: look each one up
+	 * again by its id. */
+	for (uint64_t s = 0; s < n; s++) {
+		struct rg_region *r = moved[s] ? region_by_id(pool, c[s].id) : NULL;
+		const char *bytes = pool->staging + s * PAGE;
+		uint64_t i = c[s].i;
+
+		if (!r || i >= r->npages || r->state[i] != RG_MOVING)
+			continue;	/* dropped meanwhile: the bytes go */
+		if (uswap_mm_write(pool->mm, r->mirror + i * PAGE, bytes, PAGE)) {
+			pool->st.evict_failed++;
+			evict_undo(pool, c[s].id, i, bytes);
+			continue;
+		}
+		r->state[i] = RG_SWAPPED;
+		/* the shadow: the eviction clock as it leaves */
+		r->shadow[i] = (uint32_t)((pool->st.evicted + evicted) & LRU_SHADOW_MASK);
 		pool->resident--;
 		pool->swapped++;
 		evicted++;
@@ -387,29 +611,34 @@ static uint64_t evict_batch(struct uswap_region_pool *pool, uint64_t want, bool 
  * is being prepared. Context: handler, pool->lock held. */
 static void make_room(struct uswap_region_pool *pool)
 {
-	uint64_t head = pool->budget / 4 < RG_HEADROOM ? pool->budget / 4 : RG_HEADROOM;
-
+	uint64_t head;
 	int tries = 0;
 
+	bound_total(pool);
+	head = pool->limit / 4 < RG_HEADROOM ? pool->limit / 4 : RG_HEADROOM;
 	if (pool->stall_until && now_ns() < pool->stall_until)
 		return;		/* the last batch moved nothing */
 	pool->stall_until = 0;
-	while (!pool->prefork && pool->resident + RG_RUN > pool->budget) {
-		uint64_t want = pool->resident + RG_RUN + head - pool->budget;
+	while (!pool->prefork && pool->resident + RG_RUN > pool->limit) {
+		uint64_t want = pool->resident + RG_RUN + head - pool->limit;
 		bool again = false;
 
-		if (evict_batch(pool, want, &again))
-			continue;
-		if (again && tries++ < 500) {
-			/* An event is pending (a madvise or munmap of the
-			 * program): read it, let its thread go on, retry. */
-			read_msgs(pool);
-			usleep(20);
+		if (evict_batch(pool, want, &again)) {
+			bound_total(pool);	/* the store grew */
 			continue;
 		}
-		/* Nothing evictable now (pages shared with a forked child
-		 * until written): over budget, seen in the peak; the handler
-		 * tries again in RG_STALL_NS. */
+		if (again && tries++ < 20000) {
+			/* An event is pending (a madvise, munmap or mremap of
+			 * the program): read it, let its thread go on (it must
+			 * run to end the kernel's mmap_changing, which may take
+			 * long on a loaded machine: up to ~1 s), retry. */
+			read_msgs(pool);
+			usleep(50);
+			continue;
+		}
+		/* Nothing evictable now (pinned pages, swap full): over
+		 * budget, seen in the peak; the handler tries again in
+		 * RG_STALL_NS. */
 		pool->stall_until = now_ns() + RG_STALL_NS;
 		break;
 	}
@@ -491,8 +720,18 @@ static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uin
 	done /= PAGE;
 	if (done) {
 		uswap_mm_madvise_dontneed(pool->mm, r->mirror + i * PAGE, done * PAGE);
-		for (uint64_t k = 0; k < done; k++)
-			set_resident(pool, r, i + k);
+		/* Refaults: the workingset test activates a page that came back
+		 * within the active list's room (half the budget), as the
+		 * kernel's workingset_refault() does for each page read in. */
+		for (uint64_t k = 0; k < done; k++) {
+			bool active = !(pool->flags & USWAP_REGION_EVICT_FIFO) &&
+				      rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
+						     pool->st.evicted, pool->limit / 2);
+
+			set_resident_lru(pool, r, i + k, active);
+			pool->lru_st.activated += active;
+		}
+		pool->lru_st.refaults += done;
 		pool->swapped -= done;
 		pool->ra_next = a + done * PAGE;
 		pool->st.swapins++;
@@ -505,12 +744,101 @@ static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uin
 	return 0;
 }
 
+/*
+ * The VMA holding @addr, from /proc/self/maps: *@start, *@end.
+ * Context: any; never with mmap_lock held by this thread (none is).
+ * Return: 0, -ENOENT.
+ */
+static int vma_of(uint64_t addr, uint64_t *start, uint64_t *end)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long a, b;
+	char line[512];
+	int err = -ENOENT;
+
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &a, &b) == 2 && addr >= a && addr < b) {
+			*start = a;
+			*end = b;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+/*
+ * A region grew by mremap() (in place, which raises no event, or moved:
+ * the REMAP event gives the old length only): a fault at @addr past a
+ * region's end, in the same VMA. The region takes the VMA up to the next
+ * region. Its mirror, if too small, is replaced by a larger one, the
+ * swapped pages copied over (if the devices fail that, the program is
+ * aborted with a message rather than read a lost page).
+ * Context: handler, pool->lock held.
+ * Return: the region, or NULL (no region grew there).
+ */
+static struct rg_region *region_grow(struct uswap_region_pool *pool, uint64_t addr)
+{
+	struct rg_region *r = NULL;
+	uint64_t vs, ve, end, np, nm;
+	uint8_t *ns;
+	uint32_t *nsh;
+
+	if (vma_of(addr, &vs, &ve))
+		return NULL;
+	for (struct rg_region *x = pool->regions; x; x = x->next)
+		if (x->start >= vs && x->start <= addr && (!r || x->start > r->start))
+			r = x;
+	if (!r || r->start + r->npages * PAGE > addr)
+		return NULL;
+	end = ve;
+	for (struct rg_region *x = pool->regions; x; x = x->next)
+		if (x->start > r->start && x->start < end)
+			end = x->start;
+	np = (end - r->start) / PAGE;
+	ns = realloc(r->state, np);
+	if (ns)
+		r->state = ns;
+	nsh = ns ? realloc(r->shadow, np * sizeof(*nsh)) : NULL;
+	if (!nsh)
+		return NULL;
+	r->shadow = nsh;
+	memset(r->state + r->npages, RG_ABSENT, np - r->npages);
+	memset(r->shadow + r->npages, 0, (np - r->npages) * sizeof(*nsh));
+	if (np > r->mirror_pages) {
+		uint64_t old = r->mirror;
+
+		if (uswap_mm_mmap(pool->mm, np * PAGE, &nm))
+			return NULL;
+		for (uint64_t i = 0; i < r->npages; i++) {
+			if (r->state[i] != RG_SWAPPED ||
+			    (!uswap_mm_read(pool->mm, old + i * PAGE, pool->buf, PAGE) &&
+			     !uswap_mm_write(pool->mm, nm + i * PAGE, pool->buf, PAGE)))
+				continue;
+			fprintf(stderr, "uswap: a region grown by mremap() cannot keep its swapped "
+				"page 0x%llx (swap full or a read error): aborting\n",
+				(unsigned long long)(r->start + i * PAGE));
+			abort();
+		}
+		uswap_mm_munmap(pool->mm, old);
+		r->mirror = nm;
+		r->mirror_pages = np;
+	}
+	pool->st.region_bytes += (np - r->npages) * PAGE;
+	r->npages = np;
+	return r;
+}
+
 /* Serve the fault at @addr. Return: 0 done, -EAGAIN keep it pending. */
 static int serve_fault(struct uswap_region_pool *pool, uint64_t addr)
 {
 	struct rg_region *r = region_of(pool, addr);
 	uint64_t i, room;
 
+	if (!r)
+		r = region_grow(pool, addr);
 	if (!r) {	/* destroyed or unmapped meanwhile */
 		rt_uffd_wake(pool->uffd, addr, PAGE);
 		return 0;
@@ -522,7 +850,7 @@ static int serve_fault(struct uswap_region_pool *pool, uint64_t addr)
 		return 0;
 	}
 	i = (addr - r->start) / PAGE;
-	room = pool->prefork || pool->resident + RG_RUN <= pool->budget ? RG_RUN : 1;
+	room = pool->prefork || pool->resident + RG_RUN <= pool->limit ? RG_RUN : 1;
 	if (r->state[i] == RG_SWAPPED)
 		return serve_swapin(pool, r, i, room);
 	return serve_zero(pool, r, i, room);
@@ -576,13 +904,12 @@ static void *handler_main(void *arg)
 {
 	struct uswap_region_pool *pool = arg;
 	bool again = false;
+	int timeout = -1;	/* set under pool->lock at the end of each round */
 
 	for (;;) {
 		struct pollfd p[2] = { { .fd = pool->uffd, .events = POLLIN },
 				       { .fd = pool->efd, .events = POLLIN } };
 		uint64_t v;
-
-		int timeout = again ? 1 : pool->stall_until ? (int)(RG_STALL_NS / 1000000) : -1;
 
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -609,6 +936,13 @@ static void *handler_main(void *arg)
 		if (pool->nr_pending && !again)
 			again = serve_pending(pool);
 		again = again || pool->nr_pending;
+		/* A fork() returns in the parent once the pool is within its
+		 * budget again, or nothing more can be moved out for now. */
+		if (pool->postfork && (pool->resident <= pool->limit || pool->stall_until)) {
+			pool->postfork = false;
+			pthread_cond_broadcast(&pool->cond);
+		}
+		timeout = again ? 1 : pool->stall_until ? (int)(RG_STALL_NS / 1000000) : -1;
 		pthread_mutex_unlock(&pool->lock);
 	}
 	return NULL;
@@ -617,11 +951,14 @@ static void *handler_main(void *arg)
 /* ---- fork ---- */
 
 /* Before fork(): every pool brings its pages in and stops evicting, so that
- * the child, whose copies are not registered, reads the data. */
+ * the child, whose copies are not registered, reads the data (a pool
+ * whose regions are not inherited, USWAP_REGION_NOFORK, goes on). */
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&pools_lock);
 	for (struct uswap_region_pool *p = pools_list; p; p = p->next) {
+		if (p->flags & USWAP_REGION_NOFORK)
+			continue;
 		pthread_mutex_lock(&p->lock);
 		p->prefork = true;
 		p->prefork_done = false;
@@ -633,12 +970,25 @@ static void atfork_prepare(void)
 	}
 }
 
+/* After fork(), in the parent: evict again, and wait until each pool is
+ * within its budget (pages shared with the child are unshared to be
+ * moved: evict_batch()), so that the overshoot ends with the fork. */
 static void atfork_parent(void)
 {
 	for (struct uswap_region_pool *p = pools_list; p; p = p->next) {
+		if (p->flags & USWAP_REGION_NOFORK)
+			continue;
 		pthread_mutex_lock(&p->lock);
 		p->prefork = false;
+		p->postfork = true;
+		p->stall_until = 0;
 		kick(p);
+		pthread_mutex_unlock(&p->lock);
+	}
+	for (struct uswap_region_pool *p = pools_list; p; p = p->next) {
+		pthread_mutex_lock(&p->lock);
+		while (p->postfork)
+			pthread_cond_wait(&p->cond, &p->lock);
 		pthread_mutex_unlock(&p->lock);
 	}
 	pthread_mutex_unlock(&pools_lock);
@@ -653,7 +1003,9 @@ static void atfork_child(void)
 		p->child = true;
 		close(p->uffd);
 		close(p->efd);
-		p->uffd = p->efd = -1;
+		if (p->pagemap >= 0)
+			close(p->pagemap);
+		p->uffd = p->efd = p->pagemap = -1;
 	}
 	pthread_mutex_init(&pools_lock, NULL);
 }
@@ -675,7 +1027,9 @@ static bool config_ok(const struct uswap_region_config *cfg)
 	if (cfg->design && (!cfg->swap || (strcmp(cfg->design, "table") &&
 					   strcmp(cfg->design, "legacy"))))
 		return false;
-	return true;
+	if (cfg->total_bytes && (cfg->total_bytes < RG_MIN_BUDGET || !cfg->swap))
+		return false;
+	return !(cfg->flags & ~(USWAP_REGION_NOFORK | USWAP_REGION_EVICT_FIFO));
 }
 
 /* Undo a partly made pool. Context: the pool's thread not started. */
@@ -693,6 +1047,10 @@ static void pool_free(struct uswap_region_pool *pool)
 		close(pool->uffd);
 	if (pool->efd >= 0)
 		close(pool->efd);
+	if (pool->pagemap >= 0)
+		close(pool->pagemap);
+	pt_free(&pool->tab);
+	rt_lru_free(&pool->lru);
 	if (pool->staging)
 		munmap(pool->staging - PAGE, (RG_BATCH + 2) * PAGE);
 	pthread_mutex_destroy(&pool->lock);
@@ -718,9 +1076,12 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->cond, NULL);
 	pool->swap_type = -1;
-	pool->efd = -1;
-	pool->budget = cfg->budget_bytes / PAGE;
+	pool->efd = pool->pagemap = -1;
+	pool->budget = pool->limit = cfg->budget_bytes / PAGE;
+	pool->total = cfg->total_bytes / PAGE;
+	pool->flags = cfg->flags;
 	pool->st.budget_pages = pool->budget;
+	pool->st.total_pages = pool->total;
 	pool->uffd = rt_uffd_open(O_CLOEXEC | O_NONBLOCK);
 	if (pool->uffd < 0) {
 		err = pool->uffd == -ENOSYS ? -EOPNOTSUPP : -EPERM;
@@ -732,6 +1093,13 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 		goto fail;
 	}
 	err = -ENOMEM;
+	if (pt_init(&pool->tab))
+		goto fail;
+	/* Written bits where the kernel has WP_ASYNC and pagemap can be read. */
+	if (pool->features & UFFD_FEATURE_WP_ASYNC) {
+		pool->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		pool->wp = pool->pagemap >= 0;
+	}
 	pool->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (pool->efd < 0)
 		goto fail;
@@ -742,8 +1110,7 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 		goto fail;
 	pool->staging = m + PAGE;
 	if (mprotect(pool->staging, RG_BATCH * PAGE, PROT_READ | PROT_WRITE) ||
-	    (err = rt_uffd_register(pool->uffd, (uint64_t)(uintptr_t)pool->staging,
-				    RG_BATCH * PAGE)))
+	    (err = rg_register(pool, (uint64_t)(uintptr_t)pool->staging, RG_BATCH * PAGE)))
 		goto fail;
 	if (cfg->swap) {
 		char why[256] = "";
@@ -788,10 +1155,16 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool)
 			struct rg_region *r = pool->regions;
 
 			pool->regions = r->next;
-			munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
+			/* NOFORK: the child never had them; what is there now
+			 * is the child's own. */
+			if (!(pool->flags & USWAP_REGION_NOFORK))
+				munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
 			free(r->state);
+			free(r->shadow);
 			free(r);
 		}
+		pt_free(&pool->tab);
+		rt_lru_free(&pool->lru);
 		free(pool->pending);
 		free(pool);
 		return;
@@ -830,22 +1203,26 @@ USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->npages = len / PAGE;
+	r->npages = r->mirror_pages = len / PAGE;
 	r->state = calloc(r->npages, 1);
+	r->shadow = calloc(r->npages, sizeof(*r->shadow));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		 -1, 0);
-	if (!r->state || m == MAP_FAILED) {
+	if (!r->state || !r->shadow || m == MAP_FAILED) {
 		err = -ENOMEM;
 		goto fail;
 	}
 	r->start = (uint64_t)(uintptr_t)m;
 	/* 4 KiB pages only: a huge page would be mapped around one copied in. */
 	madvise(m, len, MADV_NOHUGEPAGE);
+	if (pool->flags & USWAP_REGION_NOFORK)
+		madvise(m, len, MADV_DONTFORK);
 	pthread_mutex_lock(&pool->lock);
 	err = uswap_mm_mmap(pool->mm, len, &r->mirror);
-	if (!err && (err = rt_uffd_register(pool->uffd, r->start, len)))
+	if (!err && (err = rg_register(pool, r->start, len)))
 		uswap_mm_munmap(pool->mm, r->mirror);
 	if (!err) {
+		r->id = ++pool->next_id;
 		r->next = pool->regions;
 		pool->regions = r;
 		pool->st.regions++;
@@ -860,6 +1237,7 @@ fail:
 	if (m != MAP_FAILED)
 		munmap(m, len);
 	free(r->state);
+	free(r->shadow);
 	free(r);
 	return err;
 }
@@ -891,7 +1269,8 @@ USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr)
 	}
 	region_free(pool, r);
 	pthread_mutex_unlock(&pool->lock);
-	munmap(addr, len);
+	if (!pool->child || !(pool->flags & USWAP_REGION_NOFORK))
+		munmap(addr, len);
 	return 0;
 }
 
@@ -924,6 +1303,9 @@ USWAP_API int uswap_region_pool_stat(struct uswap_region_pool *pool,
 	st->swapped_pages = pool->swapped;
 	st->fault_p50_us = lat_quantile(pool->lat, 0.5);
 	st->fault_p99_us = lat_quantile(pool->lat, 0.99);
+	st->refaults = pool->lru_st.refaults;
+	st->refaults_activated = pool->lru_st.activated;
+	st->refault_ppm = pool->st.evicted ? pool->lru_st.refaults * 1000000 / pool->st.evicted : 0;
 	pthread_mutex_unlock(&pool->lock);
 	memset(st->__reserved, 0, sizeof(st->__reserved));
 	return 0;

@@ -32,12 +32,16 @@ _Static_assert(sizeof(struct uswap_region_config) == USWAP_REGION_CONFIG_SIZE,
 _Static_assert(sizeof(struct uswap_region_stat) == USWAP_REGION_STAT_SIZE,
 	       "uswap_region_stat size");
 _Static_assert(offsetof(struct uswap_region_config, design) == 16, "uswap_region_config.design");
-_Static_assert(offsetof(struct uswap_region_config, __reserved) == 24,
+_Static_assert(offsetof(struct uswap_region_config, total_bytes) == 24,
+	       "uswap_region_config.total_bytes");
+_Static_assert(offsetof(struct uswap_region_config, __reserved) == 40,
 	       "uswap_region_config.__reserved");
 _Static_assert(offsetof(struct uswap_region_stat, faults) == 48, "uswap_region_stat.faults");
 _Static_assert(offsetof(struct uswap_region_stat, fault_p99_us) == 160,
 	       "uswap_region_stat.fault_p99_us");
-_Static_assert(offsetof(struct uswap_region_stat, __reserved) == 168,
+_Static_assert(offsetof(struct uswap_region_stat, total_pages) == 168,
+	       "uswap_region_stat.total_pages");
+_Static_assert(offsetof(struct uswap_region_stat, __reserved) == 248,
 	       "uswap_region_stat.__reserved");
 
 /* Offsets of release 0.1's fields: fields are never moved or reordered. */
