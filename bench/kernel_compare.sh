@@ -24,7 +24,7 @@
 #   third of redis's resident size after the SET pass (measured) for redis.
 #   BASE_USWAP: another build's uswap binary (its shim next to it), run in
 #   the rt_prog rounds as "uswap-base": before/after figures in one run.
-# Environment (rtlat):
+# Environment:
 #   KC_CHRT=1     run each measured program (each under a minute) at
 #                 real-time priority, `chrt -f 1`, on both sides: the
 #                 kernel's swap work (reclaim, compression, swap-in) runs in
@@ -248,7 +248,7 @@ report rt
 
 # redis: start it, fill it, GET during BGSAVE.
 port=$((21000 + $$ % 20000))
-# What the kernel's cgroup did in a redis round (rtlat): peak, swap, OOM kills.
+# What the kernel's cgroup did in a redis round: peak, swap, OOM kills.
 kernel_note() {
 	echo "  kernel redis round: peak $(($(cat "$cg/memory.max_usage_in_bytes") >> 20)) MiB of $(($(cat "$cg/memory.limit_in_bytes") >> 20)), swap $(($(awk '/^swap / {print $2}' "$cg/memory.stat") >> 20)) MiB, dirty $(($(awk '/^dirty / {print $2}' "$cg/memory.stat") >> 10)) KiB, writeback $(($(awk '/^writeback / {print $2}' "$cg/memory.stat") >> 10)) KiB, oom kills $(($(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control") - oom0))" >&2
 }

@@ -30,7 +30,7 @@ struct uswap_region_config {
 					 * for the pool and off at its destroy; NULL: the
 					 * devices already on */
 	const char *design;		/* with @swap: "table" (NULL) or "legacy" */
-	/* region2: appended from __reserved (the size stays 64 bytes) */
+	/* Appended from __reserved (the size stays 64 bytes) */
 	uint64_t total_bytes;		/* 0, or a bound on resident + compressed
 					 * bytes together (needs @swap: the pool's
 					 * own device's compressed store counts) */
@@ -62,7 +62,7 @@ struct uswap_region_stat {
 	uint64_t forks;			/* fork()s prepared (every page brought in) */
 	uint64_t fault_p50_us, fault_p99_us;	/* handler service time, upper bounds of
 						 * power-of-two buckets */
-	/* region2: appended from __reserved (the size stays 256 bytes) */
+	/* Appended from __reserved (the size stays 256 bytes) */
 	uint64_t total_pages;		/* the resident + compressed bound (0: none) */
 	uint64_t compressed_bytes;	/* the pool's own device's compressed store
 					 * (zram's pool bytes; 0 without @swap) */

@@ -116,7 +116,7 @@ int cmd_run(int argc, char **argv)
 			}
 			cfg.policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
 			break;
-		case 'P': {	/* rtlat */
+		case 'P': {
 			char *end;
 			unsigned long long us = strtoull(optarg, &end, 10);
 

@@ -255,7 +255,7 @@ static void attach(struct rt_session *s, int sock, int memfd)
 	fcntl(sock, F_SETFL, O_NONBLOCK);
 	learn_present(s);
 	/* Evicting starts with the agent's first message (RT_AGENT_UP).
-	 * rtfork2: no_evict was never cleared here, so a followed child
+	 * no_evict was never cleared here, so a followed child
 	 * evicted nothing and the tree went over its budget. */
 	s->no_evict = false;
 }
@@ -483,7 +483,7 @@ bool rt_fork_mm_alive(struct rt_session *s)
  * a page only by copying it first (make_exclusive() in the shim: the
  * other process keeps the old page, which is then its own and charged to
  * it, rt_fork_account()), so it is passed over while the tree is within
- * its budget plus the slack, and taken beyond (rtfork2: passing over every
+ * its budget plus the slack, and taken beyond (passing over every
  * page left the tree 2.5x over its budget while a child lived). Only
  * asked for sessions that took part in a fork.
  * Context: supervisor thread.

@@ -28,10 +28,10 @@ struct uswap_run_config {
 	char **argv;				/* the program */
 	bool no_fork_events;			/* rtfork: the prefork path even when
 						 * fork events are available */
-	/* rtlru */
+	/* cold pages */
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
 	int policy;				/* enum rt_evict_policy */
-	uint64_t poll_us;			/* rtlat: busy-poll after a fault, 0 none */
+	uint64_t poll_us;			/* busy-poll after a fault, 0 none */
 };
 
 /**
@@ -73,9 +73,9 @@ struct rt_stats {
 						 * (each count raised to 2 or more) */
 	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
 	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
-	uint64_t fork_owned;			/* rtfork2: shared pages found one process's own */
+	uint64_t fork_owned;			/* shared pages found one process's own */
 
-	/* rtlat: why a fault was deferred (each fault counted once) */
+	/* Why a fault was deferred (each fault counted once) */
 	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
 	uint64_t wait_evicting;			/* its page was in the batch in flight */
 	uint64_t wait_event;			/* its copy met a pending event (EAGAIN) */
@@ -83,7 +83,7 @@ struct rt_stats {
 	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
 };
 
-#define RT_STEP_PAGES	8	/* rtlat: pages of an answered batch stored per loop turn */
+#define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
 #define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define RT_MIRROR_MAX	256		/* mirror mappings per process (64 GiB) */
 
@@ -120,14 +120,14 @@ struct rt_session {
 	bool inflight;				/* an EVICT is out */
 	uint32_t batch_n;
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
-	/* rtlat: the answer to the batch out, stored a few pages per turn */
+	/* The answer to the batch out, stored a few pages per turn */
 	bool answered;				/* it came; pages [batch_next, batch_n) left */
 	uint32_t batch_next, batch_moved;
 	struct rt_evict answer;
 	struct rt_pending *pending;		/* faults waiting */
 	size_t nr_pending, cap_pending;
 	bool prefork, no_evict, dead;
-	int wait_why;				/* rtlat: serve_fault()'s reason to defer */
+	int wait_why;				/* serve_fault()'s reason to defer */
 	bool orphan;				/* the agent's socket closed */
 	/* rtfork: a session made by a FORK event (pid 0 and sock -1 until its
 	 * first fault names its pid and its shim's RT_HELLO_FORK arrives) */
@@ -137,9 +137,9 @@ struct rt_session {
 	bool fork_shared;			/* forked or forked from: pages may be shared */
 	uint64_t shared_skip_until;		/* no eviction scan before this many faults */
 	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
-	uint64_t nr_shared;			/* rtfork2: PS_SHARED pages still shared at the
+	uint64_t nr_shared;			/* PS_SHARED pages still shared at the
 						 * last look (rt_fork_account()) */
-	/* rtlru: which pages to evict */
+	/* Which pages to evict */
 	struct rt_lru lru;			/* resident pages: inactive, active */
 	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
 	bool wp;				/* ranges registered for WP_ASYNC too */
@@ -152,8 +152,8 @@ struct rt_sup {
 	uint64_t resident;			/* sum of nr_resident */
 	uint64_t inflight_pages;
 	unsigned int inflight;			/* batches out */
-	uint64_t poll_us;			/* rtlat: --poll-us */
-	bool reclaiming;			/* rtlat: above the high watermark, evicting
+	uint64_t poll_us;			/* --poll-us */
+	bool reclaiming;			/* above the high watermark, evicting
 						 * down to the low one (balance()) */
 	bool stalled;				/* the last batches freed nothing */
 	uint64_t features;
@@ -164,7 +164,7 @@ struct rt_sup {
 	unsigned int nr_types;
 	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
-	/* rtlru: eviction policy, the resident + compressed bound */
+	/* Eviction policy, the resident + compressed bound */
 	enum rt_evict_policy policy;
 	struct rt_lru_stats lru_st;
 	uint64_t resident_budget;		/* pages: --memory */

@@ -23,7 +23,7 @@
 
 #define RT_RUN		16	/* pages per fault: prefetch and zero-fill batches */
 
-enum { RT_WAIT_EVENT, RT_WAIT_EVICTING, RT_WAIT_BUDGET };	/* rtlat: why a fault waits */
+enum { RT_WAIT_EVENT, RT_WAIT_EVICTING, RT_WAIT_BUDGET };	/* why a fault waits */
 #define PAGE		RT_PAGE
 
 static const char zeros[RT_RUN * PAGE];
@@ -529,7 +529,7 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 
 	range_add(s, start, end);
 	if (s->sup->features & UFFD_FEATURE_WP_ASYNC) {
-		/* rtlru: the same whole VMAs, for written bits as well */
+		/* The same whole VMAs, for written bits as well */
 		struct uffdio_register r = {
 			.range = { .start = start, .len = end - start },
 			.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP,
@@ -611,7 +611,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 
 /**
  * rt_session_batch_step() - store up to @max pages of the answered batch
- * (rtlat: a batch is stored a few pages per turn of the event loop, so
+ * (a batch is stored a few pages per turn of the event loop, so
  * that a fault read meanwhile waits for a few compressions, not for 64);
  * after its last page the batch ends: children forked while it was out
  * are settled (fork.c) and the next batch may be sent. Its pages not
@@ -913,7 +913,7 @@ void rt_session_destroy(struct rt_session *s)
 	rt_fork_parent_gone(s);		/* rtfork: children waiting on its batch */
 	if (s->inflight) {
 		sup->inflight--;
-		sup->inflight_pages -= s->batch_n - s->batch_next;	/* rtlat: not stored yet */
+		sup->inflight_pages -= s->batch_n - s->batch_next;	/* not stored yet */
 	}
 	sup->resident -= s->nr_resident;
 	uswap_mm_destroy(s->mm);

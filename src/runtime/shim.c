@@ -264,7 +264,7 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
 }
 
 /*
- * rtlat: the agent empties its staging area without raising an event.
+ * The agent empties its staging area without raising an event.
  * MADV_DONTNEED on the staging area (registered with the process's uffd,
  * which has EVENT_REMOVE) made every batch raise a REMOVE that the agent
  * slept on until the supervisor read it, and that failed the supervisor's
@@ -467,7 +467,7 @@ static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, int *err)
 }
 
 /*
- * rtfork2: make the page at @addr anon-exclusive again with a write that
+ * Make the page at @addr anon-exclusive again with a write that
  * changes nothing, so that UFFDIO_MOVE takes it. After a fork every page
  * present in both processes loses PageAnonExclusive, and move_pages_pte()
  * refuses a page without it (EBUSY) even once the other process has
@@ -492,7 +492,7 @@ static int make_exclusive(uint64_t addr)
 }
 
 /*
- * rtfork2: pages [i + done, i + run) of @m were left by move_run() with
+ * Pages [i + done, i + run) of @m were left by move_run() with
  * *@err: while that is EBUSY, make the first of them exclusive
  * (make_exclusive()) and move the rest of the run again.
  * Context: the agent thread.
@@ -593,7 +593,7 @@ static void evict(struct rt_evict *m)
 			while (i + run < n && m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
 		done = move_run(m, i, run, &err);
-		done += move_busy(m, i, run, done, &err);	/* rtfork2: EBUSY after fork */
+		done += move_busy(m, i, run, done, &err);	/* EBUSY after a fork */
 		moved |= done > 0;
 		if (done == run) {
 			i += run;
@@ -1004,7 +1004,7 @@ static void shim_prefork(void)
 {
 	struct rt_simple m = { .type = RT_PREFORK };
 
-	shim_vm_fork_begin();	/* rtfork2: no madvise/mremap/munmap across the fork */
+	shim_vm_fork_begin();	/* no madvise/mremap/munmap across the fork */
 	pthread_mutex_lock(&fork_lock);
 	if (!active())
 		return;
@@ -1151,7 +1151,7 @@ __attribute__((constructor)) static void shim_init(void)
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
 						   int fd, off_t off)
 {
-	long p = shim_vm_mmap(addr, len, prot, flags, fd, off);	/* rtfork2: MAP_FIXED fenced */
+	long p = shim_vm_mmap(addr, len, prot, flags, fd, off);	/* MAP_FIXED fenced */
 
 	if (p == -1)
 		return MAP_FAILED;

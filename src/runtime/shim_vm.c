@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtfork2: madvise(), mremap() and munmap() as the program calls them,
+ * The program's madvise(), mremap() and munmap() as the program calls them,
  * fenced against fork() (docs/RUNTIME.md, "Races of a program with
  * itself"). Each raises a userfaultfd event (REMOVE before the zap, UNMAP
  * or REMAP after the change) that the supervisor reads on the parent's

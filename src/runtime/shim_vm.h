@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtfork2: the shim's fence between fork() and the program's own changes
+ * The shim's fence between fork() and the program's own changes
  * to its address space (shim_vm.c; docs/RUNTIME.md, "Races of a program
  * with itself"). Part of libuswap_preload.so only.
  */

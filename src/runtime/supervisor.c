@@ -42,7 +42,7 @@
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
 #define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON | \
-			      UFFD_FEATURE_WP_ASYNC)	/* rtlru: written bits */
+			      UFFD_FEATURE_WP_ASYNC)	/* written bits */
 /* rtfork: forks followed by events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
@@ -334,7 +334,7 @@ static void bound_total(struct rt_sup *sup)
 }
 
 /*
- * rtlat: the distance between the watermarks under the budget: a quarter
+ * The distance between the watermarks under the budget: a quarter
  * of a batch, or an eighth of a small budget. Small batches (16-32 pages)
  * keep the agent's and the supervisor's work per batch short; with a gap
  * of a whole batch the random-read p99 was higher (docs/BENCHMARKS.md).
@@ -362,7 +362,7 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	bool sent = true;
 
 	bound_total(sup);
-	rt_fork_account(sup);	/* rtfork2: pages a fork left to one side */
+	rt_fork_account(sup);	/* pages a fork left to one side */
 
 	if (sup->stalled && sup->st.faults == *stall_mark)
 		return;		/* nothing changed since the last batches freed nothing */
@@ -413,7 +413,7 @@ static double ratio(uint64_t num, uint64_t den)
 	return den ? (double)num / (double)den : 0.0;
 }
 
-/* rtlru's members of the JSON object: the policy, the refault rate, the
+/* The members of the JSON object: the policy, the refault rate, the
  * resident + compressed bound. */
 static void json_lru(FILE *f, const struct rt_sup *sup)
 {
@@ -635,7 +635,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
 			busy |= s->nr_pending || s->prefork || s->orphan;
-			stepping |= s->answered;	/* rtlat: a batch to store: no sleep */
+			stepping |= s->answered;	/* a batch to store: no sleep */
 		}
 		if (need > cap) {
 			struct pollfd *np = realloc(p, need * sizeof(*p));
@@ -653,7 +653,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
 			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
 		}
-		/* rtlat: --poll-us: after a turn that read a fault, look for the
+		/* --poll-us: after a turn that read a fault, look for the
 		 * next one without sleeping for a while (yielding the CPU to any
 		 * thread of our priority meanwhile, the program's included). */
 		if (!stepping && sup->poll_us && sup->st.faults != spin_faults) {
@@ -777,7 +777,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sup.total = cfg->memory_total / RT_PAGE;
 	sup.policy = (enum rt_evict_policy)cfg->policy;
 	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
-	sup.poll_us = cfg->poll_us;	/* rtlat */
+	sup.poll_us = cfg->poll_us;
 	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {
 		int t = swapon_one(cfg->nr_swap ? cfg->swap[i] : def, cfg->design);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rtlru's test program, run under `uswap run` by run_lru.sh, run_poison.sh
+ * The cold-pages test program, run under `uswap run` by run_lru.sh, run_poison.sh
  * and run_total.sh:
  *   rt_lru hotcold BUDGET_MB SWEEPS  a hot set of a quarter of the budget,
  *       touched before every chunk of a cold set three times the budget;

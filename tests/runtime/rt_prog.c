@@ -20,10 +20,10 @@
  *                      each reading everything while the parent rewrites.
  *   rt_prog forkbudget MB  fill, fork a child that reads all, writes half and
  *                      rereads while the parent reads; then the parent reads
- *                      everything, then at random (the tree's budget, rtfork2).
+ *                      everything, then at random (the tree's budget).
  *   rt_prog forkrace MB  fork while another thread drops (MADV_DONTNEED) or
  *                      moves (mremap) a range: each child sees all of the
- *                      range before the call or all of it after (rtfork2).
+ *                      range before the call or all of it after.
  *   rt_prog unsharecost MB  the cost per page of the shim's no-op write that
  *                      makes a page exclusive after a fork (a benchmark).
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
@@ -466,7 +466,7 @@ static int bench(uint64_t mb)
 }
 
 /*
- * rtbench: the parent's ops/s across a fork, as a BGSAVE sees it: fill,
+ * the parent's ops/s across a fork, as a BGSAVE sees it: fill,
  * then fork a child that reads every page (the snapshot) and exits while
  * the parent writes one word in random pages; the parent's rate counts
  * from just before fork() to the child's exit (fork's own time included).
@@ -512,7 +512,7 @@ static int forkbench(uint64_t mb)
 }
 
 /*
- * rtfork2: the budget across a fork, for the tree. Fill; fork a child that
+ * the budget across a fork, for the tree. Fill; fork a child that
  * reads everything, writes half (its own copies: no event tells the
  * supervisor) and reads everything again, while the parent only reads; the
  * child exits; then the parent only reads, twice over: the pages it shared
@@ -570,7 +570,7 @@ static int forkbudget(uint64_t mb)
 }
 
 /*
- * rtfork2: a program racing itself (docs/RUNTIME.md, "Races of a program
+ * a program racing itself (docs/RUNTIME.md, "Races of a program
  * with itself"): in each round a second thread drops (MADV_DONTNEED) or
  * moves (mremap) a range of 16 pages, half of them swapped out, while the
  * main thread forks children one after another until that call returned.
@@ -668,7 +668,7 @@ static int forkrace(uint64_t mb)
 }
 
 /*
- * rtfork2: what the shim's make_exclusive() costs per page (a benchmark,
+ * what the shim's make_exclusive() costs per page (a benchmark,
  * not a test; needs no uswap run): the same kernel-side atomic add of 0
  * (FUTEX_WAKE_OP) on pages shared with a live child (a copy-on-write
  * copy), on pages whose child exited (a reuse), and on pages already

@@ -31,7 +31,7 @@ for _ in $(seq 500); do
 	sleep 0.01
 done
 max=0 max_tree=0
-# rtfork2: after the fork, the tree's: the sum of Pss_Anon over the parent
+# After the fork, the tree's: the sum of Pss_Anon over the parent
 # and its child (a page they share counts once), within the same limit.
 pss() {
 	local k v _ a=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The budget holds for the tree across a fork (rtfork2; docs/RUNTIME.md,
+# The budget holds for the tree across a fork (docs/RUNTIME.md,
 # "Fork with fork events"): rt_prog forkbudget fills 3x the budget, forks a
 # child that reads everything, writes half and rereads while the parent
 # reads; then the parent reads everything three times. Sampled every 10 ms

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A program racing itself (rtfork2; docs/RUNTIME.md, "Races of a program
+# A program racing itself (docs/RUNTIME.md, "Races of a program
 # with itself"): rt_prog forkrace forks while another thread drops
 # (MADV_DONTNEED) or moves (mremap) a range, half of it swapped out, in 64
 # rounds. Every child must see the whole range as before the call or as
