@@ -79,7 +79,7 @@ static void ring_compact(struct rt_lru *l, const struct pagetab *tab, unsigned i
 
 /**
  * rt_lru_add_flags() - put the RESIDENT page @addr at the head of a list,
- * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN), and
+ * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN, LRU_AHEAD), and
  * record it in @tab.
  * Context: supervisor thread.
  * Return: 0, -ENOMEM (the page is then resident but on no list: it is
@@ -92,8 +92,8 @@ int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool 
 	unsigned int list = active ? 1 : 0;
 	int err;
 
-	err = pt_set(tab, addr, PT_VAL(PS_RESIDENT, 0) | (ticket << 11) |
-			  (flags & (LRU_WRITTEN | LRU_SEEN)) | ((uint64_t)list << 8));
+	err = pt_set(tab, addr, PT_VAL(PS_RESIDENT, 0) | (ticket << 12) |
+			  (flags & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)) | ((uint64_t)list << 8));
 	if (err)
 		return err;
 	ring_compact(l, tab, list);
@@ -144,6 +144,10 @@ long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
 		for (long i = 0; i < n; i++)
 			for (uint64_t p = r[i].start; p < r[i].end; p += 4096)
 				if (pt_get(tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
+					if (v & LRU_AHEAD) {	/* the mapping's own bit */
+						pt_set(tab, p, v & ~LRU_AHEAD);
+						continue;
+					}
 					pt_set(tab, p, v | LRU_WRITTEN);
 					found++;
 				}

@@ -21,16 +21,20 @@
  * A RESIDENT page's value in the page map: bit 8 is its list (1 active),
  * bit 9 "written since the last scan" (PAGEMAP_SCAN's PAGE_IS_WRITTEN),
  * bit 10 "referenced at its last visit of the inactive tail" (the kernel's
- * PG_referenced), bits 11.. a ticket matching its one live entry on that
- * list's ring (ticket 0: not on a list yet, as PT_VAL(PS_RESIDENT, 0)
- * leaves it).
+ * PG_referenced), bit 11 "mapped ahead" (a zero-fill or prefetch run's
+ * page after the faulting one: mapped writable, so the first written bit a
+ * scan finds is the mapping's own and is not counted as a write; the
+ * kernel maps no page before its own fault), bits 12.. a ticket matching
+ * its one live entry on that list's ring (ticket 0: not on a list yet, as
+ * PT_VAL(PS_RESIDENT, 0) leaves it).
  * A SWAPPED page's value keeps the mirror index in bits 8..39 (PT_IDX)
  * and its shadow, the eviction clock when it left, in bits 40..63.
  */
 #define LRU_ACTIVE(val)		(((val) >> 8) & 1)
 #define LRU_WRITTEN		(1ULL << 9)
 #define LRU_SEEN		(1ULL << 10)
-#define LRU_TICKET(val)		((val) >> 11)
+#define LRU_AHEAD		(1ULL << 11)
+#define LRU_TICKET(val)		((val) >> 12)
 #define LRU_SHADOW_BITS		24
 #define LRU_SHADOW_MASK		((1ULL << LRU_SHADOW_BITS) - 1)
 #define LRU_SWAPPED(idx, clock)	(PT_VAL(PS_SWAPPED, idx) | (((clock) & LRU_SHADOW_MASK) << 40))

@@ -163,14 +163,15 @@ static void peak_total(struct uswap_region_pool *pool)
 
 /*
  * Page @i of @r is resident now: counted, and put on a list (the active
- * one if @active). A page the list cannot take (-ENOMEM) stays resident
+ * one if @active; @flags: LRU_AHEAD for a run's page after the faulting
+ * one). A page the list cannot take (-ENOMEM) stays resident
  * and is never chosen. Context: pool->lock held.
  */
 static void set_resident_lru(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
-			     bool active)
+			     bool active, uint64_t flags)
 {
 	r->state[i] = RG_RESIDENT;
-	rt_lru_add(&pool->lru, &pool->tab, r->start + i * PAGE, active);
+	rt_lru_add_flags(&pool->lru, &pool->tab, r->start + i * PAGE, active, flags);
 	if (++pool->resident > pool->st.peak_resident_pages)
 		pool->st.peak_resident_pages = pool->resident;
 	peak_total(pool);
@@ -178,7 +179,7 @@ static void set_resident_lru(struct uswap_region_pool *pool, struct rg_region *r
 
 static void set_resident(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i)
 {
-	set_resident_lru(pool, r, i, false);
+	set_resident_lru(pool, r, i, false, 0);
 }
 
 /* The RESIDENT page at @addr leaves its list. Context: pool->lock held. */
@@ -311,7 +312,7 @@ static void follow_remap(struct uswap_region_pool *pool, uint64_t from, uint64_t
 		rt_lru_forget(&pool->lru, v);
 		pt_del(&pool->tab, a);
 		rt_lru_add_flags(&pool->lru, &pool->tab, to + i * PAGE, LRU_ACTIVE(v),
-				 v & (LRU_WRITTEN | LRU_SEEN));
+				 v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD));
 	}
 	r->start = to;
 	pool->ra_next = 0;
@@ -664,7 +665,7 @@ static int serve_zero(struct uswap_region_pool *pool, struct rg_region *r, uint6
 	done /= PAGE;
 	for (uint64_t k = 0; k < done; k++)
 		if (r->state[i + k] == RG_ABSENT)
-			set_resident(pool, r, i + k);
+			set_resident_lru(pool, r, i + k, false, k ? LRU_AHEAD : 0);
 	if (done) {
 		pool->st.zero_fills++;
 		pool->st.zero_pages += done;
@@ -728,7 +729,7 @@ static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uin
 				      rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
 						     pool->st.evicted, pool->limit / 2);
 
-			set_resident_lru(pool, r, i + k, active);
+			set_resident_lru(pool, r, i + k, active, k ? LRU_AHEAD : 0);
 			pool->lru_st.activated += active;
 		}
 		pool->lru_st.refaults += done;

@@ -156,13 +156,19 @@ static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint6
 	return err;
 }
 
-/* A page became resident by a first touch: it starts on the inactive list. */
-static void track_resident(struct rt_session *s, uint64_t addr)
+/* A page became resident by a first touch: it starts on the inactive list
+ * (LRU_AHEAD: a run's page after the faulting one, not accessed yet). */
+static void track_resident_flags(struct rt_session *s, uint64_t addr, uint64_t flags)
 {
 	if (pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0)))
 		return;
 	resident_add(s, 1);
-	rt_lru_add(&s->lru, &s->tab, addr, false);
+	rt_lru_add_flags(&s->lru, &s->tab, addr, false, flags);
+}
+
+static void track_resident(struct rt_session *s, uint64_t addr)
+{
+	track_resident_flags(s, addr, 0);
 }
 
 /*
@@ -171,7 +177,7 @@ static void track_resident(struct rt_session *s, uint64_t addr)
  * back within the active list's room (half the budget; docs/RUNTIME.md,
  * "Cold pages"); under --evict fifo every page goes to the one list.
  */
-static void track_refault(struct rt_session *s, uint64_t addr, uint64_t old)
+static void track_refault(struct rt_session *s, uint64_t addr, uint64_t old, uint64_t flags)
 {
 	struct rt_sup *sup = s->sup;
 	bool active = sup->policy == RT_EVICT_LRU &&
@@ -179,7 +185,7 @@ static void track_refault(struct rt_session *s, uint64_t addr, uint64_t old)
 
 	pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0));
 	resident_add(s, 1);
-	rt_lru_add(&s->lru, &s->tab, addr, active);
+	rt_lru_add_flags(&s->lru, &s->tab, addr, active, flags);
 	sup->lru_st.refaults++;
 	sup->lru_st.swapin_pages++;
 	if (active)
@@ -203,7 +209,7 @@ static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_
 	err = copy_pages(s, addr, zeros, n * PAGE, &done);
 	for (uint64_t i = 0; i < done / PAGE; i++)
 		if (!tracked)
-			track_resident(s, addr + i * PAGE);
+			track_resident_flags(s, addr + i * PAGE, i ? LRU_AHEAD : 0);
 	s->sup->st.zero_pages += done / PAGE;
 	if (done)
 		s->sup->st.zero_fills++;
@@ -262,7 +268,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	for (uint64_t i = 0; i < done / PAGE; i++) {
 		mirror_free(s, idx[i]);
 		s->nr_swapped--;
-		track_refault(s, addr + i * PAGE, old[i]);
+		track_refault(s, addr + i * PAGE, old[i], i ? LRU_AHEAD : 0);
 	}
 	if (done) {
 		s->ra_next = addr + done;
