@@ -518,6 +518,8 @@ int rt_session_uffd(struct rt_session *s)
 				break;
 			}
 		}
+		if ((size_t)r < sizeof(msg))
+			break;	/* drained: spare the read that would say EAGAIN */
 	}
 	if (r < 0 && errno != EAGAIN && errno != EINTR)
 		return -errno;
