@@ -145,6 +145,9 @@ struct rt_session {
 	bool wp;				/* ranges registered for WP_ASYNC too */
 };
 
+#define RT_HELLO_WAIT	16		/* connections waiting for their first message */
+#define RT_HELLO_NS	2000000000ULL	/* ... closed after this long */
+
 struct rt_sup {
 	struct rt_session *sessions;
 	struct uswap_mem *mem;
@@ -164,6 +167,12 @@ struct rt_sup {
 	unsigned int nr_types;
 	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
+	/* Connections accepted whose first message has not come yet: polled
+	 * by the event loop, so a client that connects and stalls (a
+	 * preempted `uswap stat`) never holds up the faults. */
+	int hello_fd[RT_HELLO_WAIT];
+	uint64_t hello_ns[RT_HELLO_WAIT];	/* accepted at (CLOCK_MONOTONIC) */
+	unsigned int nr_hello;
 	/* Eviction policy, the resident + compressed bound */
 	enum rt_evict_policy policy;
 	struct rt_lru_stats lru_st;

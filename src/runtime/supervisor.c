@@ -219,8 +219,18 @@ static int listen_sock(char *name, size_t len)
 
 static void answer_stat(const struct rt_sup *sup, int fd);
 
-/* A process connects: its hello, its fds, UFFDIO_API on its uffd. */
-static void accept_one(struct rt_sup *sup, int lfd)
+static uint64_t mono_ns(void);
+
+/*
+ * The first message of connection @fd (non-blocking): a process's hello
+ * with its fds (then UFFDIO_API on its uffd), a forked child's hello, or
+ * a `uswap stat` request. @fd is made blocking again once it has come, as
+ * the code that takes it over expects.
+ * Context: supervisor thread.
+ * Return: false if nothing has come yet (@fd kept open), true when @fd was
+ * taken over or closed.
+ */
+static bool hello_one(struct rt_sup *sup, int fd)
 {
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -234,31 +244,37 @@ static void accept_one(struct rt_sup *sup, int lfd)
 	struct uffdio_api api = { .api = UFFD_API };
 	struct rt_session *s;
 	struct cmsghdr *cm;
-	int fd, fds[2] = { -1, -1 };
+	int fds[2] = { -1, -1 };
+	ssize_t r;
 
-	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (recvmsg(fd, &mh, MSG_CMSG_CLOEXEC) != sizeof(h) ||
-	    (h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
-		if (h.type == RT_STAT)
+	h.type = 0;
+	r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (r != sizeof(h) || (h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
+		if (r == sizeof(h) && h.type == RT_STAT)
 			answer_stat(sup, fd);
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_type == SCM_RIGHTS)	/* fds nobody will use */
+				for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
+					close(((int *)CMSG_DATA(cm))[k]);
 		close(fd);
-		return;
+		return true;
 	}
 	cm = CMSG_FIRSTHDR(&mh);
 	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
 		if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int))) {
 			close(fd);
-			return;
+			return true;
 		}
 		memcpy(fds, CMSG_DATA(cm), sizeof(int));
 		rt_fork_hello(sup, fd, &h, fds[0]);
-		return;
+		return true;
 	}
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds))) {
 		close(fd);
-		return;
+		return true;
 	}
 	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
 	api.features = sup->features;
@@ -275,6 +291,63 @@ static void accept_one(struct rt_sup *sup, int lfd)
 		close(fds[0]);
 		close(fd);
 	}
+	return true;
+}
+
+/* Drop waiting connection @k (closed when @close_it). Context: supervisor. */
+static void hello_drop(struct rt_sup *sup, unsigned int k, bool close_it)
+{
+	if (close_it)
+		close(sup->hello_fd[k]);
+	sup->nr_hello--;
+	sup->hello_fd[k] = sup->hello_fd[sup->nr_hello];
+	sup->hello_ns[k] = sup->hello_ns[sup->nr_hello];
+}
+
+/*
+ * A process connects: take its first message now if it has come, or keep
+ * the connection for the event loop (the oldest waiting one is closed when
+ * RT_HELLO_WAIT are waiting already).
+ * Context: supervisor thread.
+ */
+static void accept_one(struct rt_sup *sup, int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0 || hello_one(sup, fd))
+		return;
+	if (sup->nr_hello == RT_HELLO_WAIT) {
+		unsigned int old = 0;
+
+		for (unsigned int k = 1; k < sup->nr_hello; k++)
+			if (sup->hello_ns[k] < sup->hello_ns[old])
+				old = k;
+		hello_drop(sup, old, true);
+	}
+	sup->hello_fd[sup->nr_hello] = fd;
+	sup->hello_ns[sup->nr_hello++] = mono_ns();
+}
+
+/*
+ * The waiting connections whose poll entries (@p, @n of them, in the order
+ * of sup->hello_fd when polled) say something came, or that have waited
+ * RT_HELLO_NS: their first message, or closed.
+ * Context: supervisor thread.
+ */
+static void hello_poll(struct rt_sup *sup, const struct pollfd *p, size_t n)
+{
+	uint64_t now = mono_ns();
+
+	for (size_t j = 0; j < n; j++)
+		for (unsigned int k = 0; k < sup->nr_hello; k++) {
+			if (sup->hello_fd[k] != p[j].fd)
+				continue;
+			if (p[j].revents && hello_one(sup, p[j].fd))
+				hello_drop(sup, k, false);
+			else if (now - sup->hello_ns[k] > RT_HELLO_NS)
+				hello_drop(sup, k, true);
+			break;
+		}
 }
 
 #define TOTAL_FLOOR	64	/* pages: the least resident budget --memory-total leaves */
@@ -627,7 +700,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 	bool child_done = false;
 
 	for (;;) {
-		size_t n = 0, need = 2;
+		size_t n = 0, need = 2 + RT_HELLO_WAIT, nh;
 		bool busy = false, stepping = false;
 
 		if (child_done && !sup->sessions)
@@ -653,6 +726,11 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
 			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
 		}
+		nh = sup->nr_hello;	/* after the sessions' pairs */
+		for (unsigned int k = 0; k < nh; k++)
+			p[n++] = (struct pollfd){ .fd = sup->hello_fd[k], .events = POLLIN };
+		if (nh)
+			busy = true;	/* their deadline is looked at each turn */
 		/* --poll-us: after a turn that read a fault, look for the
 		 * next one without sleeping for a while (yielding the CPU to any
 		 * thread of our priority meanwhile, the program's included). */
@@ -693,6 +771,8 @@ polled:
 				}
 			}
 		}
+		if (nh)
+			hello_poll(sup, p + n - nh, nh);
 		if (p[0].revents & POLLIN)
 			accept_one(sup, lfd);
 		/* The sessions' fds, in the order they were polled. */

@@ -65,4 +65,36 @@ print("exec: evicted %d, devices in use at the end %s" % (j["evicted"], bad))
 sys.exit(1 if bad or j["evicted"] < 500 else 0)
 PY
 expect 127 "a program that does not exist" -- /nonexistent/program
+# A client that connects to the supervisor and never says anything (a
+# preempted `uswap stat`) must not hold up the faults: while the silent
+# connection stays open, `uswap stat` answers twice and the program's
+# faults go on being served between the two.
+"$uswap" run --memory 2M -- "$prog" loop 8 >"$out" 2>"$err" &
+run=$!
+for _ in $(seq 400); do grep -q "rt_prog: filled" "$out" && break; sleep 0.05; done
+pid=$(pgrep -P "$run" -f "loop 8" | head -1)
+name=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | sed -n 's/^USWAP_RUN_SOCK=//p')
+python3 - "$name" "$dir/silent" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect("\0" + sys.argv[1])
+open(sys.argv[2], "w").close()
+time.sleep(30)
+PY
+silent=$!
+for _ in $(seq 200); do [ -e "$dir/silent" ] && break; sleep 0.05; done
+sleep 0.2
+f1=$(timeout 10 "$uswap" stat --json "$pid" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["faults"])' 2>/dev/null)
+sleep 0.5
+f2=$(timeout 10 "$uswap" stat --json "$pid" 2>&1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["faults"])' 2>/dev/null)
+kill "$run" 2>/dev/null
+timeout 20 tail --pid="$run" -f /dev/null || kill -9 "$run"
+wait "$run" 2>/dev/null
+kill "$silent" 2>/dev/null; wait "$silent" 2>/dev/null
+if [ -z "$name" ] || ! [[ $f1 =~ ^[0-9]+$ && $f2 =~ ^[0-9]+$ ]] || ((f2 <= f1)); then
+	echo "FAIL: with a silent client connected: socket '$name', faults '$f1' then '$f2'"
+	grep -v '^  ' "$err"; fail=1
+else
+	echo "ok: a silent client connected: uswap stat answered, faults $f1 -> $f2"
+fi
 exit $fail
