@@ -138,7 +138,8 @@ static int __zpool_add_arena(struct zpool *zp)
 	uswap_assert_held(&zp->empty_lock);
 	if (!a)
 		return -ENOMEM;
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		   -1, 0);
 	if (map == MAP_FAILED) {
 		free(a);
 		return -ENOMEM;
