@@ -21,12 +21,13 @@
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
 
-#define RT_RUN		16	/* pages per fault: prefetch and zero-fill batches */
+#define RT_RUN		64	/* pages per fault: sequential prefetch */
+#define RT_ZERO_RUN	16	/* pages per fault: zero-fill runs (first touches) */
 
 enum { RT_WAIT_EVENT, RT_WAIT_EVICTING, RT_WAIT_BUDGET };	/* why a fault waits */
 #define PAGE		RT_PAGE
 
-static const char zeros[RT_RUN * PAGE];
+static const char zeros[RT_ZERO_RUN * PAGE];
 
 static void resident_add(struct rt_session *s, long n)
 {
@@ -203,7 +204,7 @@ static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_
 	int err;
 
 	if (!tracked && r)
-		while (n < RT_RUN && n < room && addr + n * PAGE < r->end &&
+		while (n < RT_ZERO_RUN && n < room && addr + n * PAGE < r->end &&
 		       !pt_get(&s->tab, addr + n * PAGE, &v))
 			n++;
 	err = copy_pages(s, addr, zeros, n * PAGE, &done);
