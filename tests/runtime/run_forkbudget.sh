@@ -9,6 +9,7 @@
 # both phases; 0 wrong words; every device empty at the end.
 # usage: run_forkbudget.sh USWAP RT_PROG table|legacy
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 uswap=$1 prog=$2 design=${3:-table}
 budget_mb=2 data_mb=6
 # Overhead (stated in docs/RUNTIME.md): the fault slack (1 MiB), libc's and
@@ -55,17 +56,11 @@ while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
 done
 wait $sup
 rc=$?
-cat "$dir/out"
-grep -v '^  ' "$dir/err"
 fail=0
-[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
-grep -q "rt_prog: ok, 0 wrong words" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+check_run $rc "$dir"
 python3 - "$dir/json" <<'PY' || fail=1
 import json, sys
 j = json.load(open(sys.argv[1]))
-bad = [d for d in j["devices"] if d["inuse_pages"]]
-if bad:
-    print("FAIL: devices not empty at the end:", bad); sys.exit(1)
 if j["fork_events"] != 1 or j["evicted"] < 1000:
     print("FAIL: fork not followed or too little swapping:", j); sys.exit(1)
 # Pages the parent shared with the child and only read were refused by
