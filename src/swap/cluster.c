@@ -166,16 +166,17 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci)
  * Unpublish the table of an emptied cluster and keep it in the thread's
  * cache; lockless readers that still hold it see its entries NULL until
  * another cluster takes it, then a new generation.
- * Context: ci->lock held; may take the pool's leaf lock.
+ * Context: ci->lock held; may take the pool's leaf lock. Return: true if
+ * the cluster had a table (the caller counts it in si->nr_tables).
  */
-static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_cluster_info *ci)
+static bool swap_cluster_free_table(struct swap_cluster_info *ci)
 {
 	struct swap_table_cache *c = &swap_table_cache;
 	struct swap_table *t = swap_cluster_table(ci);
 	unsigned int i;
 
 	if (!t)
-		return;
+		return false;
 	if (USWAP_DEBUG >= 2)
 		for (i = 0; i < SWAPFILE_CLUSTER; i++)
 			USWAP_BUG_ON(atomic_load_explicit(&t->entries[i], memory_order_relaxed));
@@ -183,7 +184,36 @@ static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_clu
 	swap_table_cache_push(c, t);
 	if (c->nr > SWAP_TABLE_CACHE_MAX)
 		swap_table_cache_drain(c, SWAP_TABLE_CACHE_BATCH);
-	atomic_fetch_sub_explicit(&si->nr_tables, 1, memory_order_relaxed);
+	return true;
+}
+
+/*
+ * si->nr_tables += @d. Its writers hold si->lock, which they take anyway
+ * to move the cluster, and it shares the lock's cache line: no atomic
+ * read-modify-write on a line of its own per cluster filled or emptied.
+ * Context: si->lock held.
+ */
+static void __swap_nr_tables_add(struct swap_info_struct *si, long d)
+{
+	uswap_assert_held(&si->lock);
+	atomic_store_explicit(&si->nr_tables,
+			      atomic_load_explicit(&si->nr_tables, memory_order_relaxed) + d,
+			      memory_order_relaxed);
+}
+
+/* move_cluster(), and si->nr_tables += @tables under the same lock. */
+static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			       struct cds_list_head *list, uint8_t new_flags, long tables)
+{
+	uswap_assert_held(&ci->lock);
+	uswap_spin_lock(&si->lock);
+	if (ci->flags != CLUSTER_FLAG_NONE)
+		cds_list_del(&ci->list);
+	cds_list_add_tail(&ci->list, list);
+	ci->flags = new_flags;
+	if (tables)
+		__swap_nr_tables_add(si, tables);
+	uswap_spin_unlock(&si->lock);
 }
 
 /**
@@ -193,13 +223,7 @@ static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_clu
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags)
 {
-	uswap_assert_held(&ci->lock);
-	uswap_spin_lock(&si->lock);
-	if (ci->flags != CLUSTER_FLAG_NONE)
-		cds_list_del(&ci->list);
-	cds_list_add_tail(&ci->list, list);
-	ci->flags = new_flags;
-	uswap_spin_unlock(&si->lock);
+	move_cluster_count(si, ci, list, new_flags, 0);
 }
 
 /**
@@ -208,13 +232,15 @@ void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
  */
 void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
+	bool had;
+
 	uswap_assert_held(&ci->lock);
 	USWAP_BUG_ON(ci->count);
 	USWAP_BUG_ON(ci->extend_table);
-	swap_cluster_free_table(si, ci);
+	had = swap_cluster_free_table(ci);
 	ci->order = 0;
 	ci->owner = 0;
-	move_cluster(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE);
+	move_cluster_count(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE, had ? -1 : 0);
 }
 
 /* An emptied cluster is discarded before reuse while the device is in use. */
@@ -316,17 +342,18 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 		was = ci->flags;
 		ci->flags = CLUSTER_FLAG_NONE;
 		found = ci;
+		/* Counted now, while si->lock is held; undone below on failure. */
+		if (was == CLUSTER_FLAG_FREE)
+			__swap_nr_tables_add(si, 1);
 		break;
 	}
 	uswap_spin_unlock(&si->lock);
 	if (found && was == CLUSTER_FLAG_FREE && swap_cluster_alloc_table(found)) {
 		/* No memory for a table: give the cluster back. */
-		move_cluster(si, found, &si->free_clusters, CLUSTER_FLAG_FREE);
+		move_cluster_count(si, found, &si->free_clusters, CLUSTER_FLAG_FREE, -1);
 		uswap_spin_unlock(&found->lock);
 		return NULL;
 	}
-	if (found && was == CLUSTER_FLAG_FREE)
-		atomic_fetch_add_explicit(&si->nr_tables, 1, memory_order_relaxed);
 	return found;
 }
 
