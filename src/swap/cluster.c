@@ -90,11 +90,16 @@ static void swap_table_cache_drain(struct swap_table_cache *c, unsigned int nr)
 	pthread_mutex_unlock(&swap_table_pool.lock);
 }
 
-/* Thread exit: its tables go to the pool. Context: the exiting thread. */
+/*
+ * Thread exit: its tables go to the pool. A later exit hook that empties
+ * a cluster registers again (pthread runs hooks whose value was set anew).
+ * Context: the exiting thread.
+ */
 static void swap_table_cache_exit(void *arg)
 {
 	struct swap_table_cache *c = arg;
 
+	c->registered = false;
 	swap_table_cache_drain(c, c->nr);
 }
 
