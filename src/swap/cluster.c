@@ -37,7 +37,10 @@
  * per batch); a thread that exits gives its tables to the pool. The pool
  * keeps up to SWAP_TABLE_POOL_MAX tables (8 MiB); more go back to malloc
  * after a grace period. A table comes back all NULL (swap_cluster_free_table()
- * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing.
+ * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing. Cached tables
+ * are not poisoned for AddressSanitizer (stale readers may read them, as
+ * the kernel's KASAN allows for type-safe objects); a read after free() is
+ * still caught.
  */
 #define SWAP_TABLE_POOL_MAX	2048
 #define SWAP_TABLE_CACHE_MAX	64
