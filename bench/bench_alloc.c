@@ -14,6 +14,9 @@
  *                  (the rate the threads would reach with a CPU each, which
  *                  a loaded machine does not give them), and "CPUs used" is
  *                  the threads' CPU time over the wall time of the 2T run.
+ *                  --load o0|mixed keeps one load; --threads 1|2 times only
+ *                  runs with that many threads (no ratio): one configuration
+ *                  alone, to profile it.
  *   fragmentation  a device of --clusters clusters is filled to 90% by
  *                  random allocations (order k with weight 2^(9-k): every
  *                  order brings the same number of slots on average) mixed
@@ -29,7 +32,8 @@
  *                  swapped out).
  *
  * Usage: bench_alloc [--reps N] [--ms MS] [--seed S] [--clusters C]
- *                    [--only scaling|frag|meta] [--json]
+ *                    [--only scaling|frag|meta] [--load o0|mixed]
+ *                    [--threads 1|2] [--json]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,7 +150,12 @@ static void scaling_run(struct worker *ws, unsigned int nr, uint64_t duration_ns
 	pthread_barrier_destroy(&start);
 }
 
-static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_ns, uint64_t seed)
+/*
+ * @load: -1 both loads, else 0 (o0) or 1 (mixed); @only_threads: 0 both,
+ * else time only runs with that many threads.
+ */
+static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_ns, uint64_t seed,
+			  int load, unsigned int only_threads)
 {
 	static const char *const loads[] = { "o0", "mixed o0/4/9" };
 	struct worker ws[MAX_THREADS];
@@ -162,6 +171,8 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 		uint64_t rnd = seed;
 		char name[64];
 
+		if (load >= 0 && (unsigned int)load != l)
+			continue;
 		type = uswap_swapon_mem(SCALE_DEV_PAGES, 0);
 		if (type < 0)
 			die("uswap_swapon_mem", type);
@@ -184,6 +195,20 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 		}
 		/* Warm-up run: first-touch of tables and thread start-up costs. */
 		scaling_run(ws, MAX_THREADS, duration_ns / 4, &a);
+		for (r = 0; r < reps && only_threads; r++) {
+			scaling_run(ws, only_threads, duration_ns, &a);
+			p1[r] = a.pairs_s;
+			c1[r] = a.cpu_pairs_s;
+		}
+		if (only_threads) {
+			snprintf(name, sizeof(name), "%s %u thread%s", loads[l], only_threads,
+				 only_threads > 1 ? "s" : "");
+			bench_add(rep, name, "alloc+free/s", bench_stat_of(p1, reps));
+			snprintf(name, sizeof(name), "%s %u thread%s per CPU-s", loads[l],
+				 only_threads, only_threads > 1 ? "s" : "");
+			bench_add(rep, name, "alloc+free/cpu-s", bench_stat_of(c1, reps));
+			goto out;
+		}
 		for (r = 0; r < reps; r++) {
 			scaling_run(ws, 1, duration_ns, &a);
 			scaling_run(ws, 2, duration_ns, &b);
@@ -223,6 +248,7 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 			snprintf(name, sizeof(name), "%s slots scaling 2T/1T", loads[l]);
 			bench_add(rep, name, "ratio", bench_stat_of(sratio, reps));
 		}
+out:
 		for (t = 0; t < MAX_THREADS; t++) {
 			for (i = 0; i < BATCH; i++) {
 				folio_unlock(ws[t].folios[i]);
@@ -518,7 +544,8 @@ int main(int argc, char **argv)
 	static struct bench_report rep = { .program = "bench_alloc" };
 	uint64_t duration_ns = 300 * 1000000ULL, seed = 1, nr_clusters = 1024;
 	const char *only = NULL;
-	int reps = 5, i;
+	unsigned int only_threads = 0;
+	int reps = 5, i, load = -1;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -535,9 +562,23 @@ int main(int argc, char **argv)
 			nr_clusters = bench_parse_u64(rep.program, a, argv[++i]);
 		} else if (!strcmp(a, "--only") && i + 1 < argc) {
 			only = argv[++i];
+		} else if (!strcmp(a, "--load") && i + 1 < argc) {
+			i++;
+			load = !strcmp(argv[i], "o0") ? 0 : !strcmp(argv[i], "mixed") ? 1 : -2;
+			if (load == -2) {
+				fprintf(stderr, "bench_alloc: --load o0|mixed\n");
+				return 2;
+			}
+		} else if (!strcmp(a, "--threads")) {
+			only_threads = (unsigned int)bench_parse_u64(rep.program, a, argv[++i]);
+			if (!only_threads || only_threads > MAX_THREADS) {
+				fprintf(stderr, "bench_alloc: --threads 1..%d\n", MAX_THREADS);
+				return 2;
+			}
 		} else {
 			fprintf(stderr, "usage: bench_alloc [--reps N] [--ms MS] [--seed S] "
-					"[--clusters C] [--only scaling|frag|meta] [--json]\n");
+					"[--clusters C] [--only scaling|frag|meta] [--load o0|mixed] "
+					"[--threads 1|2] [--json]\n");
 			return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
 		}
 	}
@@ -561,7 +602,7 @@ int main(int argc, char **argv)
 		 ",\"batch\":%d,\"debug\":%d",
 		 reps, duration_ns / 1000000, seed, nr_clusters, BATCH, USWAP_DEBUG);
 	if (!only || !strcmp(only, "scaling"))
-		bench_scaling(&rep, reps, duration_ns, seed);
+		bench_scaling(&rep, reps, duration_ns, seed, load, only_threads);
 	if (!only || !strcmp(only, "frag"))
 		bench_frag(&rep, reps, seed, nr_clusters);
 	if (!only || !strcmp(only, "meta"))

@@ -13,75 +13,140 @@
 #include "swap/swap_internal.h"
 
 /*
- * Tables back from their grace period, kept for the next cluster that
- * needs one. The kernel takes a table's page from the page allocator's
- * per-CPU lists; here calloc() and free() of one table (a little over
- * 4 KiB) in a process with several threads made glibc trim and regrow a
- * thread's arena at every cluster emptied and refilled: page faults, and
- * TLB shootdowns to the other threads' CPUs (a fifth of bench_alloc's
- * order-0 alloc+free time). A table comes back all NULL (__free_cluster
- * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing.
+ * Table memory, on the model of the kernel's "swap_table" kmem_cache with
+ * SLAB_TYPESAFE_BY_RCU and its per-CPU slabs. A table freed by an emptied
+ * cluster goes to the freeing thread's cache at once and may serve the
+ * next cluster that thread takes, without waiting for a grace period;
+ * only memory that leaves the caches for malloc waits for one (call_rcu).
+ * A lockless reader holding a stale pointer so reads a table that may
+ * belong to another cluster now: swap_table_get_rcu() checks the table's
+ * generation and retries, so it returns only entries of its own cluster.
  *
- * A table is back only after a grace period, and liburcu's call_rcu
- * thread runs its callbacks about every 10 ms: a thread that empties and
- * refills a cluster per 64 folios has hundreds of tables in flight. So the
- * pool holds up to SWAP_TABLE_POOL_MAX tables (8 MiB, the most a process
- * keeps after such a burst); more are freed.
+ * Why not a grace period per table, as before: a thread that empties and
+ * refills a cluster per 64 folios retires tens of thousands of tables a
+ * second, and liburcu's call_rcu thread returns them in batches every
+ * 10 ms or more, later still when real-time threads keep the CPUs busy
+ * (bench_alloc under chrt: it ran only when a worker blocked). The pool
+ * ran dry, so every cluster took a fresh calloc() (page faults), and the
+ * late batches overflowed the pool into free(), which trimmed the heap
+ * (madvise: TLB shootdowns to both threads' CPUs). Per thread, the tables
+ * also stay in that thread's CPU cache.
+ *
+ * A thread keeps up to SWAP_TABLE_CACHE_MAX tables and exchanges them with
+ * the shared pool SWAP_TABLE_CACHE_BATCH at a time (the pool's mutex once
+ * per batch); a thread that exits gives its tables to the pool. The pool
+ * keeps up to SWAP_TABLE_POOL_MAX tables (8 MiB); more go back to malloc
+ * after a grace period. A table comes back all NULL (swap_cluster_free_table()
+ * checks it at USWAP_DEBUG >= 2), so reuse needs no clearing. Cached tables
+ * are not poisoned for AddressSanitizer (stale readers may read them, as
+ * the kernel's KASAN allows for type-safe objects); a read after free() is
+ * still caught.
  */
-#define SWAP_TABLE_POOL_MAX 2048
+#define SWAP_TABLE_POOL_MAX	2048
+#define SWAP_TABLE_CACHE_MAX	64
+#define SWAP_TABLE_CACHE_BATCH	32
 
-/* Under AddressSanitizer a pooled table is poisoned, so that a reader
- * still using it after its grace period is caught as if it were freed. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SWAP_TABLE_POOL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SWAP_TABLE_POOL_ASAN 1
-#endif
-#endif
-#ifdef SWAP_TABLE_POOL_ASAN
-#include <sanitizer/asan_interface.h>
-#define swap_table_poison(t)	ASAN_POISON_MEMORY_REGION((t), sizeof(struct swap_table))
-#define swap_table_unpoison(t)	ASAN_UNPOISON_MEMORY_REGION((t), sizeof(struct swap_table))
-#else
-#define swap_table_poison(t)	do { } while (0)
-#define swap_table_unpoison(t)	do { } while (0)
-#endif
 static struct {
 	pthread_mutex_t lock;	/* a leaf: taken under ci->lock */
 	unsigned int nr;
 	struct swap_table *tables[SWAP_TABLE_POOL_MAX];
 } swap_table_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Context: any; takes the pool's leaf lock. Return: an all-NULL table
- * from the pool, or NULL if it is empty. */
-static struct swap_table *swap_table_pool_get(void)
-{
-	struct swap_table *t = NULL;
+/* A thread's tables (the kernel's per-CPU slab), linked by next_free. */
+struct swap_table_cache {
+	struct swap_table *head;
+	unsigned int nr;
+	bool registered;	/* the exit hook is set */
+};
+static __thread struct swap_table_cache swap_table_cache;
+static pthread_key_t swap_table_cache_key;
+static pthread_once_t swap_table_cache_once = PTHREAD_ONCE_INIT;
 
-	pthread_mutex_lock(&swap_table_pool.lock);
-	if (swap_table_pool.nr)
-		t = swap_table_pool.tables[--swap_table_pool.nr];
-	pthread_mutex_unlock(&swap_table_pool.lock);
-	if (t)
-		swap_table_unpoison(t);
-	return t;
+/* After the grace period: back to malloc. Context: liburcu's call_rcu thread. */
+static void swap_table_free_rcu(struct rcu_head *head)
+{
+	struct swap_table *t = caa_container_of(head, struct swap_table, rcu);
+
+	uswap_rcu_tsan_acquire();
+	free(t);
 }
 
-/* Keep @t (all NULL, past its grace period). Context: any; takes the
- * pool's leaf lock. Return: false if the pool is full (the caller frees). */
-static bool swap_table_pool_put(struct swap_table *t)
+/*
+ * Move up to @nr tables from the thread's cache to the pool; what the
+ * pool has no room for goes back to malloc after a grace period.
+ * Context: any; takes the pool's leaf lock.
+ */
+static void swap_table_cache_drain(struct swap_table_cache *c, unsigned int nr)
 {
-	bool kept = false;
+	struct swap_table *t;
 
 	pthread_mutex_lock(&swap_table_pool.lock);
-	if (swap_table_pool.nr < SWAP_TABLE_POOL_MAX) {
-		swap_table_poison(t);
-		swap_table_pool.tables[swap_table_pool.nr++] = t;
-		kept = true;
+	while (nr-- && (t = c->head)) {
+		c->head = t->next_free;
+		c->nr--;
+		if (swap_table_pool.nr < SWAP_TABLE_POOL_MAX) {
+			swap_table_pool.tables[swap_table_pool.nr++] = t;
+			continue;
+		}
+		uswap_call_rcu(&t->rcu, swap_table_free_rcu);
 	}
 	pthread_mutex_unlock(&swap_table_pool.lock);
-	return kept;
+}
+
+/*
+ * Thread exit: its tables go to the pool. A later exit hook that empties
+ * a cluster registers again (pthread runs hooks whose value was set anew).
+ * Context: the exiting thread.
+ */
+static void swap_table_cache_exit(void *arg)
+{
+	struct swap_table_cache *c = arg;
+
+	c->registered = false;
+	swap_table_cache_drain(c, c->nr);
+}
+
+static void swap_table_cache_key_init(void)
+{
+	if (pthread_key_create(&swap_table_cache_key, swap_table_cache_exit))
+		abort();
+}
+
+/* Push @t on the thread's cache, registering the exit hook once. */
+static void swap_table_cache_push(struct swap_table_cache *c, struct swap_table *t)
+{
+	if (__builtin_expect(!c->registered, 0)) {
+		pthread_once(&swap_table_cache_once, swap_table_cache_key_init);
+		pthread_setspecific(swap_table_cache_key, c);
+		c->registered = true;
+	}
+	t->next_free = c->head;
+	c->head = t;
+	c->nr++;
+}
+
+/*
+ * An all-NULL table: from the thread's cache, refilled a batch at a time
+ * from the pool, else a new one. Context: any; may take the pool's leaf
+ * lock. Return: the table, or NULL (no memory).
+ */
+static struct swap_table *swap_table_alloc(void)
+{
+	struct swap_table_cache *c = &swap_table_cache;
+	struct swap_table *t;
+
+	if (!c->head) {
+		pthread_mutex_lock(&swap_table_pool.lock);
+		while (swap_table_pool.nr && c->nr < SWAP_TABLE_CACHE_BATCH)
+			swap_table_cache_push(c, swap_table_pool.tables[--swap_table_pool.nr]);
+		pthread_mutex_unlock(&swap_table_pool.lock);
+	}
+	t = c->head;
+	if (!t)
+		return calloc(1, sizeof(*t));
+	c->head = t->next_free;
+	c->nr--;
+	return t;
 }
 
 /**
@@ -96,40 +161,67 @@ int swap_cluster_alloc_table(struct swap_cluster_info *ci)
 	uswap_assert_held(&ci->lock);
 	if (swap_cluster_table(ci))
 		return 0;
-	t = swap_table_pool_get();
-	if (!t)
-		t = calloc(1, sizeof(*t));
+	t = swap_table_alloc();
 	if (!t)
 		return -ENOMEM;
+	/* A new generation before the first entry: swap_table_get_rcu(). */
+	atomic_fetch_add_explicit(&t->gen, 1, memory_order_release);
 	atomic_store_explicit(&ci->table, t, memory_order_release);
 	return 0;
 }
 
-/* After the grace period: the table goes to the pool, or back to malloc.
- * Context: liburcu's call_rcu thread. */
-static void swap_table_free_rcu(struct rcu_head *head)
+/*
+ * Unpublish the table of an emptied cluster and keep it in the thread's
+ * cache; lockless readers that still hold it see its entries NULL until
+ * another cluster takes it, then a new generation.
+ * Context: ci->lock held; may take the pool's leaf lock. Return: true if
+ * the cluster had a table (the caller counts it in si->nr_tables).
+ */
+static bool swap_cluster_free_table(struct swap_cluster_info *ci)
 {
-	struct swap_table *t = caa_container_of(head, struct swap_table, rcu);
-
-	uswap_rcu_tsan_acquire();
-	if (!swap_table_pool_put(t))
-		free(t);
-}
-
-/* The table outlives the grace period: lockless readers may still hold it. */
-static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_cluster_info *ci)
-{
+	struct swap_table_cache *c = &swap_table_cache;
 	struct swap_table *t = swap_cluster_table(ci);
 	unsigned int i;
 
 	if (!t)
-		return;
+		return false;
 	if (USWAP_DEBUG >= 2)
 		for (i = 0; i < SWAPFILE_CLUSTER; i++)
 			USWAP_BUG_ON(atomic_load_explicit(&t->entries[i], memory_order_relaxed));
 	atomic_store_explicit(&ci->table, NULL, memory_order_release);
-	uswap_call_rcu(&t->rcu, swap_table_free_rcu);
-	atomic_fetch_sub_explicit(&si->nr_tables, 1, memory_order_relaxed);
+	swap_table_cache_push(c, t);
+	if (c->nr > SWAP_TABLE_CACHE_MAX)
+		swap_table_cache_drain(c, SWAP_TABLE_CACHE_BATCH);
+	return true;
+}
+
+/*
+ * si->nr_tables += @d. Its writers hold si->lock, which they take anyway
+ * to move the cluster, and it shares the lock's cache line: no atomic
+ * read-modify-write on a line of its own per cluster filled or emptied.
+ * Context: si->lock held.
+ */
+static void __swap_nr_tables_add(struct swap_info_struct *si, long d)
+{
+	uswap_assert_held(&si->lock);
+	atomic_store_explicit(&si->nr_tables,
+			      atomic_load_explicit(&si->nr_tables, memory_order_relaxed) + d,
+			      memory_order_relaxed);
+}
+
+/* move_cluster(), and si->nr_tables += @tables under the same lock. */
+static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			       struct cds_list_head *list, uint8_t new_flags, long tables)
+{
+	uswap_assert_held(&ci->lock);
+	uswap_spin_lock(&si->lock);
+	if (ci->flags != CLUSTER_FLAG_NONE)
+		cds_list_del(&ci->list);
+	cds_list_add_tail(&ci->list, list);
+	ci->flags = new_flags;
+	if (tables)
+		__swap_nr_tables_add(si, tables);
+	uswap_spin_unlock(&si->lock);
 }
 
 /**
@@ -139,13 +231,7 @@ static void swap_cluster_free_table(struct swap_info_struct *si, struct swap_clu
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		  struct cds_list_head *list, uint8_t new_flags)
 {
-	uswap_assert_held(&ci->lock);
-	uswap_spin_lock(&si->lock);
-	if (ci->flags != CLUSTER_FLAG_NONE)
-		cds_list_del(&ci->list);
-	cds_list_add_tail(&ci->list, list);
-	ci->flags = new_flags;
-	uswap_spin_unlock(&si->lock);
+	move_cluster_count(si, ci, list, new_flags, 0);
 }
 
 /**
@@ -154,13 +240,15 @@ void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
  */
 void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
+	bool had;
+
 	uswap_assert_held(&ci->lock);
 	USWAP_BUG_ON(ci->count);
 	USWAP_BUG_ON(ci->extend_table);
-	swap_cluster_free_table(si, ci);
+	had = swap_cluster_free_table(ci);
 	ci->order = 0;
 	ci->owner = 0;
-	move_cluster(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE);
+	move_cluster_count(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE, had ? -1 : 0);
 }
 
 /* An emptied cluster is discarded before reuse while the device is in use. */
@@ -262,17 +350,18 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 		was = ci->flags;
 		ci->flags = CLUSTER_FLAG_NONE;
 		found = ci;
+		/* Counted now, while si->lock is held; undone below on failure. */
+		if (was == CLUSTER_FLAG_FREE)
+			__swap_nr_tables_add(si, 1);
 		break;
 	}
 	uswap_spin_unlock(&si->lock);
 	if (found && was == CLUSTER_FLAG_FREE && swap_cluster_alloc_table(found)) {
 		/* No memory for a table: give the cluster back. */
-		move_cluster(si, found, &si->free_clusters, CLUSTER_FLAG_FREE);
+		move_cluster_count(si, found, &si->free_clusters, CLUSTER_FLAG_FREE, -1);
 		uswap_spin_unlock(&found->lock);
 		return NULL;
 	}
-	if (found && was == CLUSTER_FLAG_FREE)
-		atomic_fetch_add_explicit(&si->nr_tables, 1, memory_order_relaxed);
 	return found;
 }
 

@@ -55,12 +55,19 @@ bool swap_table_maybe_swapped(struct swap_info_struct *si, struct folio *folio)
 	struct swap_cluster_info *ci = offset_to_cluster(si, swp_offset(folio->swap));
 	unsigned int off = swp_offset(folio->swap) % SWAPFILE_CLUSTER;
 	unsigned long nr = folio_nr_pages(folio), i;
+	struct swap_table *t;
 	bool ret = false;
 
-	/* One read section for the folio, not one per slot. */
+	/*
+	 * One read section for the folio, and the table read once: the
+	 * folio's slots keep the cluster in use, so its table cannot move on
+	 * to another cluster (no generation check, swap_table_get_rcu()).
+	 */
 	uswap_rcu_read_lock();
+	t = swap_cluster_table(ci);
+	uswap_assert(t);
 	for (i = 0; i < nr && !ret; i++) {
-		uint64_t tb = swap_table_get_rcu(ci, off + (unsigned int)i);
+		uint64_t tb = swap_table_read(t, off + (unsigned int)i);
 
 		ret = swp_tb_is_countable(tb) && __swp_tb_get_count(tb) > 0;
 	}

@@ -171,6 +171,9 @@ struct swap_info_struct {
 	struct swap_pcpu_slot pin_cpu[SWAP_PCPU_SLOTS];
 	_Atomic long users __attribute__((aligned(64)));	/* atomic-mode pins; SWAP_USERS_DEAD */
 	struct uswap_spinlock lock __attribute__((aligned(64)));	/* cluster lists below */
+	/* Swap tables allocated now: written under lock (on its line), read
+	 * lockless; swapon counts its own before publication. */
+	_Atomic long nr_tables;
 	struct cds_list_head free_clusters;
 	struct cds_list_head full_clusters;
 	struct cds_list_head discard_clusters;
@@ -192,10 +195,9 @@ struct swap_info_struct {
 	bool claimed;			/* claim_dev/claim_ino are in the claimed set */
 	uint64_t claim_dev, claim_ino;	/* the file's identity (swap_inode_claim) */
 	struct swap_work work;		/* discard and reclaim worker */
-	/* Written as clusters come and go: a line apart from what every
+	/* Written as extend tables come and go: a line apart from what every
 	 * operation reads (design, bdev, slots_freed). */
-	_Atomic long nr_tables __attribute__((aligned(64)));	/* swap tables allocated now */
-	_Atomic long nr_extend_tables;	/* extend tables allocated now */
+	_Atomic long nr_extend_tables __attribute__((aligned(64)));	/* extend tables allocated now */
 	/* I/O counters (swap_io.c) */
 	_Atomic uint64_t nr_reads, nr_writes, nr_read_errors, nr_write_errors;
 	_Atomic uint64_t nr_ra_pages, nr_ra_hits;

@@ -234,9 +234,21 @@ static inline const char *swp_tb_type_name(uint64_t tb)
 
 /* ---- the table of a cluster ---- */
 
+/*
+ * A table may serve another cluster as soon as its own empties (the
+ * kernel's "swap_table" cache is SLAB_TYPESAFE_BY_RCU: cluster.c), so a
+ * lockless reader may hold a pointer to a table that has moved on.
+ * @gen tells it: a table's generation changes each time a cluster takes
+ * it, and swap_table_get_rcu() rereads it (a seqcount) to keep only
+ * entries read while the table was still @ci's.
+ */
 struct swap_table {
 	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
-	struct rcu_head rcu;
+	_Atomic unsigned long gen;	/* + 1 each time a cluster takes the table */
+	union {
+		struct rcu_head rcu;		/* on its way back to malloc */
+		struct swap_table *next_free;	/* in a table cache (cluster.c) */
+	};
 };
 
 /*
@@ -293,17 +305,52 @@ static inline uint64_t __swap_table_xchg(struct swap_cluster_info *ci, unsigned 
 /*
  * swap_table_get_rcu() - entry @off without the lock, for a caller that
  * goes on to use what the entry names (a PFN's folio) in the same read
- * section. Context: RCU read lock held. Return: 0 if no table.
+ * section. The entry is one that @ci's slot held: read while the table was
+ * @ci's, or NULL (the table left @ci empty). A table taken by another
+ * cluster in between bumps its generation, and the read is tried again.
+ *
+ *   reader                              writer (cluster emptied, refilled)
+ *   t = ci->table
+ *   g = t->gen                          ci->table = NULL   (ci empty)
+ *   ci->table == t ? (else again)       t->gen++ (release), Y->table = t
+ *   tb = t->entries[off]   (acquire)    t->entries[off] = Y's entry (release)
+ *   t->gen == g ? (else again)
+ *
+ * If tb is Y's entry, the acquire that read it sees the increment made
+ * before it, and the last check fails.
+ * Context: RCU read lock held (the table's memory stays a table until a
+ * grace period after it leaves the caches). Return: 0 if no table.
  */
 static inline uint64_t swap_table_get_rcu(struct swap_cluster_info *ci, unsigned int off)
 {
 	struct swap_table *t;
+	unsigned long gen;
+	uint64_t tb;
 
 	uswap_assert(uswap_rcu_read_held());
 	uswap_assert(off < SWAPFILE_CLUSTER);
-	t = swap_cluster_table(ci);
-	if (!t)
-		return SWP_TB_NULL;
+	for (;;) {
+		t = swap_cluster_table(ci);
+		if (!t)
+			return SWP_TB_NULL;
+		gen = atomic_load_explicit(&t->gen, memory_order_acquire);
+		if (swap_cluster_table(ci) != t)
+			continue;
+		tb = atomic_load_explicit(&t->entries[off], memory_order_acquire);
+		if (atomic_load_explicit(&t->gen, memory_order_relaxed) == gen)
+			return tb;
+	}
+}
+
+/*
+ * swap_table_read() - entry @off of table @t, which the caller knows stays
+ * its cluster's (a locked cached folio on the slots pins the cluster).
+ * Context: RCU read lock held. Return: the entry.
+ */
+static inline uint64_t swap_table_read(struct swap_table *t, unsigned int off)
+{
+	uswap_assert(uswap_rcu_read_held());
+	uswap_assert(off < SWAPFILE_CLUSTER);
 	return atomic_load_explicit(&t->entries[off], memory_order_acquire);
 }
 
