@@ -117,7 +117,8 @@ int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active
  * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
  * process of @pagemap (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING: the pages
  * found written are write-protected again, asynchronously resolved on
- * their next write) and mark the RESIDENT ones LRU_WRITTEN in @tab.
+ * their next write) and mark the RESIDENT ones LRU_WRITTEN in @tab (one
+ * a copy mapped only loses its LRU_AHEAD: that first bit is the copy's).
  * Context: supervisor thread; a kernel page-table walk of the range.
  * Return: the pages found written and resident, or -errno (the range is
  * not registered for WP_ASYNC: no information).
@@ -144,11 +145,9 @@ long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
 		for (long i = 0; i < n; i++)
 			for (uint64_t p = r[i].start; p < r[i].end; p += 4096)
 				if (pt_get(tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
-					if (v & LRU_AHEAD) {	/* the mapping's own bit */
-						pt_set(tab, p, v & ~LRU_AHEAD);
-						continue;
-					}
-					pt_set(tab, p, v | LRU_WRITTEN);
+					/* A copy's own bit is found but not counted
+					 * as a reference (lru.h, LRU_AHEAD). */
+					pt_set(tab, p, v & LRU_AHEAD ? v & ~LRU_AHEAD : v | LRU_WRITTEN);
 					found++;
 				}
 		if (a.walk_end <= start)
@@ -214,7 +213,8 @@ static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_reside
  * list. An inactive tail page written since the last scan is kept once
  * (rotated, LRU_SEEN) and activated if written again by its next visit,
  * as the kernel's folio_check_references() treats the instantiating
- * fault's reference: every page starts out written.
+ * fault's reference (a page a copy mapped: its first written bit found,
+ * the copy's own, is not counted; lru.h, LRU_AHEAD).
  * Context: supervisor thread.
  * Return: true and *@addr, false when no page is on a list.
  */

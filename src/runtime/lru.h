@@ -21,10 +21,11 @@
  * A RESIDENT page's value in the page map: bit 8 is its list (1 active),
  * bit 9 "written since the last scan" (PAGEMAP_SCAN's PAGE_IS_WRITTEN),
  * bit 10 "referenced at its last visit of the inactive tail" (the kernel's
- * PG_referenced), bit 11 "mapped ahead" (a zero-fill or prefetch run's
- * page after the faulting one: mapped writable, so the first written bit a
- * scan finds is the mapping's own and is not counted as a write; the
- * kernel maps no page before its own fault), bits 12.. a ticket matching
+ * PG_referenced), bit 11 "mapped by a copy" (UFFDIO_COPY maps a page
+ * writable, so the first written bit a scan finds on it is the mapping's
+ * own, set whether or not the program wrote: it is not counted. Counted,
+ * it made a page written once look written on two scans, one before and
+ * one after its rotation, and activated it), bits 12.. a ticket matching
  * its one live entry on that list's ring (ticket 0: not on a list yet, as
  * PT_VAL(PS_RESIDENT, 0) leaves it).
  * A SWAPPED page's value keeps the mirror index in bits 8..39 (PT_IDX)

@@ -163,8 +163,8 @@ static void peak_total(struct uswap_region_pool *pool)
 
 /*
  * Page @i of @r is resident now: counted, and put on a list (the active
- * one if @active; @flags: LRU_AHEAD for a run's page after the faulting
- * one). A page the list cannot take (-ENOMEM) stays resident
+ * one if @active; @flags: LRU_AHEAD for a page a copy mapped, lru.h).
+ * A page the list cannot take (-ENOMEM) stays resident
  * and is never chosen. Context: pool->lock held.
  */
 static void set_resident_lru(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
@@ -665,7 +665,7 @@ static int serve_zero(struct uswap_region_pool *pool, struct rg_region *r, uint6
 	done /= PAGE;
 	for (uint64_t k = 0; k < done; k++)
 		if (r->state[i + k] == RG_ABSENT)
-			set_resident_lru(pool, r, i + k, false, k ? LRU_AHEAD : 0);
+			set_resident_lru(pool, r, i + k, false, LRU_AHEAD);
 	if (done) {
 		pool->st.zero_fills++;
 		pool->st.zero_pages += done;
@@ -729,7 +729,7 @@ static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uin
 				      rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
 						     pool->st.evicted, pool->limit / 2);
 
-			set_resident_lru(pool, r, i + k, active, k ? LRU_AHEAD : 0);
+			set_resident_lru(pool, r, i + k, active, LRU_AHEAD);
 			pool->lru_st.activated += active;
 		}
 		pool->lru_st.refaults += done;

@@ -158,7 +158,7 @@ static int copy_pages(struct rt_session *s, uint64_t dst, const void *src, uint6
 }
 
 /* A page became resident by a first touch: it starts on the inactive list
- * (LRU_AHEAD: a run's page after the faulting one, not accessed yet). */
+ * (LRU_AHEAD: mapped by a copy, its first written bit is the copy's). */
 static void track_resident_flags(struct rt_session *s, uint64_t addr, uint64_t flags)
 {
 	if (pt_set(&s->tab, addr, PT_VAL(PS_RESIDENT, 0)))
@@ -210,7 +210,7 @@ static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_
 	err = copy_pages(s, addr, zeros, n * PAGE, &done);
 	for (uint64_t i = 0; i < done / PAGE; i++)
 		if (!tracked)
-			track_resident_flags(s, addr + i * PAGE, i ? LRU_AHEAD : 0);
+			track_resident_flags(s, addr + i * PAGE, LRU_AHEAD);
 	s->sup->st.zero_pages += done / PAGE;
 	if (done)
 		s->sup->st.zero_fills++;
@@ -269,7 +269,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	for (uint64_t i = 0; i < done / PAGE; i++) {
 		mirror_free(s, idx[i]);
 		s->nr_swapped--;
-		track_refault(s, addr + i * PAGE, old[i], i ? LRU_AHEAD : 0);
+		track_refault(s, addr + i * PAGE, old[i], LRU_AHEAD);
 	}
 	if (done) {
 		s->ra_next = addr + done;
