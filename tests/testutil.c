@@ -13,6 +13,7 @@
 
 #include <uswap/mm.h>
 #include "mm/mm_internal.h"
+#include "swap/swap_internal.h"
 #include "testutil.h"
 
 uint64_t test_seed(const char *test_name)
@@ -97,4 +98,26 @@ int test_run_in_tmpdir(const char *name, const struct CMUnitTest *tests, size_t 
 		/* best effort: a leftover directory under /tmp */
 	}
 	return ret;
+}
+
+/* test_swap_out_one() - see testutil.h. */
+int test_swap_out_one(struct uswap_frame_pool *pool, unsigned int order, swp_entry_t *out)
+{
+	struct folio *f = uswap_folio_alloc(pool, order);
+	int err;
+
+	assert_non_null(f);
+	folio_mark_uptodate(f);
+	folio_lock(f);
+	err = folio_alloc_swap(f);
+	if (!err) {
+		*out = folio_swap_entry(f);
+		assert_int_equal(folio_dup_swap(f, -1), 0);
+		assert_int_equal(swap_cache_del_folio(f, 0), 0);
+	} else {
+		assert_int_equal(err, -ENOMEM);
+	}
+	folio_unlock(f);
+	folio_put(f);
+	return err;
 }

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include <uswap/common.h>
+
 /* USWAP_TEST_SEED if set, else a random seed; always printed. */
 uint64_t test_seed(const char *test_name);
 /* USWAP_TEST_OPS if set, else def. */
@@ -35,6 +37,7 @@ static inline uint64_t test_rand_below(uint64_t *s, uint64_t n)
 struct uswap_mem;
 struct uswap_mm;
 struct CMUnitTest;
+struct uswap_frame_pool;
 
 /*
  * Reclaim until nothing is left to take: uswap_mem_reclaim() of @frames
@@ -59,6 +62,14 @@ uint64_t test_peek_pte(struct uswap_mm *mm, uint64_t addr);
  * Context: main(). Return: the group's result (0: all passed), or 1 if
  * the directory could not be made.
  */
+/*
+ * Give 2^@order slots to a fresh folio from @pool and swap it out: the
+ * slots stay with count 1 and no folio (folio_dup_swap, then out of the
+ * swap cache). *@out is the first slot's entry.
+ * Context: a cmocka test. Return: 0, or -ENOMEM (no room: nothing held).
+ */
+int test_swap_out_one(struct uswap_frame_pool *pool, unsigned int order, swp_entry_t *out);
+
 int test_run_in_tmpdir(const char *name, const struct CMUnitTest *tests, size_t n,
 		       const char *prefix, char *dir, size_t dirlen);
 

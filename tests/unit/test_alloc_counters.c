@@ -18,31 +18,7 @@
 #include <unistd.h>
 
 #include "swap/swap_internal.h"
-
-/*
- * Give 2^order slots to a fresh folio and swap it out: the slots stay
- * with count 1 and no folio. Return: 0 and *out, or -ENOMEM.
- */
-static int swap_out_one(struct uswap_frame_pool *pool, unsigned int order, swp_entry_t *out)
-{
-	struct folio *f = uswap_folio_alloc(pool, order);
-	int err;
-
-	assert_non_null(f);
-	folio_mark_uptodate(f);
-	folio_lock(f);
-	err = folio_alloc_swap(f);
-	if (!err) {
-		*out = folio_swap_entry(f);
-		assert_int_equal(folio_dup_swap(f, -1), 0);
-		assert_int_equal(swap_cache_del_folio(f, 0), 0);
-	} else {
-		assert_int_equal(err, -ENOMEM);
-	}
-	folio_unlock(f);
-	folio_put(f);
-	return err;
-}
+#include "testutil.h"
 
 /* The device's inuse_pages as uswap_swap_stat() reports it. */
 static uint64_t inuse_of(int type)
@@ -87,7 +63,7 @@ static void test_counters_exact(void **state)
 	assert_false(uswap_vm_swap_full());
 
 	/* Whole clusters (cluster 0 holds the header: not for order 9). */
-	while (swap_out_one(pool, USWAP_MAX_ORDER, &e) == 0) {
+	while (test_swap_out_one(pool, USWAP_MAX_ORDER, &e) == 0) {
 		held[n] = e;
 		order_of[n++] = USWAP_MAX_ORDER;
 		inuse += 1U << USWAP_MAX_ORDER;
@@ -97,19 +73,19 @@ static void test_counters_exact(void **state)
 	assert_int_equal(inuse, pages - (SWAPFILE_CLUSTER - 1));
 	/* The rest of cluster 0, one slot at a time. */
 	while (inuse < pages) {
-		assert_int_equal(swap_out_one(pool, 0, &e), 0);
+		assert_int_equal(test_swap_out_one(pool, 0, &e), 0);
 		held[n] = e;
 		order_of[n++] = 0;
 		inuse++;
 		assert_int_equal(inuse_of(type), inuse);
 	}
 	assert_true(uswap_vm_swap_full());
-	assert_int_equal(swap_out_one(pool, 0, &e), -ENOMEM);
+	assert_int_equal(test_swap_out_one(pool, 0, &e), -ENOMEM);
 
 	/* A free puts the full device back on the avail list. */
 	assert_int_equal(swap_put_entries_direct(held[n - 1], 1), 0);
 	assert_int_equal(inuse_of(type), pages - 1);
-	assert_int_equal(swap_out_one(pool, 0, &e), 0);
+	assert_int_equal(test_swap_out_one(pool, 0, &e), 0);
 	held[n - 1] = e;
 	assert_int_equal(inuse_of(type), pages);
 
@@ -154,7 +130,7 @@ static void *filler_fn(void *arg)
 	}
 	pthread_barrier_wait(f->start);
 	for (r = 0; r < ROUNDS; r++) {
-		while (swap_out_one(f->pool, 0, &e) == 0)
+		while (test_swap_out_one(f->pool, 0, &e) == 0)
 			f->held[f->nr++] = e;
 		f->enomem++;
 		for (i = 0; i < f->nr / 2; i++) {
@@ -215,7 +191,7 @@ static void test_counters_full_two_cpus(void **state)
 
 	/* Every slot again, from this thread. */
 	assert_int_equal(uswap_frame_pool_create(64, &pool), 0);
-	while (swap_out_one(pool, 0, &e) == 0)
+	while (test_swap_out_one(pool, 0, &e) == 0)
 		fl[0].held[got++] = e;
 	assert_int_equal(got, pages);
 	assert_int_equal(inuse_of(type), pages);

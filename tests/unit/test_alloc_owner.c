@@ -20,34 +20,10 @@
 #include <time.h>
 
 #include "swap/swap_internal.h"
+#include "testutil.h"
 
 #define TWO_CLUSTERS	(2 * SWAPFILE_CLUSTER)
 #define BIG		(16 * SWAPFILE_CLUSTER)
-
-/*
- * Give one slot to a fresh order-0 folio and swap it out (count 1, no
- * folio). Return: 0 and *out, or -ENOMEM.
- */
-static int swap_out_one(struct uswap_frame_pool *pool, swp_entry_t *out)
-{
-	struct folio *f = uswap_folio_alloc(pool, 0);
-	int err;
-
-	assert_non_null(f);
-	folio_mark_uptodate(f);
-	folio_lock(f);
-	err = folio_alloc_swap(f);
-	if (!err) {
-		*out = folio_swap_entry(f);
-		assert_int_equal(folio_dup_swap(f, -1), 0);
-		assert_int_equal(swap_cache_del_folio(f, 0), 0);
-	} else {
-		assert_int_equal(err, -ENOMEM);
-	}
-	folio_unlock(f);
-	folio_put(f);
-	return err;
-}
 
 static unsigned long cluster_of(swp_entry_t e)
 {
@@ -71,7 +47,7 @@ static void *taker_fn(void *arg)
 
 	assert_int_equal(uswap_frame_pool_create(16, &pool), 0);
 	t->nr = 0;
-	while ((!t->n || t->nr < t->n) && swap_out_one(pool, &e) == 0)
+	while ((!t->n || t->nr < t->n) && test_swap_out_one(pool, 0, &e) == 0)
 		t->held[t->nr++] = e;
 	for (i = 0; i < t->drop && t->nr; i++)
 		assert_int_equal(swap_put_entries_direct(t->held[--t->nr], 1), 0);
@@ -117,7 +93,7 @@ static void test_owner_passed_over(void **state)
 	assert_true(type >= 0);
 	assert_int_equal(uswap_frame_pool_create(16, &pool), 0);
 	for (i = 0; i < 64; i++)
-		assert_int_equal(swap_out_one(pool, &mine[i]), 0);
+		assert_int_equal(test_swap_out_one(pool, 0, &mine[i]), 0);
 	my_cluster = cluster_of(mine[0]);
 	for (i = 1; i < 64; i++)
 		assert_int_equal(cluster_of(mine[i]), my_cluster);
@@ -170,7 +146,7 @@ static void test_owner_fallback(void **state)
 	assert_true(type >= 0);
 	assert_int_equal(uswap_frame_pool_create(16, &pool), 0);
 	for (i = 0; i < 64; i++)
-		assert_int_equal(swap_out_one(pool, &mine[i]), 0);
+		assert_int_equal(test_swap_out_one(pool, 0, &mine[i]), 0);
 	put_all(mine + 32, 32);
 
 	memset(&other, 0, sizeof(other));
