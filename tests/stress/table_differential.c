@@ -456,6 +456,15 @@ static uint64_t pick_slot(void)
 	return rnd(DEV_PAGES);
 }
 
+/* Whether the model gives a slot of @m a count: the folio is not reclaimable. */
+static bool model_swapped(const struct mfolio *m)
+{
+	for (uint64_t i = 0; i < 1ULL << m->order; i++)
+		if (slots[m->off + i].count)
+			return true;
+	return false;
+}
+
 static int32_t pick_folio(void)
 {
 	return nr_folios ? (int32_t)rnd((uint64_t)nr_folios) : NO_FOLIO;
@@ -936,7 +945,13 @@ static void op_misuse(void)
 		folio_put(f);
 		break;
 	case 1:	/* a cached folio, unlocked */
-		if (!m)
+		/*
+		 * Unlocked, a folio whose slots all have count 0 is the
+		 * device's reclaim worker's to free (its trylock succeeds, as
+		 * the kernel's reclaim_work's would): the model could not tell
+		 * whether it is still cached. One referenced slot keeps it.
+		 */
+		if (!m || !model_swapped(m))
 			return;
 		folio_unlock(m->f);
 		expect_ret(folio_dup_swap(m->f, -1), -EINVAL, o);
