@@ -122,7 +122,7 @@ struct rt_session {
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
 	/* The answer to the batch out, stored a few pages per turn */
 	bool answered;				/* it came; pages [batch_next, batch_n) left */
-	uint32_t batch_next, batch_moved;
+	uint32_t batch_next, batch_moved;	/* moved: pages it took off the resident count */
 	struct rt_evict answer;
 	struct rt_pending *pending;		/* faults waiting */
 	size_t nr_pending, cap_pending;

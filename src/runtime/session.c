@@ -580,12 +580,21 @@ static void settle_one(struct rt_session *s, uint32_t i)
 	uint32_t idx;
 
 	sup->inflight_pages--;
+	/*
+	 * A page unmapped, dropped or gone meanwhile left the resident count
+	 * too: the batch is progress, not a stall (counted as moved). Counted
+	 * as a stall, it let every fault past budget + slack while the next
+	 * batch was out (node's V8 drops its cold pages: 84% over budget).
+	 */
 	if (!pt_get(&s->tab, a, &v) || PT_IDX(v) != i ||
-	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD))
+	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD)) {
+		s->batch_moved++;
 		return;
+	}
 	if (PT_STATE(v) == PS_DEAD) {
 		pt_del(&s->tab, a);
 		resident_add(s, -1);
+		s->batch_moved++;
 		return;
 	}
 	if (!st) {
@@ -612,6 +621,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 		pt_del(&s->tab, a);
 		resident_add(s, -1);
 		sup->st.evict_gone++;
+		s->batch_moved++;
 	} else {
 		pt_set(&s->tab, a, PT_VAL(PS_UNEVICTABLE, 0));
 		sup->st.evict_other++;

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/proto.h"
@@ -40,6 +41,7 @@
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 #define SHIM_MAX_RANGES	4096
 #define SHIM_SCAN_MS	10
+#define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 
 struct shim_range {
 	uint64_t start, end;
@@ -61,7 +63,7 @@ static struct {
 	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
 	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
-	unsigned long last_vsize;
+	unsigned long last_vm;	/* vm_sig() at the last scan */
 } S = { .uffd = -1, .sock = -1, .memfd = -1 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
@@ -403,9 +405,23 @@ static void scan(void)
 				   !strcmp(prev.perms, "---p");
 		bool heap = !strcmp(v.path, "[heap]");
 
+		/*
+		 * The reserve of a glibc arena heap (a 64 MiB block, aligned,
+		 * read-write at its start): glibc grows the heap with its own
+		 * mprotect(), which no interposer sees; registered, the reserve
+		 * passes its registration on to each piece made read-write.
+		 * Never a thread stack: a stack's guard is below it, and a stack
+		 * is not a 64 MiB-aligned pair.
+		 */
+		bool arena_reserve = have_prev && prev.end == v.start && is_anon(&v) &&
+				     !strcmp(v.perms, "---p") && !strcmp(prev.perms, "rw-p") &&
+				     !(prev.start & (SHIM_ARENA_HEAP - 1)) &&
+				     v.end - prev.start == SHIM_ARENA_HEAP &&
+				     registered(prev.start, prev.end);
+
 		prev = v;
 		have_prev = true;
-		if (strcmp(v.perms, "rw-p") || !is_anon(&v) || guard_below ||
+		if ((strcmp(v.perms, "rw-p") && !arena_reserve) || !is_anon(&v) || guard_below ||
 		    v.end - v.start < SHIM_MIN_VMA || own_memory(v.start, v.end) ||
 		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
 		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
@@ -419,11 +435,18 @@ static void scan(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
-/* The process's virtual size in pages (statm's first field), 0 on error. */
-static unsigned long vsize(void)
+/*
+ * The process's virtual size and its private writable size in pages
+ * (statm's first and sixth fields), one in each half of the result, 0 on
+ * error: either changes when a mapping is added, removed or made writable.
+ * The second is what sees mprotect(): a PROT_NONE reservation made
+ * read-write (glibc's arena growth, V8's heap) leaves the size alone.
+ */
+static unsigned long vm_sig(void)
 {
-	char buf[64];
+	char buf[128], *p;
 	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	unsigned long size, data = 0;
 	ssize_t r;
 
 	if (fd < 0)
@@ -433,7 +456,10 @@ static unsigned long vsize(void)
 	if (r <= 0)
 		return 0;
 	buf[r] = 0;
-	return strtoul(buf, NULL, 10);
+	size = strtoul(buf, &p, 10);
+	for (int i = 0; i < 5 && *p; i++)	/* on to the sixth field */
+		data = strtoul(p, &p, 10);
+	return size ^ (data << 32);
 }
 
 /*
@@ -629,6 +655,15 @@ static bool thread_setup(pthread_t *self)
 	return own;
 }
 
+/* CLOCK_MONOTONIC in milliseconds. Context: any thread. */
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* The agent: requests from the supervisor, and rescans. Context: own thread. */
 static void *agent_main(void *arg)
 {
@@ -646,13 +681,17 @@ static void *agent_main(void *arg)
 
 		send_msg(&go, sizeof(go));
 	}
+	uint64_t due = mono_ms() + SHIM_SCAN_MS;
+	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
+
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLIN };
+		uint64_t now = mono_ms();
 		int r;
 
 		if (!sock_ours())
 			return NULL;	/* closed, maybe reused: the watchdog says so */
-		r = poll(&p, 1, SHIM_SCAN_MS);
+		r = poll(&p, 1, now < due ? (int)(due - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return NULL;
 		if (r > 0 && (p.revents & POLLNVAL))
@@ -683,14 +722,25 @@ static void *agent_main(void *arg)
 				pthread_cond_broadcast(&fork_cond);
 				pthread_mutex_unlock(&fork_wait_lock);
 			}
-			continue;
+			if (mono_ms() < due)
+				continue;
 		}
-		unsigned long vs = vsize();
+		/*
+		 * Due whether or not batches keep coming (under eviction they
+		 * always do): memory the program makes writable unseen is
+		 * learnt late, resident already. For 100 ms after a change,
+		 * every 1 ms: the program is growing.
+		 */
+		unsigned long vs = vm_sig();
 
-		if (vs != S.last_vsize) {
-			S.last_vsize = vs;
+		if (vs != S.last_vm) {
+			S.last_vm = vs;
 			scan();
+			quick = 100;
+		} else if (quick) {
+			quick--;
 		}
+		due = mono_ms() + (quick ? 1 : SHIM_SCAN_MS);
 	}
 }
 
@@ -983,7 +1033,7 @@ static void session_start(const char *name)
 	S.sup_pid = getppid();
 	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;
 	set_active(true);
-	S.last_vsize = vsize();
+	S.last_vm = vm_sig();
 	scan();
 	start_threads();
 	return;
@@ -1093,7 +1143,7 @@ static int fork_session(const char *name)
 	}
 	S.uffd = keep_high(fd);
 	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
-	S.last_vsize = vsize();
+	S.last_vm = vm_sig();
 	start_threads();
 	return 0;
 }
@@ -1165,6 +1215,26 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 			scan();
 	}
 	return (void *)p;
+}
+
+/*
+ * mprotect() as the program calls it: a large range made read-write (a
+ * reservation committed, as V8 and other allocators do) is registered
+ * before the program can touch it, as a new mapping is in mmap(). glibc's
+ * own calls (arena growth) are found by the agent's rescans (vm_sig()).
+ */
+__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
+{
+	if (syscall(SYS_mprotect, addr, len, prot))
+		return -1;
+	if (active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
+		if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
+		    !pthread_equal(pthread_self(), S.watch_thr))
+			scan_by_watchdog();	/* never the program's table */
+		else
+			scan();
+	}
+	return 0;
 }
 
 __attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
