@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,13 +141,50 @@ int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
 	return ioctl(uffd, UFFDIO_POISON, &p) ? -errno : 0;
 }
 
+/*
+ * After a failed UFFDIO_MOVE from @src to @dst over @len bytes, of which
+ * the kernel reported @done moved: the bytes really moved. On 6.18 the
+ * count can be short. move_pages() (mm/userfaultfd.c) retries a step that
+ * met a PTE change (an access setting the accessed or dirty bit, a
+ * WP_ASYNC write) with its error still -EAGAIN, and the loop never
+ * resets it: the next step moves its pages, is not counted, and the loop
+ * retries it at the same addresses, where the destination is now full:
+ * -EEXIST, with those pages already at @dst. A page counts as moved when
+ * its destination is mapped and its source is not (mincore()); the caller
+ * guarantees an empty @dst and holds the source's faults meanwhile.
+ * Context: any. Return: the bytes moved (>= @done).
+ */
+static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t done)
+{
+	unsigned char d[64], s[64];
+
+	while (done < len) {
+		uint64_t n = (len - done) / RT_UFFD_PAGE;
+
+		if (n > 64)
+			n = 64;
+		if (mincore((void *)(uintptr_t)(dst + done), n * RT_UFFD_PAGE, d) ||
+		    mincore((void *)(uintptr_t)(src + done), n * RT_UFFD_PAGE, s))
+			return done;
+		for (uint64_t i = 0; i < n; i++, done += RT_UFFD_PAGE)
+			if (!(d[i] & 1) || (s[i] & 1))
+				return done;
+	}
+	return done;
+}
+
 /**
  * rt_uffd_move() - take [@src, @src + @len) out of the process with
  * UFFDIO_MOVE into @dst (registered with @uffd, empty). A write before the
  * PTE is cleared lands in the moved page; one after it faults MISSING.
  * EAGAIN (an event is pending) with nothing moved is retried @tries times,
  * 50 us apart: only for a caller that is not the one reading the events.
- * Context: any; never the thread that reads @uffd's events when @tries > 0.
+ * After a failure the count is checked against the pages (moved_bytes():
+ * the kernel's can be short); pages moved past the kernel's count turn the
+ * error into a partial move (-EAGAIN: the caller moves the rest again, for
+ * its real error), or into success if all moved.
+ * Context: any; never the thread that reads @uffd's events when @tries > 0;
+ * nothing may serve a fault in [@src, @src + @len) meanwhile.
  * Return: 0 and *@done = @len; -errno with *@done the bytes moved (EBUSY:
  * a page shared copy-on-write; ENOENT: a hole; EAGAIN).
  */
@@ -154,6 +192,7 @@ int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
 		 uint64_t *done)
 {
 	struct uffdio_move mv = { .dst = dst, .src = src, .len = len };
+	uint64_t real;
 	int err;
 
 	while ((err = ioctl(uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN && mv.move <= 0 &&
@@ -162,5 +201,12 @@ int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
 		mv.move = 0;
 	}
 	*done = err ? (mv.move > 0 ? (uint64_t)mv.move : 0) : len;
+	if (!err)
+		return 0;
+	real = moved_bytes(dst, src, len, *done);
+	if (real > *done) {
+		*done = real;
+		err = real == len ? 0 : -EAGAIN;
+	}
 	return err;
 }
