@@ -472,19 +472,15 @@ static unsigned long vm_sig(void)
  */
 static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, int *err)
 {
-	struct uffdio_move mv = {
-		.dst = (uint64_t)S.staging + i * RT_PAGE,
-		.src = m->addr[i],
-		.len = (uint64_t)run * RT_PAGE,
-	};
+	uint64_t bytes;
 	uint32_t done;
-	int tries = 0;
 
-	/* EAGAIN: an event is pending; the supervisor reads it soon. */
-	while ((*err = ioctl(S.uffd, UFFDIO_MOVE, &mv) ? -errno : 0) == -EAGAIN &&
-	       mv.move <= 0 && tries++ < 1000)
-		usleep(50);
-	done = *err ? (mv.move > 0 ? (uint32_t)(mv.move / RT_PAGE) : 0) : run;
+	/* EAGAIN: an event is pending; the supervisor reads it soon. The
+	 * count is checked against the pages (the kernel's can be short:
+	 * rt_uffd_move()); the batch's pages wait for our answer meanwhile. */
+	*err = rt_uffd_move(S.uffd, (uint64_t)S.staging + i * RT_PAGE, m->addr[i],
+			    (uint64_t)run * RT_PAGE, 1000, &bytes);
+	done = (uint32_t)(bytes / RT_PAGE);
 	for (uint32_t k = i; k < i + done; k++) {
 		m->status[k] = 0;
 		memcpy(S.xfer + k * RT_PAGE, S.staging + k * RT_PAGE, RT_PAGE);
