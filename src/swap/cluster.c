@@ -216,8 +216,8 @@ static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_
 	uswap_assert_held(&ci->lock);
 	uswap_spin_lock(&si->lock);
 	if (ci->flags != CLUSTER_FLAG_NONE)
-		cds_list_del(&ci->list);
-	cds_list_add_tail(&ci->list, list);
+		cds_list_del(cluster_link(si, ci));
+	cds_list_add_tail(cluster_link(si, ci), list);
 	ci->flags = new_flags;
 	if (tables)
 		__swap_nr_tables_add(si, tables);
@@ -332,13 +332,9 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 	uint8_t was = CLUSTER_FLAG_NONE;
 
 	uswap_spin_lock(&si->lock);
-	/*
-	 * Raw nodes, not cds_list_for_each_entry(): its end test forms an
-	 * entry pointer from the list head, misaligned now that clusters are
-	 * line-aligned (UBSan).
-	 */
+	/* Raw nodes: the links are not in the cluster (cluster.h). */
 	cds_list_for_each(pos, list) {
-		ci = caa_container_of(pos, struct swap_cluster_info, list);
+		ci = link_cluster(si, pos);
 		if (!uswap_spin_trylock(&ci->lock))
 			continue;
 		if (me && ci->owner && ci->owner != me) {
@@ -346,7 +342,7 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 			*skipped = true;
 			continue;
 		}
-		cds_list_del_init(&ci->list);
+		cds_list_del_init(pos);
 		was = ci->flags;
 		ci->flags = CLUSTER_FLAG_NONE;
 		found = ci;

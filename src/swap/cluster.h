@@ -42,7 +42,7 @@ struct swap_table;
  *   owner != 0  =>  count < SWAPFILE_CLUSTER (not full; freeing clears it).
  */
 struct swap_cluster_info {
-	struct uswap_spinlock lock;	/* protects all but list */
+	struct uswap_spinlock lock;	/* protects all but the list links */
 	uint16_t count;			/* non-NULL entries */
 	uint8_t flags;			/* CLUSTER_FLAG_*; written under ci->lock + si->lock */
 	uint8_t order;			/* folio order it serves; 0 when free */
@@ -51,8 +51,20 @@ struct swap_cluster_info {
 	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
 	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
 					 * [EXTEND_NR]: how many are non-zero */
-	struct cds_list_head list;	/* si->lock */
 } __attribute__((aligned(64)));	/* one line each: neighbours' threads apart */
+
+/*
+ * The kernel's ci->list lives here in si->cluster_list[], one entry per
+ * cluster, not in the cluster's line: moving a cluster writes its list
+ * neighbours' links, and a neighbour is often another thread's current
+ * cluster (both on frag[0] or nonfull[0]). With the links in the cluster's
+ * line, each such move took the line holding that cluster's lock from the
+ * thread that locks it on every allocation and free (bench_alloc, 2
+ * threads: the fast path's lock was the costliest instruction). Apart,
+ * the links are written only under si->lock. The lists, their order and
+ * their locking are the kernel's. cluster_link() and link_cluster()
+ * (swap_internal.h) map one to the other.
+ */
 
 /* The extend table's last word counts its non-zero entries, so that
  * "can it be freed?" is one load, not a 512-entry scan on every put. */

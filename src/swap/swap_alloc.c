@@ -864,8 +864,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	cds_list_for_each(pos, &si->full_clusters) {
 		if (n == (unsigned long)to_scan)
 			break;
-		ci = caa_container_of(pos, struct swap_cluster_info, list);
-		idx[n++] = cluster_index(si, ci);
+		idx[n++] = cluster_index(si, link_cluster(si, pos));
 	}
 	/*
 	 * Rotate the picked ones to the tail, so that the next run starts
@@ -873,8 +872,8 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	 * their list: si->lock alone is enough to reorder it.
 	 */
 	for (i = 0; i < n; i++) {
-		cds_list_del(&si->cluster_info[idx[i]].list);
-		cds_list_add_tail(&si->cluster_info[idx[i]].list, &si->full_clusters);
+		cds_list_del(&si->cluster_list[idx[i]]);
+		cds_list_add_tail(&si->cluster_list[idx[i]], &si->full_clusters);
 	}
 	uswap_spin_unlock(&si->lock);
 	for (i = 0; i < n; i++) {
@@ -936,13 +935,13 @@ bool swap_do_scheduled_discard(struct swap_info_struct *si)
 			uswap_spin_unlock(&si->lock);
 			return any;
 		}
-		ci = cds_list_first_entry(&si->discard_clusters, struct swap_cluster_info, list);
+		ci = link_cluster(si, si->discard_clusters.next);
 		/*
 		 * Off the list but still flagged DISCARD: allocators skip it
 		 * and frees leave it alone (free_cluster, relocate_cluster).
 		 * Writing the flag needs ci->lock too, which we do not hold.
 		 */
-		cds_list_del_init(&ci->list);
+		cds_list_del_init(cluster_link(si, ci));
 		uswap_spin_unlock(&si->lock);
 
 		if (si->discard)

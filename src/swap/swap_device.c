@@ -323,7 +323,7 @@ struct swap_info_struct *get_swap_device(swp_entry_t entry)
 uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots)
 {
 	return (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER *
-	       sizeof(struct swap_cluster_info);
+	       (sizeof(struct swap_cluster_info) + sizeof(struct cds_list_head));
 }
 
 /** swap_backend_slots_freed() - tell the backend that slots are free. ci->lock held. */
@@ -374,9 +374,13 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 	if (!si->cluster_info)
 		return -ENOMEM;
 	memset(si->cluster_info, 0, si->nr_clusters * sizeof(*si->cluster_info));
+	/* The list links, apart from the clusters' lines (cluster.h). */
+	si->cluster_list = malloc(si->nr_clusters * sizeof(*si->cluster_list));
+	if (!si->cluster_list)
+		return -ENOMEM;
 	for (i = 0; i < si->nr_clusters; i++) {
 		uswap_spin_init(&si->cluster_info[i].lock);
-		CDS_INIT_LIST_HEAD(&si->cluster_info[i].list);
+		CDS_INIT_LIST_HEAD(&si->cluster_list[i]);
 	}
 	si->pages = si->max - 1;
 	si->nr_bad = 1;
@@ -429,10 +433,10 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 
 		if (ci->count) {
 			ci->flags = CLUSTER_FLAG_NONFULL;
-			cds_list_add_tail(&ci->list, &si->nonfull_clusters[0]);
+			cds_list_add_tail(cluster_link(si, ci), &si->nonfull_clusters[0]);
 		} else {
 			ci->flags = CLUSTER_FLAG_FREE;
-			cds_list_add_tail(&ci->list, &si->free_clusters);
+			cds_list_add_tail(cluster_link(si, ci), &si->free_clusters);
 		}
 	}
 	return 0;
@@ -453,6 +457,8 @@ static void swap_free_clusters_info(struct swap_info_struct *si)
 	}
 	free(si->cluster_info);
 	si->cluster_info = NULL;
+	free(si->cluster_list);
+	si->cluster_list = NULL;
 	atomic_store(&si->nr_tables, 0);
 	atomic_store(&si->nr_extend_tables, 0);
 }

@@ -163,6 +163,7 @@ struct swap_info_struct {
 	unsigned int nr_bad;		/* bad slots below max, header included */
 	unsigned long nr_clusters;
 	struct swap_cluster_info *cluster_info;	/* nr_clusters, static */
+	struct cds_list_head *cluster_list;	/* nr_clusters list links (cluster.h), lock */
 	_Atomic uint64_t generation;	/* bumped at each swapon of this type */
 	struct swap_pcpu_counter inuse_pages;	/* allocated slots: swap_inuse_pages() */
 	/* The device pin, as the kernel's percpu_ref: per-CPU counts while
@@ -215,6 +216,20 @@ static inline unsigned long cluster_index(struct swap_info_struct *si,
 					  struct swap_cluster_info *ci)
 {
 	return (unsigned long)(ci - si->cluster_info);
+}
+
+/* @ci's links on the cluster lists. Context: si->lock to use them. */
+static inline struct cds_list_head *cluster_link(struct swap_info_struct *si,
+						 struct swap_cluster_info *ci)
+{
+	return &si->cluster_list[ci - si->cluster_info];
+}
+
+/* The cluster whose links @pos are (list_entry). Context: si->lock. */
+static inline struct swap_cluster_info *link_cluster(struct swap_info_struct *si,
+						     struct cds_list_head *pos)
+{
+	return &si->cluster_info[pos - si->cluster_list];
 }
 
 static inline uint64_t cluster_offset(struct swap_info_struct *si,

@@ -422,9 +422,9 @@ static int check_device(unsigned int type, uint64_t expect_inuse)
 	uint64_t used = 0;
 	int bad = 0;
 
-	/* Raw nodes: an entry formed from a list head is misaligned (UBSan). */
+	/* Raw nodes: the links are apart from the clusters (cluster.h). */
 #define WALK(lh, flag) cds_list_for_each(pos, (lh)) { \
-		ci = caa_container_of(pos, struct swap_cluster_info, list); \
+		ci = link_cluster(si, pos); \
 		on_lists++; if (ci->flags != (flag)) { bad = 1; \
 		fprintf(stderr, "cluster %lu on list %s has flag %u\n", \
 			cluster_index(si, ci), #flag, ci->flags); } }
