@@ -507,6 +507,42 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 	}
 }
 
+/**
+ * rt_fork_pass_shared() - whether eviction should pass over @addr of @s
+ * this once: it is present and mapped by more than one process after a
+ * fork (pagemap's "exclusively mapped" bit), and was not passed over
+ * before. Evicting it costs a copy here and a second eviction in the
+ * other process (rt_fork_unshared()), and a child that reads its copy
+ * once (BGSAVE, rt_prog forkbench) may not have read it yet, so it gets
+ * one more trip through the inactive list, as a referenced page does;
+ * the second time it is taken. Passing over every shared page for good
+ * (until the tree reached budget + slack) left the shared set
+ * unevictable and the child thrashing in what was left
+ * (docs/RUNTIME.md, "Evicting after a fork"). Beyond budget + slack it
+ * is taken at once.
+ * Context: supervisor thread.
+ * Return: true to pass over it now.
+ */
+bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr)
+{
+	uint64_t pm, v;
+
+	if (!s->fork_shared || s->pagemap < 0)
+		return false;
+	if (s->passed.cap && pt_get(&s->passed, addr, &v)) {
+		pt_del(&s->passed, addr);
+		return false;		/* its second time at the tail */
+	}
+	if (s->sup->resident >= s->sup->budget + s->sup->slack ||
+	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8 ||
+	    !((pm >> 63) & 1) || ((pm >> 56) & 1))
+		return false;
+	if ((!s->passed.cap && pt_init(&s->passed)) || pt_set(&s->passed, addr, 1))
+		return false;
+	s->sup->st.shared_passed++;
+	return true;
+}
+
 /* Time now in us (CLOCK_MONOTONIC). Context: any. Return: the time. */
 static uint64_t now_us(void)
 {

@@ -78,6 +78,7 @@ struct rt_stats {
 	uint64_t child_evicted;			/* pages evicted from forked sessions */
 	uint64_t evict_unshared;		/* pages moved only after make_exclusive()
 						 * (a copy, or a reuse, in that process) */
+	uint64_t shared_passed;			/* shared pages given a second trip */
 
 	/* Why a fault was deferred (each fault counted once) */
 	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
@@ -141,6 +142,8 @@ struct rt_session {
 	bool fork_wait;				/* EVICTING entries wait for that batch */
 	bool fork_shared;			/* forked or forked from: pages may be shared */
 	uint64_t balance_mark;			/* balance(): asked in that round */
+	struct pagetab passed;			/* shared pages passed over once
+						 * (rt_fork_pass_shared()); cap 0 until used */
 	struct rt_fifo evict_first;		/* pages left to this process alone by
 						 * another's eviction of a shared page
 						 * (rt_fork_unshared()): evicted next */
@@ -214,6 +217,7 @@ bool rt_fork_mm_alive(struct rt_session *s);
 void rt_fork_free_hellos(struct rt_sup *sup);
 bool rt_fork_events_on(const struct rt_sup *sup);
 void rt_fork_unshared(struct rt_session *s, uint64_t addr);
+bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);

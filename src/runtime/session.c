@@ -708,7 +708,7 @@ static void scan_written(struct rt_session *s)
 bool rt_session_evict(struct rt_session *s, uint64_t want)
 {
 	struct rt_evict m = { .type = RT_EVICT };
-	uint64_t a, v;
+	uint64_t a, v, skipped = 0;
 
 	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up || s->fork_wait)
 		return false;
@@ -726,7 +726,13 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 			s->batch_addr[m.n] = a;
 			m.addr[m.n++] = a;
 		}
-	while (m.n < want && rt_lru_pop(&s->lru, &s->tab, &a, s->nr_resident, &s->sup->lru_st)) {
+	while (m.n < want && skipped < 4 * RT_BATCH &&
+	       rt_lru_pop(&s->lru, &s->tab, &a, s->nr_resident, &s->sup->lru_st)) {
+		if (rt_fork_pass_shared(s, a)) {	/* rtfork: a second trip first */
+			rt_lru_add(&s->lru, &s->tab, a, false);
+			skipped++;
+			continue;
+		}
 		pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
 		s->batch_addr[m.n] = a;
 		m.addr[m.n++] = a;
@@ -940,6 +946,7 @@ void rt_session_destroy(struct rt_session *s)
 	pt_free(&s->tab);
 	fifo_free(&s->fifo);
 	fifo_free(&s->evict_first);
+	pt_free(&s->passed);
 	rt_lru_free(&s->lru);
 	if (s->xfer)
 		munmap(s->xfer, RT_BATCH * PAGE);

@@ -570,9 +570,10 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
 		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits);
 	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
-		"\"evict_unshared\":%llu,",
+		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
 		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
-		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared);
+		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
+		(unsigned long long)st->shared_passed);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
