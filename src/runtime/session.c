@@ -241,9 +241,10 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	 * and falls back to one page at any other: a random fault that
 	 * happens to land there brings 2 pages, not 64 (the kernel's swap
 	 * readahead sizes its window by hits the same way). */
-	s->ra_win = addr == s->ra_next ? (s->ra_win * 2 > RT_RUN ? RT_RUN : s->ra_win * 2) : 1;
-	if (s->ra_win < 2)
-		s->ra_win = addr == s->ra_next ? 2 : 1;
+	if (addr != s->ra_next)
+		s->ra_win = 1;
+	else
+		s->ra_win = s->ra_win < 2 ? 2 : s->ra_win * 2 > RT_RUN ? RT_RUN : s->ra_win * 2;
 	if (room > s->ra_win)
 		room = s->ra_win;
 	while (n < RT_RUN && (n == 0 || n < room) && pt_get(&s->tab, addr + n * PAGE, &v) &&
