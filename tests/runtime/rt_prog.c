@@ -551,6 +551,7 @@ static int forkbudget(uint64_t mb)
 
 			report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
 		}
+		fflush(stdout);	/* _exit() would drop the reports */
 		_exit(wrong ? 1 : 0);
 	}
 	/* the parent reads at random while the child lives */
