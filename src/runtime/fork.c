@@ -362,7 +362,7 @@ static void settle(struct rt_session *c, uint64_t a, int st, const char *bytes)
 {
 	uint32_t idx;
 
-	if (!st) {
+	if (st >= 0) {	/* 1: moved after make_exclusive(), the same here */
 		/* Moved: it left the parent before the child's page tables
 		 * were copied (a page copied into the child is shared and
 		 * cannot be moved) or after the parent wrote its own copy, in
@@ -477,29 +477,70 @@ bool rt_fork_mm_alive(struct rt_session *s)
 }
 
 /**
- * rt_fork_page_shared() - whether eviction should pass over @addr of @s
- * for now: it is present and mapped by more than one process (after a
- * fork), from pagemap's "exclusively mapped" bit. The agent can move such
- * a page only by copying it first (make_exclusive() in the shim: the
- * other process keeps the old page, which is then its own and charged to
- * it, rt_fork_account()), so it is passed over while the tree is within
- * its budget plus the slack, and taken beyond (passing over every
- * page left the tree 2.5x over its budget while a child lived). Only
- * asked for sessions that took part in a fork.
- * Context: supervisor thread.
- * Return: true to pass over it; false if exclusive, absent, unknown, or
- * the tree is over budget + slack.
+ * rt_fork_unshared() - @s moved its page at @addr out after a write made
+ * it exclusive (make_exclusive() in the shim): while another process of
+ * the tree mapped the same page that write was a copy, and the old page
+ * stays the other's. The session that had it PS_SHARED (uncharged) and
+ * now maps it alone (pagemap bit 56) is charged for it at once and
+ * evicts it in its next batch, so the page the LRU of @s chose is freed
+ * from both processes, as the kernel's unmap from every mapping frees a
+ * shared page: without it the old page stayed charged to no one until
+ * the next look (rt_fork_account()) and then sat at the head of the
+ * other's inactive list.
+ * Context: supervisor thread, as @s's batch is stored.
  */
-bool rt_fork_page_shared(struct rt_session *s, uint64_t addr)
+void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 {
-	uint64_t pm;
+	for (struct rt_session *c = s->sup->sessions; c; c = c->next) {
+		uint64_t v, pm;
 
-	if (s->sup->resident >= s->sup->budget + s->sup->slack)
+		if (c == s || !c->fork_shared || c->dead || c->pagemap < 0 ||
+		    !pt_get(&c->tab, addr, &v) || PT_STATE(v) != PS_SHARED)
+			continue;
+		if (pread(c->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8 ||
+		    !((pm >> 63) & 1) || !((pm >> 56) & 1))
+			continue;	/* still shared (a third process), or gone */
+		rt_track_resident(c, addr);
+		s->sup->st.fork_owned++;
+		fifo_push(&c->evict_first, addr);
+		return;		/* mapped by one process alone */
+	}
+}
+
+/**
+ * rt_fork_pass_shared() - whether eviction should pass over @addr of @s
+ * this once: it is present and mapped by more than one process after a
+ * fork (pagemap's "exclusively mapped" bit), and was not passed over
+ * before. Evicting it costs a copy here and a second eviction in the
+ * other process (rt_fork_unshared()), and a child that reads its copy
+ * once (BGSAVE, rt_prog forkbench) may not have read it yet, so it gets
+ * one more trip through the inactive list, as a referenced page does;
+ * the second time it is taken. Passing over every shared page for good
+ * (until the tree reached budget + slack) left the shared set
+ * unevictable and the child thrashing in what was left
+ * (docs/RUNTIME.md, "Evicting after a fork"). Beyond budget + slack it
+ * is taken at once.
+ * Context: supervisor thread.
+ * Return: true to pass over it now.
+ */
+bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr)
+{
+	uint64_t pm, v;
+
+	if (!s->fork_shared || s->pagemap < 0)
 		return false;
-	if (!s->fork_shared || s->pagemap < 0 ||
-	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
+	if (s->passed.cap && pt_get(&s->passed, addr, &v)) {
+		pt_del(&s->passed, addr);
+		return false;		/* its second time at the tail */
+	}
+	if (s->sup->resident >= s->sup->budget + s->sup->slack ||
+	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8 ||
+	    !((pm >> 63) & 1) || ((pm >> 56) & 1))
 		return false;
-	return ((pm >> 63) & 1) && !((pm >> 56) & 1);
+	if ((!s->passed.cap && pt_init(&s->passed)) || pt_set(&s->passed, addr, 1))
+		return false;
+	s->sup->st.shared_passed++;
+	return true;
 }
 
 /* Time now in us (CLOCK_MONOTONIC). Context: any. Return: the time. */

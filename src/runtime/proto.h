@@ -58,7 +58,8 @@ struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 	uint32_t type;
 	uint32_t n;			/* <= RT_BATCH */
 	uint64_t addr[RT_BATCH];
-	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), -errno */
+	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), 1 moved after
+					 * a write made it exclusive, -errno */
 };
 
 struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */

@@ -74,6 +74,11 @@ struct rt_stats {
 	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
 	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
 	uint64_t fork_owned;			/* shared pages found one process's own */
+	uint64_t child_faults;			/* faults of forked sessions */
+	uint64_t child_evicted;			/* pages evicted from forked sessions */
+	uint64_t evict_unshared;		/* pages moved only after make_exclusive()
+						 * (a copy, or a reuse, in that process) */
+	uint64_t shared_passed;			/* shared pages given a second trip */
 
 	/* Why a fault was deferred (each fault counted once) */
 	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
@@ -117,6 +122,7 @@ struct rt_session {
 	uint32_t next_idx, *free_idx;
 	size_t nr_free, cap_free;
 	uint64_t ra_next;			/* the page after the last swap-in run */
+	uint32_t ra_win;			/* prefetch window (pages), serve_swapin() */
 	bool inflight;				/* an EVICT is out */
 	uint32_t batch_n;
 	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
@@ -135,7 +141,12 @@ struct rt_session {
 	struct rt_session *fork_parent;		/* while fork_wait: whose batch decides */
 	bool fork_wait;				/* EVICTING entries wait for that batch */
 	bool fork_shared;			/* forked or forked from: pages may be shared */
-	uint64_t shared_skip_until;		/* no eviction scan before this many faults */
+	uint64_t balance_mark;			/* balance(): asked in that round */
+	struct pagetab passed;			/* shared pages passed over once
+						 * (rt_fork_pass_shared()); cap 0 until used */
+	struct rt_fifo evict_first;		/* pages left to this process alone by
+						 * another's eviction of a shared page
+						 * (rt_fork_unshared()): evicted next */
 	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
 	uint64_t nr_shared;			/* PS_SHARED pages still shared at the
 						 * last look (rt_fork_account()) */
@@ -159,6 +170,7 @@ struct rt_sup {
 	bool reclaiming;			/* above the high watermark, evicting
 						 * down to the low one (balance()) */
 	bool stalled;				/* the last batches freed nothing */
+	uint64_t balance_mark;			/* balance(): sessions asked this round */
 	uint64_t features;
 	pid_t child;
 	struct rt_stats st;
@@ -204,7 +216,8 @@ void rt_fork_parent_gone(struct rt_session *parent);
 bool rt_fork_mm_alive(struct rt_session *s);
 void rt_fork_free_hellos(struct rt_sup *sup);
 bool rt_fork_events_on(const struct rt_sup *sup);
-bool rt_fork_page_shared(struct rt_session *s, uint64_t addr);
+void rt_fork_unshared(struct rt_session *s, uint64_t addr);
+bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);

@@ -236,9 +236,17 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 	uint64_t n = 0, v, done, old[RT_RUN];
 	int err = 0;
 
-	/* Prefetch only what looks sequential: the page after the last run. */
-	if (addr != s->ra_next && room > 1)
-		room = 1;
+	/* Prefetch only what looks sequential: the page after the last run,
+	 * with a window that doubles at each such fault (2, 4, ... RT_RUN)
+	 * and falls back to one page at any other: a random fault that
+	 * happens to land there brings 2 pages, not 64 (the kernel's swap
+	 * readahead sizes its window by hits the same way). */
+	if (addr != s->ra_next)
+		s->ra_win = 1;
+	else
+		s->ra_win = s->ra_win < 2 ? 2 : s->ra_win * 2 > RT_RUN ? RT_RUN : s->ra_win * 2;
+	if (room > s->ra_win)
+		room = s->ra_win;
 	while (n < RT_RUN && (n == 0 || n < room) && pt_get(&s->tab, addr + n * PAGE, &v) &&
 	       PT_STATE(v) == PS_SWAPPED) {
 		idx[n] = PT_IDX(v);
@@ -484,6 +492,8 @@ int rt_session_uffd(struct rt_session *s)
 				uint64_t t0 = now_ns();
 
 				s->sup->st.faults++;
+				if (s->forked)
+					s->sup->st.child_faults++;
 				if (s->forked && !s->pid)	/* rtfork: names the child */
 					rt_fork_fault(s, m->arg.pagefault.feat.ptid);
 				if (serve_fault(s, a))
@@ -597,7 +607,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 		s->batch_moved++;
 		return;
 	}
-	if (!st) {
+	if (st >= 0) {	/* moved; 1: after make_exclusive() */
 		int err = mirror_alloc(s, &idx);
 
 		if (!err)
@@ -613,7 +623,12 @@ static void settle_one(struct rt_session *s, uint32_t i)
 		resident_add(s, -1);
 		s->nr_swapped++;
 		sup->st.evicted++;
+		sup->st.child_evicted += s->forked;
 		s->batch_moved++;
+		if (st == 1) {	/* made exclusive first: maybe a copy (rtfork) */
+			sup->st.evict_unshared++;
+			rt_fork_unshared(s, a);
+		}
 	} else if (st == -EBUSY || st == -EAGAIN) {	/* rotated, as the kernel's putback */
 		rt_lru_add(&s->lru, &s->tab, a, false);
 		sup->st.evict_busy++;
@@ -706,8 +721,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	struct rt_evict m = { .type = RT_EVICT };
 	uint64_t a, v, skipped = 0;
 
-	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up || s->fork_wait ||
-	    s->shared_skip_until > s->sup->st.faults)
+	if (s->inflight || s->no_evict || s->prefork || s->dead || !s->agent_up || s->fork_wait)
 		return false;
 	if (want > RT_BATCH)
 		want = RT_BATCH;
@@ -715,9 +729,17 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT && !LRU_TICKET(v))
 			rt_lru_add(&s->lru, &s->tab, a, false);
 	scan_written(s);
+	/* rtfork: the other half of a shared page another process evicted */
+	while (m.n < want && fifo_pop(&s->evict_first, &a))
+		if (pt_get(&s->tab, a, &v) && PT_STATE(v) == PS_RESIDENT && LRU_TICKET(v)) {
+			rt_lru_forget(&s->lru, v);
+			pt_set(&s->tab, a, PT_VAL(PS_EVICTING, m.n));
+			s->batch_addr[m.n] = a;
+			m.addr[m.n++] = a;
+		}
 	while (m.n < want && skipped < 4 * RT_BATCH &&
 	       rt_lru_pop(&s->lru, &s->tab, &a, s->nr_resident, &s->sup->lru_st)) {
-		if (rt_fork_page_shared(s, a)) {	/* rtfork: EBUSY for sure */
+		if (rt_fork_pass_shared(s, a)) {	/* rtfork: a second trip first */
 			rt_lru_add(&s->lru, &s->tab, a, false);
 			skipped++;
 			continue;
@@ -726,13 +748,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		s->batch_addr[m.n] = a;
 		m.addr[m.n++] = a;
 	}
-	if (!m.n) {
-		if (skipped) {	/* rtfork: all shared; look again after more faults */
-			s->shared_skip_until = s->sup->st.faults + RT_BATCH;
-			s->sup->stalled = true;	/* faults need not wait for it */
-		}
+	if (!m.n)
 		return false;
-	}
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		for (uint32_t i = 0; i < m.n; i++)
 			rt_lru_add(&s->lru, &s->tab, m.addr[i], false);
@@ -769,7 +786,8 @@ void rt_session_prefork(struct rt_session *s)
 	n = pt_collect(&s->tab, 0, ~0ULL, &e);
 	for (size_t i = 0; i < n; i++)
 		if (PT_STATE(e[i].val) == PS_SWAPPED) {
-			s->ra_next = e[i].key;	/* runs of 16, as a sequential read */
+			s->ra_next = e[i].key;	/* long runs, as a sequential read */
+			s->ra_win = RT_RUN;
 			serve_swapin(s, e[i].key, RT_RUN);
 		}
 	free(e);
@@ -938,6 +956,8 @@ void rt_session_destroy(struct rt_session *s)
 	uswap_mm_destroy(s->mm);
 	pt_free(&s->tab);
 	fifo_free(&s->fifo);
+	fifo_free(&s->evict_first);
+	pt_free(&s->passed);
 	rt_lru_free(&s->lru);
 	if (s->xfer)
 		munmap(s->xfer, RT_BATCH * PAGE);

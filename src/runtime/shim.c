@@ -516,7 +516,8 @@ static int make_exclusive(uint64_t addr)
 /*
  * Pages [i + done, i + run) of @m were left by move_run() with
  * *@err: while that is EBUSY, make the first of them exclusive
- * (make_exclusive()) and move the rest of the run again.
+ * (make_exclusive()) and move the rest of the run again. The page made
+ * exclusive gets status 1 (moved, after a copy or a reuse).
  * Context: the agent thread.
  * Return: the number of pages moved here (after @done); *@err as move_run().
  */
@@ -529,6 +530,7 @@ static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t
 
 		if (!d)
 			break;		/* still refused (pinned): it stays EBUSY */
+		m->status[i + done + more] = 1;	/* moved after a write: counted */
 		more += d;
 	}
 	return more;

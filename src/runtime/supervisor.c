@@ -453,13 +453,29 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 			sup->reclaiming = false;
 		if (!sup->reclaiming)
 			break;
-		want = net - low;
+		/* At least a gap's worth per batch: a fault that crosses
+		 * the line by one page does not cost a round trip for one. */
+		want = net - low > gap ? net - low : gap;
 		sent = false;
-		for (struct rt_session *s = sup->sessions; s && want; s = s->next)
-			if (rt_session_evict(s, want)) {
-				want = want > s->batch_n ? want - s->batch_n : 0;
+		/* The process with the most resident pages first, as one LRU
+		 * over the tree would take them in proportion (a page shared
+		 * after a fork is charged to the parent). */
+		sup->balance_mark++;
+		while (want) {
+			struct rt_session *best = NULL;
+
+			for (struct rt_session *s = sup->sessions; s; s = s->next)
+				if (s->balance_mark != sup->balance_mark &&
+				    (!best || s->nr_resident > best->nr_resident))
+					best = s;
+			if (!best)
+				break;
+			best->balance_mark = sup->balance_mark;
+			if (rt_session_evict(best, want)) {
+				want = want > best->batch_n ? want - best->batch_n : 0;
 				sent = true;
 			}
+		}
 	}
 }
 
@@ -553,7 +569,11 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->wait_evicting, (unsigned long long)st->wait_event,
 		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
 		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits);
-	fprintf(f, "\"fork_owned\":%llu,", (unsigned long long)st->fork_owned);
+	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
+		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
+		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
+		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
+		(unsigned long long)st->shared_passed);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)

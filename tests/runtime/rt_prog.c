@@ -514,7 +514,8 @@ static int forkbench(uint64_t mb)
 /*
  * the budget across a fork, for the tree. Fill; fork a child that
  * reads everything, writes half (its own copies: no event tells the
- * supervisor) and reads everything again, while the parent only reads; the
+ * supervisor) and reads everything again, twice, then at random, while
+ * the parent only reads; the
  * child exits; then the parent only reads, twice over: the pages it shared
  * with the child and never wrote must still leave (UFFDIO_MOVE refuses
  * them until they are anon-exclusive again), then at random. Prints "child exited" so that
@@ -543,6 +544,14 @@ static int forkbudget(uint64_t mb)
 		for (int pass = 0; pass < 2; pass++)
 			for (uint64_t p = 0; p < pages; p++)
 				report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
+		/* random: no prefetch, long enough to sample (the sequential
+		 * passes alone took 2-3 sampler turns at load 20) */
+		for (uint64_t i = 0; i < 4 * pages; i++) {
+			uint64_t p = rnd(&seed) % pages;
+
+			report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
+		}
+		fflush(stdout);	/* _exit() would drop the reports */
 		_exit(wrong ? 1 : 0);
 	}
 	/* the parent reads at random while the child lives */
