@@ -20,14 +20,6 @@ overhead_mb=3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-pss() {	# $1: pid; prints its Pss_Anon in KiB (0 if gone)
-	local k v _ a=0
-	while read -r k v _; do
-		[ "$k" = Pss_Anon: ] && a=$v
-	done 2>/dev/null </proc/$1/smaps_rollup
-	echo $a
-}
-
 "$uswap" run --memory ${budget_mb}M --design "$design" --json "$dir/json" --stats \
 	-- "$prog" forkbudget $data_mb >"$dir/out" 2>"$dir/err" &
 sup=$!
@@ -42,8 +34,12 @@ while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
 	out=$(<"$dir/out")
 	[[ $out == *forking* ]] || { sleep 0.01; continue; }
 	[ -r /proc/$pid/task/$pid/children ] && read -r kids </proc/$pid/task/$pid/children
-	t=$(pss $pid)
-	for k in $kids; do t=$((t + $(pss $k))); done
+	smaps_kib $pid Pss_Anon:
+	t=$REPLY
+	for k in $kids; do
+		smaps_kib $k Pss_Anon:
+		t=$((t + REPLY))
+	done
 	if [[ $out == *"child exited"* ]]; then
 		((t > max_after)) && max_after=$t
 		samples_after=$((samples_after + 1))

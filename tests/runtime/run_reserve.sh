@@ -30,11 +30,8 @@ max=0 samples=0
 mkfifo "$dir/tick"
 exec 3<>"$dir/tick"	# read -t on it: a 10 ms sleep without a process
 while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
-	a=0
-	while read -r k v _; do
-		[ "$k" = Anonymous: ] && a=$v
-	done </proc/$pid/smaps_rollup 2>/dev/null
-	((a > max)) && max=$a
+	smaps_kib $pid Anonymous:
+	((REPLY > max)) && max=$REPLY
 	samples=$((samples + 1))
 	read -rt 0.01 -u 3 _
 done
@@ -45,13 +42,7 @@ grep -v '^  ' "$dir/err"
 fail=0
 [ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
 grep -q "^reserve: wrong 0$" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
-python3 - "$dir/json" <<'PY' || fail=1
-import json, sys
-bad = [d for d in json.load(open(sys.argv[1]))["devices"] if d["inuse_pages"]]
-if bad:
-    print("FAIL: devices not empty at the end:", bad)
-    sys.exit(1)
-PY
+check_devices_empty "$dir/json"
 limit=$(( (budget_mb + overhead_mb) * 1024 ))
 echo "anonymous peak $max KiB in $samples samples, limit $limit KiB"
 ((samples >= 5)) || { echo "FAIL: only $samples samples"; fail=1; }

@@ -17,6 +17,7 @@
 # is printed, not required.)
 # usage: run_total.sh USWAP RT_LRU
 set -uo pipefail
+source "$(dirname "$0")/lib.sh"
 uswap=$1 prog=$2
 total_mb=8 overhead_mb=3
 dir=$(mktemp -d)
@@ -36,11 +37,8 @@ statpid=
 mkfifo "$dir/tick"
 exec 3<>"$dir/tick"	# read -t on it: a 10 ms sleep without a process
 while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
-	a=0
-	while read -r k v _; do
-		[ "$k" = Anonymous: ] && a=$v
-	done </proc/$pid/smaps_rollup 2>/dev/null
-	((a > max)) && max=$a
+	smaps_kib $pid Anonymous:
+	((REPLY > max)) && max=$REPLY
 	samples=$((samples + 1))
 	if [ -z "$statpid" ] || ! kill -0 $statpid 2>/dev/null; then
 		if [ -n "$statpid" ]; then
