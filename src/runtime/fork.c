@@ -26,6 +26,22 @@
 #include "runtime/uffd_compat.h"
 
 #define PAGE	RT_PAGE
+/* Bits of a pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT	(1ULL << 63)
+#define PM_EXCLUSIVE	(1ULL << 56)	/* mapped by this process alone */
+
+/*
+ * @s's pagemap entry for the page at @addr (0 when there is no pagemap or
+ * it cannot be read: not present). Context: supervisor thread.
+ */
+static uint64_t pagemap_one(const struct rt_session *s, uint64_t addr)
+{
+	uint64_t pm;
+
+	if (s->pagemap < 0 || pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
+		return 0;
+	return pm;
+}
 
 /* An RT_HELLO_FORK whose session has not named its pid yet. */
 struct rt_fork_hello {
@@ -203,7 +219,7 @@ static void learn_present(struct rt_session *s)
 				break;
 			n = (uint64_t)got / 8;
 			for (uint64_t i = 0; i < n; i++)
-				if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v))
+				if ((pm[i] & PM_PRESENT) && !pt_get(&s->tab, a + i * PAGE, &v))
 					rt_track_resident(s, a + i * PAGE);
 			a += n * PAGE;
 		}
@@ -429,9 +445,8 @@ void rt_fork_parent_gone(struct rt_session *parent)
 		if (!c->fork_wait || c->fork_parent != parent)
 			continue;
 		for (uint32_t i = 0; i < c->batch_n; i++) {
-			uint64_t a = c->batch_addr[i], pm = 0;
-			bool present = c->pagemap >= 0 &&
-				pread(c->pagemap, &pm, 8, (off_t)(a / PAGE * 8)) == 8 && ((pm >> 63) & 1);
+			uint64_t a = c->batch_addr[i];
+			bool present = pagemap_one(c, a) & PM_PRESENT;
 
 			if (pt_get(&c->tab, a, &v) && PT_STATE(v) == PS_EVICTING && PT_IDX(v) == i)
 				settle(c, a, present ? -EBUSY : 0, parent->xfer + i * PAGE);
@@ -492,13 +507,13 @@ bool rt_fork_mm_alive(struct rt_session *s)
 void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 {
 	for (struct rt_session *c = s->sup->sessions; c; c = c->next) {
-		uint64_t v, pm;
+		uint64_t v;
 
-		if (c == s || !c->fork_shared || c->dead || c->pagemap < 0 ||
+		if (c == s || !c->fork_shared || c->dead ||
 		    !pt_get(&c->tab, addr, &v) || PT_STATE(v) != PS_SHARED)
 			continue;
-		if (pread(c->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8 ||
-		    !((pm >> 63) & 1) || !((pm >> 56) & 1))
+		if ((pagemap_one(c, addr) & (PM_PRESENT | PM_EXCLUSIVE)) !=
+		    (PM_PRESENT | PM_EXCLUSIVE))
 			continue;	/* still shared (a third process), or gone */
 		rt_track_resident(c, addr);
 		s->sup->st.fork_owned++;
@@ -525,7 +540,7 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
  */
 bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr)
 {
-	uint64_t pm, v;
+	uint64_t v;
 
 	if (!s->fork_shared || s->pagemap < 0)
 		return false;
@@ -534,8 +549,7 @@ bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr)
 		return false;		/* its second time at the tail */
 	}
 	if (s->sup->resident >= s->sup->budget + s->sup->slack ||
-	    pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8 ||
-	    !((pm >> 63) & 1) || ((pm >> 56) & 1))
+	    (pagemap_one(s, addr) & (PM_PRESENT | PM_EXCLUSIVE)) != PM_PRESENT)
 		return false;
 	if ((!s->passed.cap && pt_init(&s->passed)) || pt_set(&s->passed, addr, 1))
 		return false;
@@ -577,10 +591,10 @@ static uint64_t account_one(struct rt_session *s)
 				break;
 			n = (uint64_t)got / 8;
 			for (uint64_t i = 0; i < n; i++) {
-				if (!((pm[i] >> 63) & 1) || !pt_get(&s->tab, a + i * PAGE, &v) ||
+				if (!(pm[i] & PM_PRESENT) || !pt_get(&s->tab, a + i * PAGE, &v) ||
 				    PT_STATE(v) != PS_SHARED)
 					continue;
-				if ((pm[i] >> 56) & 1) {
+				if (pm[i] & PM_EXCLUSIVE) {
 					rt_track_resident(s, a + i * PAGE);
 					s->sup->st.fork_owned++;
 				} else {

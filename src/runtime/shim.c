@@ -1192,6 +1192,21 @@ __attribute__((constructor)) static void shim_init(void)
 }
 
 /*
+ * Scan now, for a program thread that just made memory: through the
+ * watchdog when it runs (in the shim's table, where the program's
+ * descriptors cannot be mistaken for ours), else here.
+ * Context: a program thread (mmap(), mprotect()) or the watchdog.
+ */
+static void scan_for_caller(void)
+{
+	if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
+	    !pthread_equal(pthread_self(), S.watch_thr))
+		scan_by_watchdog();
+	else
+		scan();
+}
+
+/*
  * mmap() as the program calls it: a large private anonymous mapping is
  * registered before the program can touch it (glibc's own mmaps and brk
  * are found by the agent's rescans instead).
@@ -1206,11 +1221,7 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 	if (active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 	    len >= SHIM_MIN_VMA) {
-		if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
-		    !pthread_equal(pthread_self(), S.watch_thr))
-			scan_by_watchdog();	/* never the program's table */
-		else
-			scan();
+		scan_for_caller();
 	}
 	return (void *)p;
 }
@@ -1226,11 +1237,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
 	if (syscall(SYS_mprotect, addr, len, prot))
 		return -1;
 	if (active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
-		if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
-		    !pthread_equal(pthread_self(), S.watch_thr))
-			scan_by_watchdog();	/* never the program's table */
-		else
-			scan();
+		scan_for_caller();
 	}
 	return 0;
 }
