@@ -181,6 +181,9 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 	if (err)
 		return err;
 	pthread_rwlock_wrlock(&parent->mmap_lock);
+	/* The child is on the mmlist already (swapoff's unuse walks it):
+	 * its lock too, nested, as dup_mmap() takes the new mm's. */
+	pthread_rwlock_wrlock(&child->mmap_lock);
 	child->next_addr = parent->next_addr;
 	cds_list_for_each_entry(vma, &parent->vmas, node) {
 		struct uswap_vma *cv = vma_alloc(child, vma->start, vma->end - vma->start);
@@ -200,6 +203,7 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 		if (err)
 			break;
 	}
+	pthread_rwlock_unlock(&child->mmap_lock);
 	pthread_rwlock_unlock(&parent->mmap_lock);
 	if (err) {
 		uswap_mm_destroy(child);
