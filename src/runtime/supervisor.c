@@ -677,6 +677,29 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 	}
 }
 
+/*
+ * Reap the tree's exited processes (the first one's wait status goes to
+ * *@status, *@done set). Context: the event loop.
+ * Return: true while any process of the tree lives (our child, or a
+ * descendant reparented to us), false when none is left.
+ */
+static bool reap(struct rt_sup *sup, int *status, bool *done)
+{
+	for (;;) {
+		int ws;
+		pid_t w = waitpid(-1, &ws, WNOHANG);
+
+		if (w == 0)
+			return true;
+		if (w < 0)
+			return errno != ECHILD;
+		if (w == sup->child) {
+			*status = ws;
+			*done = true;
+		}
+	}
+}
+
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
@@ -723,7 +746,11 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		size_t n = 0, need = 2 + RT_HELLO_WAIT, nh;
 		bool busy = false, stepping = false;
 
-		if (child_done && !sup->sessions)
+		/* The run ends with the tree: every process of it is our
+		 * child or, its parent gone, reparented to us (a subreaper),
+		 * so none can be between an exec() and its new shim's HELLO
+		 * (no session then) when we leave. */
+		if (child_done && !sup->sessions && !sup->nr_hello && !reap(sup, &status, &child_done))
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
@@ -778,17 +805,7 @@ polled:
 					kill(sup->child, (int)si.ssi_signo);
 					continue;
 				}
-				for (;;) {
-					int ws;
-					pid_t w = waitpid(-1, &ws, WNOHANG);
-
-					if (w <= 0)
-						break;
-					if (w == sup->child) {
-						status = ws;
-						child_done = true;
-					}
-				}
+				reap(sup, &status, &child_done);
 			}
 		}
 		if (nh)
