@@ -206,6 +206,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);
 bool rt_session_mm_alive(struct rt_session *s);
 void rt_session_orphan(struct rt_session *s);
+bool rt_sup_reclaim(struct rt_sup *sup);
 
 /* rtfork: fork events (fork.c) */
 void rt_fork_event(struct rt_session *parent, int ufd);

@@ -420,26 +420,22 @@ static uint64_t wmark_gap(const struct rt_sup *sup)
 	return gap > RT_BATCH / 4 ? RT_BATCH / 4 : gap;
 }
 
-/*
- * Evict ahead of demand, as kswapd between its watermarks: when the
- * tree's resident pages, less those of the batches in flight, cross the
- * high watermark (budget - gap), send batches until they are under the
- * low one (budget - 2 gap). Faults go on being served meanwhile; one
- * waits only at budget + slack (serve_fault()), which the batches out
- * ahead almost never let it reach.
- * Context: supervisor thread, once per turn of the event loop.
+/**
+ * rt_sup_reclaim() - evict ahead of demand, as kswapd between its
+ * watermarks: when the tree's resident pages, less those of the batches in
+ * flight, cross the high watermark (budget - gap), send batches until they
+ * are under the low one (budget - 2 gap). Faults go on being served
+ * meanwhile; one waits only at budget + slack (serve_fault()), which the
+ * batches out ahead almost never let it reach.
+ * Context: supervisor thread: balance(), once per turn of the event loop,
+ * and serve_fault() at budget + slack with no batch in flight.
+ * Return: true if a batch was sent.
  */
-static void balance(struct rt_sup *sup, uint64_t *stall_mark)
+bool rt_sup_reclaim(struct rt_sup *sup)
 {
 	uint64_t want, net, gap, high, low;
-	bool sent = true;
+	bool sent = true, any = false;
 
-	bound_total(sup);
-	rt_fork_account(sup);	/* pages a fork left to one side */
-
-	if (sup->stalled && sup->st.faults == *stall_mark)
-		return;		/* nothing changed since the last batches freed nothing */
-	*stall_mark = sup->st.faults;
 	gap = wmark_gap(sup);
 	high = sup->budget - gap;
 	low = sup->budget - 2 * gap;
@@ -474,9 +470,28 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 			if (rt_session_evict(best, want)) {
 				want = want > best->batch_n ? want - best->batch_n : 0;
 				sent = true;
+				any = true;
 			}
 		}
 	}
+	return any;
+}
+
+/*
+ * Once per turn of the event loop: the --memory-total bound, the pages a
+ * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
+ * unless the last batches freed nothing and no fault came since.
+ * Context: supervisor thread.
+ */
+static void balance(struct rt_sup *sup, uint64_t *stall_mark)
+{
+	bound_total(sup);
+	rt_fork_account(sup);	/* pages a fork left to one side */
+
+	if (sup->stalled && sup->st.faults == *stall_mark)
+		return;		/* nothing changed since the last batches freed nothing */
+	*stall_mark = sup->st.faults;
+	rt_sup_reclaim(sup);
 }
 
 /* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
