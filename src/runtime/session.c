@@ -504,6 +504,10 @@ int rt_session_uffd(struct rt_session *s)
 				uint64_t t0 = now_ns();
 
 				s->sup->st.faults++;
+				if (s->sup->fault_last != s) {	/* --poll-us: spin for one alone */
+					s->sup->fault_last = s;
+					s->sup->fault_switch_ns = t0;
+				}
 				if (s->forked)
 					s->sup->st.child_faults++;
 				if (s->forked && !s->pid)	/* rtfork: names the child */
