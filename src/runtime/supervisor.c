@@ -816,8 +816,10 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		if (poll(p, n, stepping ? 0 : busy ? 1 : 100) < 0 && errno != EINTR)
 			break;
 		/* near: this turn's fault (if it brings one) came soon enough
-		 * after the last fault's turn that a spin would have met it */
-		near = sup->poll_us && mono_ns() - idle_from < sup->poll_us * 1000;
+		 * after the last fault's turn that a spin would have met it;
+		 * twice the window, as the time measured after a sleep holds
+		 * our own wake-up too (tens of us on a loaded machine) */
+		near = sup->poll_us && mono_ns() - idle_from < sup->poll_us * 2000;
 polled:
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
