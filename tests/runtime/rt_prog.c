@@ -490,7 +490,7 @@ static void *faulter(void *arg)
 	for (uint64_t p = f->first; p < f->first + f->n; p++)
 		fill_page(f->a + p * (PG / 8), p, 1);
 	pthread_barrier_wait(&faulters_filled);
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < 600; i++) {
 		uint64_t p = rnd(&seed) % f->pages, g = atomic_load(&f->gen[p]);
 
 		if (g == 0)	/* being rewritten by another thread */
