@@ -893,7 +893,12 @@ polled:
 /** uswap_runtime_run() - see runtime/runtime.h. */
 int uswap_runtime_run(const struct uswap_run_config *cfg)
 {
-	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES, .no_kswapd = true };
+	/* The mirror's reclaim (writing pages in transit out to the devices:
+	 * the compression) runs on the mm layer's kswapd thread, off the
+	 * event loop, so that a fault read meanwhile does not wait for a
+	 * direct reclaim of 32 pages (docs/RUNTIME.md). That thread touches
+	 * only the mm and swap layers, which lock for themselves. */
+	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
 	char shim[PATH_MAX], sock[108];
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
