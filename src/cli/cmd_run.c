@@ -32,8 +32,9 @@ static void usage(FILE *f)
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
 		"                  following the child with fork events\n"
 		"  --poll-us N     after serving a fault, poll for the next one for up to N us\n"
-		"                  (0-10000) before sleeping: lower fault latency for a CPU\n"
-		"                  spent spinning (default 0: off)\n");
+		"                  (0-10000) before sleeping, while one process faults in a\n"
+		"                  tight loop: lower fault latency for a CPU spent spinning\n"
+		"                  (default 0: off)\n");
 }
 
 static int parse_size(const char *s, unsigned long long *out)

@@ -86,6 +86,7 @@ struct rt_stats {
 	uint64_t wait_event;			/* its copy met a pending event (EAGAIN) */
 	uint64_t reclaim_rounds;		/* times resident crossed the high watermark */
 	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
+	uint64_t poll_ns;			/* --poll-us: time spent in them */
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
@@ -167,6 +168,10 @@ struct rt_sup {
 	uint64_t inflight_pages;
 	unsigned int inflight;			/* batches out */
 	uint64_t poll_us;			/* --poll-us */
+	const struct rt_session *fault_last;	/* whose fault was read last (compared, never
+						 * followed: it may be gone) */
+	uint64_t fault_switch_ns;		/* when a fault of another process than the
+						 * one before was read (CLOCK_MONOTONIC) */
 	bool reclaiming;			/* above the high watermark, evicting
 						 * down to the low one (balance()) */
 	bool stalled;				/* the last batches freed nothing */
@@ -206,6 +211,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);
 bool rt_session_mm_alive(struct rt_session *s);
 void rt_session_orphan(struct rt_session *s);
+bool rt_sup_reclaim(struct rt_sup *sup);
 
 /* rtfork: fork events (fork.c) */
 void rt_fork_event(struct rt_session *parent, int ufd);

@@ -314,6 +314,18 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 		return serve_zero(s, addr, true, 1);	/* dropped without an event we saw */
 	if (!s->prefork) {
 		if (sup->resident >= sup->budget + sup->slack) {
+			/*
+			 * No batch out: the last one ended in this turn of the
+			 * event loop, before balance() sends the next at its
+			 * end. Send it now, so that this fault (and every other
+			 * read or retried in this turn) waits for it rather
+			 * than going past the line. If none can be sent (no
+			 * agent, nothing evictable), or the last batches freed
+			 * nothing, the fault is served over the line below:
+			 * it never waits for a batch that will not come.
+			 */
+			if (!sup->inflight && !sup->stalled)
+				rt_sup_reclaim(sup);
 			if (sup->inflight && !sup->stalled) {
 				s->wait_why = RT_WAIT_BUDGET;
 				return -EBUSY;	/* wait for eviction, as direct reclaim would */
@@ -492,6 +504,10 @@ int rt_session_uffd(struct rt_session *s)
 				uint64_t t0 = now_ns();
 
 				s->sup->st.faults++;
+				if (s->sup->fault_last != s) {	/* --poll-us: spin for one alone */
+					s->sup->fault_last = s;
+					s->sup->fault_switch_ns = t0;
+				}
 				if (s->forked)
 					s->sup->st.child_faults++;
 				if (s->forked && !s->pid)	/* rtfork: names the child */

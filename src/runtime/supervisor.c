@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -37,6 +38,8 @@
 #endif
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
+#define RT_SPIN_ALONE_NS 10000000ULL	/* --poll-us spins after a process faulted
+					 * alone for this long (10 ms) */
 
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
@@ -420,26 +423,22 @@ static uint64_t wmark_gap(const struct rt_sup *sup)
 	return gap > RT_BATCH / 4 ? RT_BATCH / 4 : gap;
 }
 
-/*
- * Evict ahead of demand, as kswapd between its watermarks: when the
- * tree's resident pages, less those of the batches in flight, cross the
- * high watermark (budget - gap), send batches until they are under the
- * low one (budget - 2 gap). Faults go on being served meanwhile; one
- * waits only at budget + slack (serve_fault()), which the batches out
- * ahead almost never let it reach.
- * Context: supervisor thread, once per turn of the event loop.
+/**
+ * rt_sup_reclaim() - evict ahead of demand, as kswapd between its
+ * watermarks: when the tree's resident pages, less those of the batches in
+ * flight, cross the high watermark (budget - gap), send batches until they
+ * are under the low one (budget - 2 gap). Faults go on being served
+ * meanwhile; one waits only at budget + slack (serve_fault()), which the
+ * batches out ahead almost never let it reach.
+ * Context: supervisor thread: balance(), once per turn of the event loop,
+ * and serve_fault() at budget + slack with no batch in flight.
+ * Return: true if a batch was sent.
  */
-static void balance(struct rt_sup *sup, uint64_t *stall_mark)
+bool rt_sup_reclaim(struct rt_sup *sup)
 {
 	uint64_t want, net, gap, high, low;
-	bool sent = true;
+	bool sent = true, any = false;
 
-	bound_total(sup);
-	rt_fork_account(sup);	/* pages a fork left to one side */
-
-	if (sup->stalled && sup->st.faults == *stall_mark)
-		return;		/* nothing changed since the last batches freed nothing */
-	*stall_mark = sup->st.faults;
 	gap = wmark_gap(sup);
 	high = sup->budget - gap;
 	low = sup->budget - 2 * gap;
@@ -474,9 +473,28 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 			if (rt_session_evict(best, want)) {
 				want = want > best->batch_n ? want - best->batch_n : 0;
 				sent = true;
+				any = true;
 			}
 		}
 	}
+	return any;
+}
+
+/*
+ * Once per turn of the event loop: the --memory-total bound, the pages a
+ * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
+ * unless the last batches freed nothing and no fault came since.
+ * Context: supervisor thread.
+ */
+static void balance(struct rt_sup *sup, uint64_t *stall_mark)
+{
+	bound_total(sup);
+	rt_fork_account(sup);	/* pages a fork left to one side */
+
+	if (sup->stalled && sup->st.faults == *stall_mark)
+		return;		/* nothing changed since the last batches freed nothing */
+	*stall_mark = sup->st.faults;
+	rt_sup_reclaim(sup);
 }
 
 /* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
@@ -534,6 +552,17 @@ static void json_lru(FILE *f, const struct rt_sup *sup)
 		(unsigned long long)sup->peak_total);
 }
 
+/* The supervisor's CPU time so far (all its threads, user + system), ms. */
+static uint64_t cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
 /* The counters as one JSON object (uswap run --json, uswap stat). */
 static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
 		       unsigned int nr_types)
@@ -550,7 +579,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
 		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
 		"\"wait_budget\":%llu,\"wait_evicting\":%llu,\"wait_event\":%llu,"
-		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,",
+		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,"
+		"\"poll_ms\":%llu,\"cpu_ms\":%llu,",
 		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
 		(unsigned long long)st->peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
@@ -568,7 +598,8 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->fork_inflight, (unsigned long long)st->wait_budget,
 		(unsigned long long)st->wait_evicting, (unsigned long long)st->wait_event,
 		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
-		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits);
+		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits,
+		(unsigned long long)(st->poll_ns / 1000000), (unsigned long long)cpu_ms());
 	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
 		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
 		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
@@ -642,11 +673,12 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
 	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
 		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
-		"--poll-us %llu: %llu polls, %llu found a message\n",
+		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
 		(unsigned long long)st->wait_budget, (unsigned long long)st->wait_evicting,
 		(unsigned long long)st->wait_event, (unsigned long long)st->reclaim_rounds,
 		(unsigned long long)sup->poll_us, (unsigned long long)st->poll_spins,
-		(unsigned long long)st->poll_hits);
+		(unsigned long long)st->poll_hits, (unsigned long long)(st->poll_ns / 1000000),
+		(unsigned long long)cpu_ms());
 	if (st->fork_events)	/* rtfork */
 		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
 			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
@@ -738,7 +770,8 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 	struct pollfd *p = NULL;
 	size_t cap = 0;
 	uint64_t stall_mark = 0;
-	uint64_t spin_faults = 0;
+	uint64_t spin_faults = 0, idle_from = 0;
+	bool near = false;
 	int status = 0;
 	bool child_done = false;
 
@@ -780,22 +813,40 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			busy = true;	/* their deadline is looked at each turn */
 		/* --poll-us: after a turn that read a fault, look for the
 		 * next one without sleeping for a while (yielding the CPU to any
-		 * thread of our priority meanwhile, the program's included). */
-		if (!stepping && sup->poll_us && sup->st.faults != spin_faults) {
+		 * thread of our priority meanwhile, the program's included), if
+		 * the fault came within the window after the turn before it
+		 * ended and only one process faulted for RT_SPIN_ALONE_NS: a
+		 * program faulting in a tight loop gets a supervisor that is
+		 * awake; one that faults now and then costs no spin, and two
+		 * processes faulting at once (a fork's parent and child) keep
+		 * both CPUs. */
+		if (sup->st.faults != spin_faults) {
 			uint64_t t0 = mono_ns();
 			int r;
 
 			spin_faults = sup->st.faults;
-			while ((r = poll(p, n, 0)) == 0 && mono_ns() - t0 < sup->poll_us * 1000)
-				sched_yield();
-			sup->st.poll_spins++;
-			if (r > 0) {
-				sup->st.poll_hits++;
-				goto polled;
+			if (!stepping && sup->poll_us && near &&
+			    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+				while ((r = poll(p, n, 0)) == 0 &&
+				       mono_ns() - t0 < sup->poll_us * 1000)
+					sched_yield();
+				sup->st.poll_spins++;
+				sup->st.poll_ns += mono_ns() - t0;
+				if (r > 0) {
+					sup->st.poll_hits++;
+					near = true;
+					goto polled;
+				}
 			}
+			idle_from = t0;
 		}
 		if (poll(p, n, stepping ? 0 : busy ? 1 : 100) < 0 && errno != EINTR)
 			break;
+		/* near: this turn's fault (if it brings one) came soon enough
+		 * after the last fault's turn that a spin would have met it;
+		 * twice the window, as the time measured after a sleep holds
+		 * our own wake-up too (tens of us on a loaded machine) */
+		near = sup->poll_us && mono_ns() - idle_from < sup->poll_us * 2000;
 polled:
 		if (p[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -859,7 +910,12 @@ polled:
 /** uswap_runtime_run() - see runtime/runtime.h. */
 int uswap_runtime_run(const struct uswap_run_config *cfg)
 {
-	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES, .no_kswapd = true };
+	/* The mirror's reclaim (writing pages in transit out to the devices:
+	 * the compression) runs on the mm layer's kswapd thread, off the
+	 * event loop, so that a fault read meanwhile does not wait for a
+	 * direct reclaim of 32 pages (docs/RUNTIME.md). That thread touches
+	 * only the mm and swap layers, which lock for themselves. */
+	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
 	char shim[PATH_MAX], sock[108];
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;

@@ -35,6 +35,9 @@
  *   rt_prog forkbench MB  fill, fork a child that reads every page while the
  *                      parent writes random pages: the parent's ops/s from
  *                      fork() to the child's exit (a benchmark).
+ *   rt_prog threads MB  32 threads fill a slice each, then read and rewrite
+ *                      random pages of the whole area at once: many faults
+ *                      pending together (the budget's edge).
  *
  * Exit status 0 when every byte was right; it prints what was wrong.
  */
@@ -465,6 +468,80 @@ static int bench(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+#define NR_FAULTERS	32
+
+static pthread_barrier_t faulters_filled;
+
+struct faulter {
+	pthread_t t;
+	uint64_t *a, pages, first, n;	/* the area; this thread's slice */
+	_Atomic uint64_t *gen;		/* per page: the generation written last */
+	unsigned long bad;
+};
+
+/* One of `threads`' threads: fill its slice, then read and rewrite random
+ * pages anywhere (a page's generation is bumped under a CAS, so a page
+ * another thread is rewriting is only read after its new fill). */
+static void *faulter(void *arg)
+{
+	struct faulter *f = arg;
+	uint64_t seed = f->first * 2654435761ULL + 1;
+
+	for (uint64_t p = f->first; p < f->first + f->n; p++)
+		fill_page(f->a + p * (PG / 8), p, 1);
+	pthread_barrier_wait(&faulters_filled);
+	for (int i = 0; i < 600; i++) {
+		uint64_t p = rnd(&seed) % f->pages, g = atomic_load(&f->gen[p]);
+
+		if (g == 0)	/* being rewritten by another thread */
+			continue;
+		if (i & 1) {	/* rewrite: claim it (gen 0), fill, publish */
+			if (!atomic_compare_exchange_strong(&f->gen[p], &g, 0))
+				continue;
+			f->bad += check_page(f->a + p * (PG / 8), p, g);
+			fill_page(f->a + p * (PG / 8), p, g + 1);
+			atomic_store(&f->gen[p], g + 1);
+		} else {
+			f->bad += f->a[p * (PG / 8) + 5] != word(p, 5, g) &&
+				  atomic_load(&f->gen[p]) == g;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Many threads faulting at once: each fills a slice of one area, then
+ * reads and rewrites random pages of all of it, checking every word it
+ * reads; the main thread checks everything at the end.
+ */
+static int threads(uint64_t mb)
+{
+	static struct faulter f[NR_FAULTERS];
+	uint64_t pages = mb << 8, per = pages / NR_FAULTERS;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	_Atomic uint64_t *gen = calloc(pages, sizeof(*gen));
+
+	if (a == MAP_FAILED || !gen || per == 0)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		gen[p] = 1;
+	pthread_barrier_init(&faulters_filled, NULL, NR_FAULTERS);
+	for (int i = 0; i < NR_FAULTERS; i++) {
+		f[i] = (struct faulter){ .a = a, .pages = per * NR_FAULTERS, .first = i * per,
+					 .n = per, .gen = gen };
+		pthread_create(&f[i].t, NULL, faulter, &f[i]);
+	}
+	for (int i = 0; i < NR_FAULTERS; i++) {
+		pthread_join(f[i].t, NULL);
+		report("threads", f[i].bad);
+	}
+	for (uint64_t p = 0; p < per * NR_FAULTERS; p++)
+		report("threads, at the end", check_page(a + p * (PG / 8), p, gen[p]));
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	return wrong ? 1 : 0;
+}
+
 /*
  * the parent's ops/s across a fork, as a BGSAVE sees it: fill,
  * then fork a child that reads every page (the snapshot) and exits while
@@ -784,8 +861,10 @@ int main(int argc, char **argv)
 		return forkrace(mb);
 	if (argc > 1 && !strcmp(argv[1], "unsharecost"))
 		return unsharecost(mb);
+	if (argc > 1 && !strcmp(argv[1], "threads"))
+		return threads(mb);
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|execfill [MB]\n");
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|threads|execfill [MB]\n");
 	return 2;
 }
