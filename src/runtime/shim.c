@@ -436,6 +436,65 @@ static void scan(void)
 }
 
 /*
+ * MADV_FREE of the program's memory (shim_vm.h). The REMOVE event of a
+ * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
+ * mapped (lazily freed: they stay until reclaim, and a write keeps them
+ * for good): the supervisor forgot pages that stayed resident (a budget
+ * nothing counted or could evict), and a page of the batch in flight
+ * (DEAD) lost what the program wrote into it after the call. On
+ * registered memory MADV_DONTNEED is a correct MADV_FREE (the kernel may
+ * free the pages at once; they then read zeros), and the supervisor
+ * follows it exactly. A range that is all registered (the common case: an
+ * allocator purging its own arena) is dropped with MADV_DONTNEED alone;
+ * any other range gets the real MADV_FREE (its result is the call's:
+ * EINVAL on a file mapping) and, if that succeeded, MADV_DONTNEED on its
+ * registered parts.
+ * Context: a program thread, fenced (shim_vm.c); takes reg_lock.
+ * Return: 0, or -1 and errno.
+ */
+int shim_free_pages(void *addr, size_t len)
+{
+	struct shim_range cut[16];
+	uint64_t s = (uint64_t)addr, e = s + ((len + RT_PAGE - 1) & ~(RT_PAGE - 1)), at = s;
+	unsigned int n;
+
+	if ((s & (RT_PAGE - 1)) || e < s || !len)
+		return shim_raw_madvise(addr, len, MADV_FREE);
+	do {
+		/* The (at most 16) lowest registered pieces of [at, e), sorted:
+		 * registered ranges do not overlap, so those not taken start
+		 * after the last one taken ends. */
+		n = 0;
+		pthread_mutex_lock(&reg_lock);
+		for (unsigned int i = 0; i < nr_reg; i++) {
+			struct shim_range c = { reg[i].start > at ? reg[i].start : at,
+						reg[i].end < e ? reg[i].end : e };
+			unsigned int j;
+
+			if (c.start >= c.end || (n == 16 && c.start > cut[15].start))
+				continue;
+			for (j = n < 16 ? n++ : 15; j && cut[j - 1].start > c.start; j--)
+				cut[j] = cut[j - 1];
+			cut[j] = c;
+		}
+		pthread_mutex_unlock(&reg_lock);
+		uint64_t end = at;
+
+		for (unsigned int i = 0; i < n && cut[i].start <= end; i++)
+			if (cut[i].end > end)
+				end = cut[i].end;
+		if (at == s && end >= e)	/* all registered */
+			return shim_raw_madvise(addr, len, MADV_DONTNEED);
+		if (at == s && shim_raw_madvise(addr, len, MADV_FREE))
+			return -1;
+		for (unsigned int i = 0; i < n; i++)
+			shim_raw_madvise((void *)cut[i].start, cut[i].end - cut[i].start, MADV_DONTNEED);
+		at = n == 16 ? cut[15].end : e;	/* more than 16 pieces: go on after them */
+	} while (at < e);
+	return 0;
+}
+
+/*
  * The process's virtual size and its private writable size in pages
  * (statm's first and sixth fields), one in each half of the result, 0 on
  * error: either changes when a mapping is added, removed or made writable.

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What outside programs do that rt_prog does not (issue 13's sweep of
+ * real programs, docs/RUNTIME.md "Outside programs"): each mode is the
+ * smallest deterministic form of a failure found there. An ordinary
+ * program: it knows nothing of uswap and checks what it reads.
+ *
+ *   rt_outside madvfree MB  fill MB, MADV_FREE it (as jemalloc and V8
+ *                      purge), write it again, then fill 4x MB elsewhere
+ *                      twice; prints its own Pss_Anon at the end: the
+ *                      freed and rewritten pages must stay under the
+ *                      budget (run_outside.sh).
+ *
+ * Exit status 0 when every word was right; it prints what was wrong.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PG	4096UL
+
+/* Pss_Anon of this process in KiB (smaps_rollup), -1 if unreadable. */
+static long pss_anon_kib(void)
+{
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	char line[256];
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Pss_Anon:", 9))
+			v = atol(line + 9);
+	fclose(f);
+	return v;
+}
+
+static char *map_anon(size_t len)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("rt_outside: mmap");
+		exit(2);
+	}
+	return p;
+}
+
+/* One byte per page, so that every page is touched and checked. */
+static void fill(char *p, size_t len, char v)
+{
+	for (size_t i = 0; i < len; i += PG)
+		memset(p + i, v, PG);
+}
+
+static unsigned long check(const char *p, size_t len, char v)
+{
+	unsigned long bad = 0;
+
+	for (size_t i = 0; i < len; i += PG)
+		for (size_t k = 0; k < PG; k += 512)
+			bad += p[i + k] != v;
+	return bad;
+}
+
+/*
+ * MADV_FREE of resident pages, then a write to them: natively the pages
+ * stay (a write cancels the lazy free). Under uswap run they must stay
+ * counted and evictable: before the fix the supervisor forgot them at the
+ * REMOVE event, and they were resident beyond the budget for good.
+ */
+static int madvfree(uint64_t mb)
+{
+	size_t a = mb << 20, b = 4 * a;
+	char *p = map_anon(a), *q;
+	unsigned long bad;
+
+	fill(p, a, 1);
+	if (madvise(p, a, MADV_FREE)) {
+		perror("rt_outside: madvise(MADV_FREE)");
+		return 2;
+	}
+	fill(p, a, 2);		/* natively: no fault, the pages stay */
+	q = map_anon(b);
+	fill(q, b, 3);
+	fill(q, b, 4);
+	bad = check(p, a, 2) + check(q, b, 4);
+	printf("madvfree: wrong %lu, pss_anon %ld KiB\n", bad, pss_anon_kib());
+	return bad ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 3;
+
+	if (argc > 1 && !strcmp(argv[1], "madvfree"))
+		return madvfree(mb);
+	fprintf(stderr, "usage: rt_outside madvfree [MB]\n");
+	return 2;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Failures of outside programs under uswap run, each reduced to a mode of
+# rt_outside (docs/RUNTIME.md, "Outside programs"). Common checks: the exit
+# status, 0 wrong words, every device empty at the end; then the mode's own.
+#   madvfree: 3 MiB freed with MADV_FREE and written again, then 12 MiB
+#     filled twice, under --memory 4M: the program's own Pss_Anon at the
+#     end within the budget + 2 MiB (fault slack, libc, the shim). Before
+#     the fix the freed pages stayed resident uncounted: ~8 MiB.
+# usage: run_outside.sh USWAP RT_OUTSIDE MODE
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+uswap=$1 prog=$2 mode=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+case $mode in
+madvfree)
+	budget_mb=4
+	timeout 120 "$uswap" run --memory ${budget_mb}M --json "$dir/json" -- "$prog" madvfree 3 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
+	grep -q "^madvfree: wrong 0," "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+	check_devices_empty "$dir/json"
+	pss=$(sed -n 's/.*pss_anon \([0-9]*\) KiB.*/\1/p' "$dir/out")
+	limit=$(( (budget_mb + 2) * 1024 ))
+	echo "Pss_Anon at the end ${pss:-?} KiB, limit $limit KiB"
+	[ -n "$pss" ] && ((pss <= limit)) || { echo "FAIL: over the budget"; fail=1; }
+	;;
+*)
+	echo "usage: run_outside.sh USWAP RT_OUTSIDE MODE"; exit 2;;
+esac
+exit $fail
