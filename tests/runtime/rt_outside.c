@@ -11,6 +11,10 @@
  *                      freed and rewritten pages must stay under the
  *                      budget (run_outside.sh).
  *
+ *   rt_outside exitevict MB  fill MB and exit at once, while the pages
+ *                      the last writes pushed out are still being written
+ *                      to the device: the device must be empty in --json.
+ *
  * Exit status 0 when every word was right; it prints what was wrong.
  */
 #ifndef _GNU_SOURCE
@@ -95,12 +99,31 @@ static int madvfree(uint64_t mb)
 	return bad ? 1 : 0;
 }
 
+/*
+ * Fill @mb MiB and exit right after the last write: the supervisor is
+ * still storing (and the device writing) the pages those writes evicted
+ * when the process ends. Before the fix --json reported slots of pages
+ * still in the swap cache (written back, or swapped in) as in use.
+ */
+static int exitevict(uint64_t mb)
+{
+	size_t a = mb << 20;
+	char *p = map_anon(a);
+
+	fill(p, a, 5);
+	printf("exitevict: wrong %lu\n", check(p + a / 2, a / 2, 5));
+	fflush(stdout);
+	_exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 3;
 
 	if (argc > 1 && !strcmp(argv[1], "madvfree"))
 		return madvfree(mb);
-	fprintf(stderr, "usage: rt_outside madvfree [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "exitevict"))
+		return exitevict(mb);
+	fprintf(stderr, "usage: rt_outside madvfree|exitevict [MB]\n");
 	return 2;
 }
