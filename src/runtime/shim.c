@@ -1003,9 +1003,10 @@ static int new_xfer(void)
 }
 
 /*
- * Start the agent and the watchdog on the shim's own stacks and wait until
- * each has its own descriptor table: the program runs no code in between,
- * so what they copy is what the shim made.
+ * Start the agent and the watchdog on the shim's own stacks, with every
+ * signal blocked, and wait until each has its own descriptor table: the
+ * program runs no code in between, so what they copy is what the shim
+ * made.
  * Context: the constructor, or the child's fork handler (one thread).
  */
 static void start_threads(void)
@@ -1013,6 +1014,7 @@ static void start_threads(void)
 	pthread_attr_t at;
 	pthread_t t;
 	struct stat st;
+	sigset_t all, old;
 	unsigned int n = 0, r;
 
 	if (!fstat(S.uffd, &st)) {
@@ -1023,6 +1025,15 @@ static void start_threads(void)
 	atomic_store(&S.watch_own, false);
 	atomic_store(&S.watch_up, false);
 	atomic_store(&files_ready, 0);
+	/* Every signal blocked in the threads (they inherit the mask): a
+	 * process-directed signal (SIGALRM of setitimer(), SIGCHLD, a kill)
+	 * is delivered to any thread that does not block it, and the
+	 * program's handler run by the agent could fault on an evicted page
+	 * (the agent then waits for a batch only it can answer: the program
+	 * hung, op signals in the sweep), or write to a descriptor of the
+	 * program that the agent's table does not have (a lost wake-up). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
 	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
 	if (pthread_create(&t, &at, agent_main, NULL) == 0) {
@@ -1035,6 +1046,7 @@ static void start_threads(void)
 		n++;
 	}
 	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 1000 && (r = atomic_load(&files_ready)) < n; i++)
 		futex_wait_ms(&files_ready, r, 10);
 }

@@ -15,6 +15,11 @@
  *                      the last writes pushed out are still being written
  *                      to the device: the device must be empty in --json.
  *
+ *   rt_outside sigmask MB  fill MB, then send the process a signal that
+ *                      its only thread blocks: it must stay pending until
+ *                      the thread unblocks it, and the handler (which
+ *                      reads an evicted page) run in that thread.
+ *
  * Exit status 0 when every word was right; it prints what was wrong.
  */
 #ifndef _GNU_SOURCE
@@ -24,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PG	4096UL
@@ -116,6 +124,50 @@ static int exitevict(uint64_t mb)
 	_exit(0);
 }
 
+static const char *sig_page;
+static volatile sig_atomic_t sig_ran;
+static volatile long sig_tid, sig_byte;
+
+/* The handler: where it ran, and a read of a page evicted long ago. */
+static void on_usr1(int sig)
+{
+	(void)sig;
+	sig_tid = syscall(SYS_gettid);
+	sig_byte = sig_page[0];
+	sig_ran = 1;
+}
+
+/*
+ * A process-directed signal goes to a thread that does not block it.
+ * The program's only thread blocks SIGUSR1, so natively the signal waits
+ * until it unblocks it. Before the fix the shim's agent and watchdog
+ * threads took it: the program's handler ran in the agent (which,
+ * faulting on an evicted page, waited for a batch only it could answer:
+ * a SIGALRM handler hung the sweep's `op signals`).
+ */
+static int blocked_signal(uint64_t mb)
+{
+	size_t a = mb << 20;
+	char *p = map_anon(a);
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	sigset_t set;
+	int early;
+
+	fill(p, a, 6);
+	sig_page = p;
+	signal(SIGUSR1, on_usr1);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	kill(getpid(), SIGUSR1);
+	nanosleep(&ts, NULL);
+	early = sig_ran;
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	printf("sigmask: wrong %lu, handled before the unblock %d, in the program's thread %d\n",
+	       check(p, a, 6) + (sig_byte != 6), early, sig_tid == getpid());
+	return early || sig_tid != getpid() || sig_byte != 6;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 3;
@@ -124,6 +176,8 @@ int main(int argc, char **argv)
 		return madvfree(mb);
 	if (argc > 1 && !strcmp(argv[1], "exitevict"))
 		return exitevict(mb);
-	fprintf(stderr, "usage: rt_outside madvfree|exitevict [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "sigmask"))
+		return blocked_signal(mb);
+	fprintf(stderr, "usage: rt_outside madvfree|exitevict|sigmask [MB]\n");
 	return 2;
 }

@@ -11,6 +11,10 @@
 #     device empty in --json each time. Before the fix 3 runs in 10 ended
 #     with slots of pages still in the swap cache (the mm layer's cache is
 #     dropped at its destroy, which came after the report).
+#   sigmask: a signal the program's only thread blocks stays pending until
+#     it unblocks it, and its handler (reading an evicted page) runs in
+#     that thread; 16 MiB under --memory 4M. Before the fix the shim's
+#     threads took it.
 # usage: run_outside.sh USWAP RT_OUTSIDE MODE
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -47,6 +51,17 @@ exitevict)
 		((fail)) && break
 	done
 	((fail)) || echo "10 runs: devices empty at the end"
+	;;
+sigmask)
+	timeout 120 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" sigmask 16 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
+	grep -q "^sigmask: wrong 0, handled before the unblock 0, in the program's thread 1$" \
+		"$dir/out" || { echo "FAIL: the signal went to another thread, or wrong data"; fail=1; }
+	check_devices_empty "$dir/json"
 	;;
 *)
 	echo "usage: run_outside.sh USWAP RT_OUTSIDE MODE"; exit 2;;
