@@ -632,6 +632,39 @@ static void trash_setup(void)
 }
 
 /*
+ * Serve the faults on the trash area. Nothing of ours touches it, but
+ * whatever populates every mapping does: mlockall(MCL_CURRENT), and
+ * MCL_FUTURE's populate of new mappings, a debugger reading the process.
+ * Its uffd had no reader, so such a fault waited for good (mlockall()
+ * never returned: the sweep's `op mlock`). A zero page resolves it; the
+ * trash then holds pages (locked ones cannot be dropped), the move into it
+ * fails and empty_staging() falls back to MADV_DONTNEED, which a locked
+ * staging area refuses too: its slots stay full and later moves into them
+ * fail (EEXIST), so the pages of a process that locked everything stay
+ * resident, as the kernel keeps mlocked pages.
+ * Context: the agent thread.
+ */
+static void trash_faults(void)
+{
+	struct uffd_msg msg[8];
+	ssize_t r;
+
+	while ((r = read(T.uffd, msg, sizeof(msg))) > 0)
+		for (size_t i = 0; i < (size_t)r / sizeof(msg[0]); i++) {
+			struct uffdio_zeropage z = {
+				.range = { .start = msg[i].arg.pagefault.address & ~(RT_PAGE - 1),
+					   .len = RT_PAGE },
+			};
+			struct uffdio_range w = z.range;
+
+			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			if (ioctl(T.uffd, UFFDIO_ZEROPAGE, &z))
+				ioctl(T.uffd, UFFDIO_WAKE, &w);	/* EEXIST: served */
+		}
+}
+
+/*
  * Empty the staging area after a batch: move its pages into the trash
  * area (one UFFDIO_MOVE on the private uffd, holes allowed) and drop them
  * there, so no event is raised on the process's uffd; if that fails,
@@ -742,16 +775,21 @@ static void *agent_main(void *arg)
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 
 	for (;;) {
-		struct pollfd p = { .fd = S.sock, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = S.sock, .events = POLLIN },
+				       { .fd = T.uffd, .events = POLLIN } };
 		uint64_t now = mono_ms();
 		int r;
 
 		if (!sock_ours())
 			return NULL;	/* closed, maybe reused: the watchdog says so */
-		r = poll(&p, 1, now < due ? (int)(due - now) : 0);
+		r = poll(p, T.uffd >= 0 ? 2 : 1, now < due ? (int)(due - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return NULL;
-		if (r > 0 && (p.revents & POLLNVAL))
+		if (r > 0 && (p[1].revents & POLLIN))
+			trash_faults();
+		if (r > 0)
+			r = p[0].revents != 0;
+		if (r > 0 && (p[0].revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
 			ssize_t n = sock_ours() ? recv(S.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;

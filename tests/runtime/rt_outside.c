@@ -20,6 +20,11 @@
  *                      the thread unblocks it, and the handler (which
  *                      reads an evicted page) run in that thread.
  *
+ *   rt_outside mlockall MB  mlockall(MCL_CURRENT | MCL_FUTURE) first
+ *                      (every mapping populated, the shim's own too),
+ *                      fill MB, munlockall() and mlockall() again, fill
+ *                      MB more, check both.
+ *
  * Exit status 0 when every word was right; it prints what was wrong.
  */
 #ifndef _GNU_SOURCE
@@ -168,6 +173,32 @@ static int blocked_signal(uint64_t mb)
 	return early || sig_tid != getpid() || sig_byte != 6;
 }
 
+/*
+ * mlockall() populates every mapping of the process, the shim's included.
+ * Before the fix it faulted on the agent's trash area, registered with a
+ * userfaultfd nobody read: mlockall() never returned. Natively the call
+ * brings every page in; under uswap run the locked pages are served and
+ * then kept (the kernel does not move them out of a locked mapping
+ * either, and the staging area is locked too), so the budget may be
+ * exceeded, and nothing may hang or be lost. A process whose limit is too
+ * low fails the call with EPERM/ENOMEM, as natively.
+ */
+static int lockall(uint64_t mb)
+{
+	size_t a = mb << 20;
+	char *p, *q;
+	int r = mlockall(MCL_CURRENT | MCL_FUTURE);	/* at once, as op mlock did */
+
+	p = map_anon(a);
+	fill(p, a, 7);
+	r |= munlockall();
+	r |= mlockall(MCL_CURRENT | MCL_FUTURE);
+	q = map_anon(a);
+	fill(q, a, 8);
+	printf("mlockall: wrong %lu, mlockall %d\n", check(p, a, 7) + check(q, a, 8), r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 3;
@@ -178,6 +209,8 @@ int main(int argc, char **argv)
 		return exitevict(mb);
 	if (argc > 1 && !strcmp(argv[1], "sigmask"))
 		return blocked_signal(mb);
-	fprintf(stderr, "usage: rt_outside madvfree|exitevict|sigmask [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "mlockall"))
+		return lockall(mb);
+	fprintf(stderr, "usage: rt_outside madvfree|exitevict|sigmask|mlockall [MB]\n");
 	return 2;
 }

@@ -15,6 +15,9 @@
 #     it unblocks it, and its handler (reading an evicted page) runs in
 #     that thread; 16 MiB under --memory 4M. Before the fix the shim's
 #     threads took it.
+#   mlockall: mlockall(MCL_CURRENT | MCL_FUTURE) after 16 MiB were filled
+#     under --memory 4M returns (before the fix it hung on the agent's
+#     trash area), with 0 wrong words, within a 60 s timeout.
 # usage: run_outside.sh USWAP RT_OUTSIDE MODE
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -62,6 +65,17 @@ sigmask)
 	grep -q "^sigmask: wrong 0, handled before the unblock 0, in the program's thread 1$" \
 		"$dir/out" || { echo "FAIL: the signal went to another thread, or wrong data"; fail=1; }
 	check_devices_empty "$dir/json"
+	;;
+mlockall)
+	ulimit -l unlimited 2>/dev/null
+	timeout -s KILL 60 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" mlockall 16 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc (137: hung, killed)"; fail=1; }
+	grep -q "^mlockall: wrong 0, mlockall 0$" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+	[ $rc -eq 0 ] && check_devices_empty "$dir/json"
 	;;
 *)
 	echo "usage: run_outside.sh USWAP RT_OUTSIDE MODE"; exit 2;;
