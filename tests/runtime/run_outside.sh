@@ -6,7 +6,7 @@
 #     filled twice, under --memory 4M: the program's own Pss_Anon at the
 #     end within the budget + 2 MiB (fault slack, libc, the shim). Before
 #     the fix the freed pages stayed resident uncounted: ~8 MiB.
-#   exitevict: 10 runs of a program that fills 24 MiB under --memory 4M
+#   exitevict: 8 runs of a program that fills 24 MiB under --memory 4M
 #     with a file device and exits right after its last write: every
 #     device empty in --json each time. Before the fix 3 runs in 10 ended
 #     with slots of pages still in the swap cache (the mm layer's cache is
@@ -42,7 +42,7 @@ madvfree)
 	[ -n "$pss" ] && ((pss <= limit)) || { echo "FAIL: over the budget"; fail=1; }
 	;;
 exitevict)
-	for i in $(seq 10); do
+	for i in $(seq 8); do
 		truncate -s 0 "$dir/swap" && truncate -s 256M "$dir/swap" &&
 			mkswap "$dir/swap" >/dev/null 2>&1 || { echo "FAIL: mkswap"; exit 1; }
 		timeout 120 "$uswap" run --memory 4M --swap file:"$dir/swap" --json "$dir/json" -- \
@@ -53,7 +53,7 @@ exitevict)
 		check_devices_empty "$dir/json"
 		((fail)) && break
 	done
-	((fail)) || echo "10 runs: devices empty at the end"
+	((fail)) || echo "8 runs: devices empty at the end"
 	;;
 sigmask)
 	timeout 120 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" sigmask 16 \
