@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 import re, sys, glob
 rows = {}; native = {}; order = []
-for f in ['/tmp/sweep/sweep1.log', '/tmp/sweep/sweep2.log', '/tmp/sweep/sweep3.log', '/tmp/sweep/sweep4.log']:
+for f in sorted(glob.glob('/tmp/sweep/sweep*.log')):
     try: lines = open(f).read().splitlines()
     except Exception: continue
     for l in lines:
@@ -21,6 +21,6 @@ for name in order:
         if k[0] != name: continue
         _, mem, design, swap, rc, same, peak, budget, pss, t = g
         dev = 'zram:4G' if swap == 'default' else 'file'
-        res = 'same' if same == 'SAME' else same
+        res = 'same' if same == 'SAME' else 'killed at the timeout' if rc == '137' and n[0] != '137' else same
         pb = '%s / %s' % (peak, budget) if peak != 'NOJSON' else '-'
         print("| %s | %d MiB | %.1f | %s | %s, %s | %s (native %s) | %s | %s | %s | %s |" % (name, n[1] // 1024, n[2], mem, design, dev, rc, n[0], res, pb, ('%d MiB' % (int(pss) // 1024)) if int(pss) else '-', t))
