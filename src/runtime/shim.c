@@ -436,6 +436,65 @@ static void scan(void)
 }
 
 /*
+ * MADV_FREE of the program's memory (shim_vm.h). The REMOVE event of a
+ * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
+ * mapped (lazily freed: they stay until reclaim, and a write keeps them
+ * for good): the supervisor forgot pages that stayed resident (a budget
+ * nothing counted or could evict), and a page of the batch in flight
+ * (DEAD) lost what the program wrote into it after the call. On
+ * registered memory MADV_DONTNEED is a correct MADV_FREE (the kernel may
+ * free the pages at once; they then read zeros), and the supervisor
+ * follows it exactly. A range that is all registered (the common case: an
+ * allocator purging its own arena) is dropped with MADV_DONTNEED alone;
+ * any other range gets the real MADV_FREE (its result is the call's:
+ * EINVAL on a file mapping) and, if that succeeded, MADV_DONTNEED on its
+ * registered parts.
+ * Context: a program thread, fenced (shim_vm.c); takes reg_lock.
+ * Return: 0, or -1 and errno.
+ */
+int shim_free_pages(void *addr, size_t len)
+{
+	struct shim_range cut[16];
+	uint64_t s = (uint64_t)addr, e = s + ((len + RT_PAGE - 1) & ~(RT_PAGE - 1)), at = s;
+	unsigned int n;
+
+	if ((s & (RT_PAGE - 1)) || e < s || !len)
+		return shim_raw_madvise(addr, len, MADV_FREE);
+	do {
+		/* The (at most 16) lowest registered pieces of [at, e), sorted:
+		 * registered ranges do not overlap, so those not taken start
+		 * after the last one taken ends. */
+		n = 0;
+		pthread_mutex_lock(&reg_lock);
+		for (unsigned int i = 0; i < nr_reg; i++) {
+			struct shim_range c = { reg[i].start > at ? reg[i].start : at,
+						reg[i].end < e ? reg[i].end : e };
+			unsigned int j;
+
+			if (c.start >= c.end || (n == 16 && c.start > cut[15].start))
+				continue;
+			for (j = n < 16 ? n++ : 15; j && cut[j - 1].start > c.start; j--)
+				cut[j] = cut[j - 1];
+			cut[j] = c;
+		}
+		pthread_mutex_unlock(&reg_lock);
+		uint64_t end = at;
+
+		for (unsigned int i = 0; i < n && cut[i].start <= end; i++)
+			if (cut[i].end > end)
+				end = cut[i].end;
+		if (at == s && end >= e)	/* all registered */
+			return shim_raw_madvise(addr, len, MADV_DONTNEED);
+		if (at == s && shim_raw_madvise(addr, len, MADV_FREE))
+			return -1;
+		for (unsigned int i = 0; i < n; i++)
+			shim_raw_madvise((void *)cut[i].start, cut[i].end - cut[i].start, MADV_DONTNEED);
+		at = n == 16 ? cut[15].end : e;	/* more than 16 pieces: go on after them */
+	} while (at < e);
+	return 0;
+}
+
+/*
  * The process's virtual size and its private writable size in pages
  * (statm's first and sixth fields), one in each half of the result, 0 on
  * error: either changes when a mapping is added, removed or made writable.
@@ -573,6 +632,39 @@ static void trash_setup(void)
 }
 
 /*
+ * Serve the faults on the trash area. Nothing of ours touches it, but
+ * whatever populates every mapping does: mlockall(MCL_CURRENT), and
+ * MCL_FUTURE's populate of new mappings, a debugger reading the process.
+ * Its uffd had no reader, so such a fault waited for good (mlockall()
+ * never returned: the sweep's `op mlock`). A zero page resolves it; the
+ * trash then holds pages (locked ones cannot be dropped), the move into it
+ * fails and empty_staging() falls back to MADV_DONTNEED, which a locked
+ * staging area refuses too: its slots stay full and later moves into them
+ * fail (EEXIST), so the pages of a process that locked everything stay
+ * resident, as the kernel keeps mlocked pages.
+ * Context: the agent thread.
+ */
+static void trash_faults(void)
+{
+	struct uffd_msg msg[8];
+	ssize_t r;
+
+	while ((r = read(T.uffd, msg, sizeof(msg))) > 0)
+		for (size_t i = 0; i < (size_t)r / sizeof(msg[0]); i++) {
+			struct uffdio_zeropage z = {
+				.range = { .start = msg[i].arg.pagefault.address & ~(RT_PAGE - 1),
+					   .len = RT_PAGE },
+			};
+			struct uffdio_range w = z.range;
+
+			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
+				continue;
+			if (ioctl(T.uffd, UFFDIO_ZEROPAGE, &z))
+				ioctl(T.uffd, UFFDIO_WAKE, &w);	/* EEXIST: served */
+		}
+}
+
+/*
  * Empty the staging area after a batch: move its pages into the trash
  * area (one UFFDIO_MOVE on the private uffd, holes allowed) and drop them
  * there, so no event is raised on the process's uffd; if that fails,
@@ -683,16 +775,21 @@ static void *agent_main(void *arg)
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 
 	for (;;) {
-		struct pollfd p = { .fd = S.sock, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = S.sock, .events = POLLIN },
+				       { .fd = T.uffd, .events = POLLIN } };
 		uint64_t now = mono_ms();
 		int r;
 
 		if (!sock_ours())
 			return NULL;	/* closed, maybe reused: the watchdog says so */
-		r = poll(&p, 1, now < due ? (int)(due - now) : 0);
+		r = poll(p, T.uffd >= 0 ? 2 : 1, now < due ? (int)(due - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return NULL;
-		if (r > 0 && (p.revents & POLLNVAL))
+		if (r > 0 && (p[1].revents & POLLIN))
+			trash_faults();
+		if (r > 0)
+			r = p[0].revents != 0;
+		if (r > 0 && (p[0].revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
 			ssize_t n = sock_ours() ? recv(S.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
@@ -944,9 +1041,10 @@ static int new_xfer(void)
 }
 
 /*
- * Start the agent and the watchdog on the shim's own stacks and wait until
- * each has its own descriptor table: the program runs no code in between,
- * so what they copy is what the shim made.
+ * Start the agent and the watchdog on the shim's own stacks, with every
+ * signal blocked, and wait until each has its own descriptor table: the
+ * program runs no code in between, so what they copy is what the shim
+ * made.
  * Context: the constructor, or the child's fork handler (one thread).
  */
 static void start_threads(void)
@@ -954,6 +1052,7 @@ static void start_threads(void)
 	pthread_attr_t at;
 	pthread_t t;
 	struct stat st;
+	sigset_t all, old;
 	unsigned int n = 0, r;
 
 	if (!fstat(S.uffd, &st)) {
@@ -964,6 +1063,15 @@ static void start_threads(void)
 	atomic_store(&S.watch_own, false);
 	atomic_store(&S.watch_up, false);
 	atomic_store(&files_ready, 0);
+	/* Every signal blocked in the threads (they inherit the mask): a
+	 * process-directed signal (SIGALRM of setitimer(), SIGCHLD, a kill)
+	 * is delivered to any thread that does not block it, and the
+	 * program's handler run by the agent could fault on an evicted page
+	 * (the agent then waits for a batch only it can answer: the program
+	 * hung, op signals in the sweep), or write to a descriptor of the
+	 * program that the agent's table does not have (a lost wake-up). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
 	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
 	if (pthread_create(&t, &at, agent_main, NULL) == 0) {
@@ -976,6 +1084,7 @@ static void start_threads(void)
 		n++;
 	}
 	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 1000 && (r = atomic_load(&files_ready)) < n; i++)
 		futex_wait_ms(&files_ready, r, 10);
 }

@@ -97,7 +97,8 @@ long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
 
 /*
  * madvise() as the program calls it: the advice values that drop pages
- * are fenced against fork. Context: any thread. Return: 0, -1 and errno.
+ * are fenced against fork; MADV_FREE of registered memory is made
+ * MADV_DONTNEED (shim_free_pages()). Context: any thread. Return: 0, -1 and errno.
  */
 __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
 {
@@ -106,7 +107,7 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 	if (!drops(advice))
 		return shim_raw_madvise(addr, len, advice);
 	held = fence_in();
-	r = shim_raw_madvise(addr, len, advice);
+	r = advice == MADV_FREE ? shim_free_pages(addr, len) : shim_raw_madvise(addr, len, advice);
 	fence_out(held);
 	return r;
 }

@@ -22,4 +22,8 @@ int shim_raw_madvise(void *addr, size_t len, int advice);
  * mappings (MAP_FIXED). Return: the system call's result. */
 long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
 
+/* MADV_FREE as the program asks it, made MADV_DONTNEED on registered
+ * memory (shim.c). Return: 0, -1 and errno. */
+int shim_free_pages(void *addr, size_t len);
+
 #endif

@@ -987,11 +987,15 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: %s was killed by signal %d%s%s\n", cfg->argv[0],
 			WTERMSIG(ws), sup.kill_reason ? ": " : "", sup.kill_reason ? sup.kill_reason : "");
 	}
+	/* Before the devices are reported: the mirrors are gone, but the
+	 * slots of pages still in the swap cache (swapped in, or written
+	 * back just before their process ended) are freed only when the
+	 * cache is dropped, here (uswap_mem_destroy() waits for writeback). */
+	uswap_mem_destroy(sup.mem);
 	if (cfg->stats)
 		print_stats(&sup, types, (unsigned int)nr_types);
 	if (cfg->json)
 		write_json(&sup, cfg->json, ret, types, (unsigned int)nr_types);
-	uswap_mem_destroy(sup.mem);
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);

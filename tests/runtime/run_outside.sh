@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Failures of outside programs under uswap run, each reduced to a mode of
+# rt_outside (docs/RUNTIME.md, "Outside programs"). Common checks: the exit
+# status, 0 wrong words, every device empty at the end; then the mode's own.
+#   madvfree: 3 MiB freed with MADV_FREE and written again, then 12 MiB
+#     filled twice, under --memory 4M: the program's own Pss_Anon at the
+#     end within the budget + 2 MiB (fault slack, libc, the shim). Before
+#     the fix the freed pages stayed resident uncounted: ~8 MiB.
+#   exitevict: 8 runs of a program that fills 24 MiB under --memory 4M
+#     with a file device and exits right after its last write: every
+#     device empty in --json each time. Before the fix 3 runs in 10 ended
+#     with slots of pages still in the swap cache (the mm layer's cache is
+#     dropped at its destroy, which came after the report).
+#   sigmask: a signal the program's only thread blocks stays pending until
+#     it unblocks it, and its handler (reading an evicted page) runs in
+#     that thread; 16 MiB under --memory 4M. Before the fix the shim's
+#     threads took it.
+#   mlockall: mlockall(MCL_CURRENT | MCL_FUTURE) after 16 MiB were filled
+#     under --memory 4M returns (before the fix it hung on the agent's
+#     trash area), with 0 wrong words, within a 60 s timeout.
+# usage: run_outside.sh USWAP RT_OUTSIDE MODE
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+uswap=$1 prog=$2 mode=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail=0
+case $mode in
+madvfree)
+	budget_mb=4
+	timeout 120 "$uswap" run --memory ${budget_mb}M --json "$dir/json" -- "$prog" madvfree 3 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
+	grep -q "^madvfree: wrong 0," "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+	check_devices_empty "$dir/json"
+	pss=$(sed -n 's/.*pss_anon \([0-9]*\) KiB.*/\1/p' "$dir/out")
+	limit=$(( (budget_mb + 2) * 1024 ))
+	echo "Pss_Anon at the end ${pss:-?} KiB, limit $limit KiB"
+	[ -n "$pss" ] && ((pss <= limit)) || { echo "FAIL: over the budget"; fail=1; }
+	;;
+exitevict)
+	for i in $(seq 8); do
+		truncate -s 0 "$dir/swap" && truncate -s 256M "$dir/swap" &&
+			mkswap "$dir/swap" >/dev/null 2>&1 || { echo "FAIL: mkswap"; exit 1; }
+		timeout 120 "$uswap" run --memory 4M --swap file:"$dir/swap" --json "$dir/json" -- \
+			"$prog" exitevict 24 >"$dir/out" 2>"$dir/err"
+		rc=$?
+		[ $rc -eq 0 ] || { echo "FAIL: run $i: uswap run exited $rc"; cat "$dir/err"; fail=1; }
+		grep -q "^exitevict: wrong 0$" "$dir/out" || { echo "FAIL: run $i: wrong data"; fail=1; }
+		check_devices_empty "$dir/json"
+		((fail)) && break
+	done
+	((fail)) || echo "8 runs: devices empty at the end"
+	;;
+sigmask)
+	timeout 120 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" sigmask 16 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
+	grep -q "^sigmask: wrong 0, handled before the unblock 0, in the program's thread 1$" \
+		"$dir/out" || { echo "FAIL: the signal went to another thread, or wrong data"; fail=1; }
+	check_devices_empty "$dir/json"
+	;;
+mlockall)
+	ulimit -l unlimited 2>/dev/null
+	timeout -s KILL 60 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" mlockall 16 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	cat "$dir/out"
+	grep -v '^  ' "$dir/err"
+	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc (137: hung, killed)"; fail=1; }
+	grep -q "^mlockall: wrong 0, mlockall 0$" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
+	[ $rc -eq 0 ] && check_devices_empty "$dir/json"
+	;;
+*)
+	echo "usage: run_outside.sh USWAP RT_OUTSIDE MODE"; exit 2;;
+esac
+exit $fail
