@@ -209,39 +209,15 @@ static void __swap_nr_tables_add(struct swap_info_struct *si, long d)
 			      memory_order_relaxed);
 }
 
-/*
- * Fetch for writing the links a move of @link to the tail of @list will
- * write: its neighbours' now, in parallel, rather than one miss after
- * the other inside the unlink and the link. They are often lines the
- * other thread wrote last (its clusters are the neighbours), each a
- * transfer between CPUs, and si->lock is held meanwhile.
- * Context: si->lock held. A prefetch changes no memory.
- */
-static inline void cluster_link_prefetch(struct cds_list_head *link, bool linked,
-					 struct cds_list_head *list)
-{
-	if (linked) {
-		__builtin_prefetch(link->next, 1);
-		__builtin_prefetch(link->prev, 1);
-	}
-	__builtin_prefetch(list->prev, 1);
-}
-
 /* move_cluster(), and si->nr_tables += @tables under the same lock. */
 static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
 			       struct cds_list_head *list, uint8_t new_flags, long tables)
 {
-	struct cds_list_head *link = cluster_link(si, ci);
-	bool linked = ci->flags != CLUSTER_FLAG_NONE;
-
 	uswap_assert_held(&ci->lock);
-	/* Our own links, before the lock: not while holding it. */
-	__builtin_prefetch(link, 1);
 	uswap_spin_lock(&si->lock);
-	cluster_link_prefetch(link, linked, list);
-	if (linked)
-		cds_list_del(link);
-	cds_list_add_tail(link, list);
+	if (ci->flags != CLUSTER_FLAG_NONE)
+		cds_list_del(cluster_link(si, ci));
+	cds_list_add_tail(cluster_link(si, ci), list);
 	ci->flags = new_flags;
 	if (tables)
 		__swap_nr_tables_add(si, tables);
