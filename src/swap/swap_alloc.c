@@ -59,18 +59,9 @@
  * batch, plus an allocation in flight. */
 #define SWAP_PCPU_SLACK	((long)swap_pcpu_nr() * (SWAP_PCPU_BATCH + SWAPFILE_CLUSTER))
 
-/* Devices with free slots, highest priority first. swap_avail.lock (the
- * kernel's swap_avail_lock). */
+/* Devices with free slots, highest priority first. swap_avail_lock. */
 static CDS_LIST_HEAD(swap_avail_head);
-/*
- * On a line of its own: every slow path writes it, and the linker had put
- * total_swap_pages beside it, which vm_swap_full() reads. Each slow path
- * of one thread then cost the other a miss on that line.
- */
-static union {
-	pthread_mutex_t lock;
-	char line[64];
-} swap_avail __attribute__((aligned(64))) = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static pthread_mutex_t swap_avail_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Totals over swapped-on devices. */
 static _Atomic long total_swap_pages;
@@ -345,9 +336,9 @@ void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
 	if (swap_pcpu_read(&si->inuse_pages) + SWAP_PCPU_SLACK < (long)si->pages ||
 	    swap_pcpu_sum(&si->inuse_pages) < (long)si->pages)
 		return;
-	pthread_mutex_lock(&swap_avail.lock);
+	pthread_mutex_lock(&swap_avail_lock);
 	left = __swap_usage_check_full(si);
-	pthread_mutex_unlock(&swap_avail.lock);
+	pthread_mutex_unlock(&swap_avail_lock);
 	/* Full, and swap is short overall: free what only the cache holds. */
 	if (left && vm_swap_full())
 		swap_schedule_work(si, SWAP_WORK_RECLAIM);
@@ -364,14 +355,14 @@ void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int 
 	swap_pcpu_add(&nr_swap_pages, nr);
 	if (!atomic_load(&si->inuse_pages.offlist))
 		return;
-	pthread_mutex_lock(&swap_avail.lock);
+	pthread_mutex_lock(&swap_avail_lock);
 	if (atomic_load(&si->inuse_pages.offlist) &&
 	    swap_pcpu_sum(&si->inuse_pages) < (long)si->pages) {
 		atomic_store(&si->inuse_pages.offlist, false);
 		if (atomic_load(&si->flags) & SWP_WRITEOK)
 			__swap_avail_add(si);
 	}
-	pthread_mutex_unlock(&swap_avail.lock);
+	pthread_mutex_unlock(&swap_avail_lock);
 }
 
 /*
@@ -392,12 +383,12 @@ void swap_alloc_device_added(struct swap_info_struct *si)
 {
 	atomic_fetch_add(&total_swap_pages, si->pages);
 	atomic_fetch_add(&nr_swap_pages.count, si->pages);
-	pthread_mutex_lock(&swap_avail.lock);
+	pthread_mutex_lock(&swap_avail_lock);
 	atomic_fetch_or(&si->flags, SWP_WRITEOK);
 	atomic_store(&si->inuse_pages.offlist, false);
 	__swap_avail_add(si);
 	__swap_usage_check_full(si);
-	pthread_mutex_unlock(&swap_avail.lock);
+	pthread_mutex_unlock(&swap_avail_lock);
 }
 
 /**
@@ -406,10 +397,10 @@ void swap_alloc_device_added(struct swap_info_struct *si)
  */
 void swap_alloc_device_removed(struct swap_info_struct *si)
 {
-	pthread_mutex_lock(&swap_avail.lock);
+	pthread_mutex_lock(&swap_avail_lock);
 	atomic_fetch_and(&si->flags, ~SWP_WRITEOK);
 	__swap_avail_del(si);
-	pthread_mutex_unlock(&swap_avail.lock);
+	pthread_mutex_unlock(&swap_avail_lock);
 	atomic_fetch_sub(&total_swap_pages, si->pages);
 	atomic_fetch_sub(&nr_swap_pages.count, si->pages);
 }
@@ -706,7 +697,7 @@ static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_
 	struct cds_list_head *pos;
 	unsigned int n = 0;
 
-	pthread_mutex_lock(&swap_avail.lock);
+	pthread_mutex_lock(&swap_avail_lock);
 	/* Raw nodes: see __swap_avail_add(). */
 	cds_list_for_each(pos, &swap_avail_head) {
 		struct swap_info_struct *p = caa_container_of(pos, struct swap_info_struct, avail_list);
@@ -726,7 +717,7 @@ static unsigned int swap_avail_snapshot(struct swap_info_struct **out, int only_
 		cds_list_del(&first->avail_list);
 		cds_list_add(&first->avail_list, &last_same->avail_list);
 	}
-	pthread_mutex_unlock(&swap_avail.lock);
+	pthread_mutex_unlock(&swap_avail_lock);
 	return n;
 }
 
