@@ -16,7 +16,11 @@
  *                  the threads' CPU time over the wall time of the 2T run.
  *                  --load o0|mixed keeps one load; --threads 1|2 times only
  *                  runs with that many threads (no ratio): one configuration
- *                  alone, to profile it.
+ *                  alone, to profile it. --devices 2 gives each thread a
+ *                  device of its own (thread t allocates only on device t):
+ *                  nothing of a device is shared, only the global counts
+ *                  and the avail list, the ceiling of what sharing one
+ *                  device costs.
  *   fragmentation  a device of --clusters clusters is filled to 90% by
  *                  random allocations (order k with weight 2^(9-k): every
  *                  order brings the same number of slots on average) mixed
@@ -33,7 +37,7 @@
  *
  * Usage: bench_alloc [--reps N] [--ms MS] [--seed S] [--clusters C]
  *                    [--only scaling|frag|meta] [--load o0|mixed]
- *                    [--threads 1|2] [--json]
+ *                    [--threads 1|2] [--devices 1|2] [--json]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,6 +69,7 @@ struct worker {
 	double rate_pairs, rate_slots;	/* per second */
 	double cpu_pairs, cpu_slots;	/* per second of this thread's CPU time */
 	uint64_t wall_ns, cpu_ns;
+	int only_type;			/* the device to allocate on, or -1: any */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -73,6 +78,16 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* folio_alloc_swap(), or on the worker's own device only (--devices 2). */
+static int worker_alloc(struct worker *w, struct folio *folio)
+{
+	swp_entry_t entry;
+
+	if (w->only_type < 0)
+		return folio_alloc_swap(folio);
+	return swap_alloc_slots(folio, folio_order(folio), false, w->only_type, &entry);
 }
 
 static void *worker_run(void *arg)
@@ -88,7 +103,7 @@ static void *worker_run(void *arg)
 	deadline = t0 + w->duration_ns;
 	do {
 		for (i = 0; i < BATCH; i++)
-			if ((err = folio_alloc_swap(w->folios[i])))
+			if ((err = worker_alloc(w, w->folios[i])))
 				die("folio_alloc_swap (device too small?)", err);
 		for (i = 0; i < BATCH; i++)
 			if ((err = folio_free_swap(w->folios[i])) != 1)
@@ -152,15 +167,16 @@ static void scaling_run(struct worker *ws, unsigned int nr, uint64_t duration_ns
 
 /*
  * @load: -1 both loads, else 0 (o0) or 1 (mixed); @only_threads: 0 both,
- * else time only runs with that many threads.
+ * else time only runs with that many threads; @devices: 2 gives each
+ * thread a device of its own.
  */
 static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_ns, uint64_t seed,
-			  int load, unsigned int only_threads)
+			  int load, unsigned int only_threads, unsigned int devices)
 {
 	static const char *const loads[] = { "o0", "mixed o0/4/9" };
 	struct worker ws[MAX_THREADS];
 	unsigned int l, t, i;
-	int type, r, err;
+	int type, type2 = -1, r, err;
 
 	for (l = 0; l < ARRAY_SIZE(loads); l++) {
 		double p1[BENCH_MAX_REPS], p2[BENCH_MAX_REPS], s1[BENCH_MAX_REPS];
@@ -177,6 +193,14 @@ static void bench_scaling(struct bench_report *rep, int reps, uint64_t duration_
 		if (type < 0)
 			die("uswap_swapon_mem", type);
 		memset(ws, 0, sizeof(ws));
+		ws[0].only_type = ws[1].only_type = -1;
+		if (devices == 2) {
+			type2 = uswap_swapon_mem(SCALE_DEV_PAGES, 0);
+			if (type2 < 0)
+				die("uswap_swapon_mem", type2);
+			ws[0].only_type = type;
+			ws[1].only_type = type2;
+		}
 		for (t = 0; t < MAX_THREADS; t++) {
 			if ((err = uswap_frame_pool_create(BATCH << USWAP_MAX_ORDER, &ws[t].pool)))
 				die("uswap_frame_pool_create", err);
@@ -257,6 +281,8 @@ out:
 			uswap_frame_pool_destroy(ws[t].pool);
 		}
 		if ((err = uswap_swapoff_type((unsigned int)type)))
+			die("uswap_swapoff_type", err);
+		if (type2 >= 0 && (err = uswap_swapoff_type((unsigned int)type2)))
 			die("uswap_swapoff_type", err);
 	}
 }
@@ -544,7 +570,7 @@ int main(int argc, char **argv)
 	static struct bench_report rep = { .program = "bench_alloc" };
 	uint64_t duration_ns = 300 * 1000000ULL, seed = 1, nr_clusters = 1024;
 	const char *only = NULL;
-	unsigned int only_threads = 0;
+	unsigned int only_threads = 0, devices = 1;
 	int reps = 5, i, load = -1;
 
 	for (i = 1; i < argc; i++) {
@@ -575,10 +601,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "bench_alloc: --threads 1..%d\n", MAX_THREADS);
 				return 2;
 			}
+		} else if (!strcmp(a, "--devices")) {
+			devices = (unsigned int)bench_parse_u64(rep.program, a, argv[++i]);
+			if (devices != 1 && devices != 2) {
+				fprintf(stderr, "bench_alloc: --devices 1|2\n");
+				return 2;
+			}
 		} else {
 			fprintf(stderr, "usage: bench_alloc [--reps N] [--ms MS] [--seed S] "
 					"[--clusters C] [--only scaling|frag|meta] [--load o0|mixed] "
-					"[--threads 1|2] [--json]\n");
+					"[--threads 1|2] [--devices 1|2] [--json]\n");
 			return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
 		}
 	}
@@ -599,10 +631,10 @@ int main(int argc, char **argv)
 		duration_ns = 1000000ULL;
 	snprintf(rep.params, sizeof(rep.params),
 		 "\"reps\":%d,\"run_ms\":%" PRIu64 ",\"seed\":%" PRIu64 ",\"frag_clusters\":%" PRIu64
-		 ",\"batch\":%d,\"debug\":%d",
-		 reps, duration_ns / 1000000, seed, nr_clusters, BATCH, USWAP_DEBUG);
+		 ",\"batch\":%d,\"debug\":%d,\"devices\":%u",
+		 reps, duration_ns / 1000000, seed, nr_clusters, BATCH, USWAP_DEBUG, devices);
 	if (!only || !strcmp(only, "scaling"))
-		bench_scaling(&rep, reps, duration_ns, seed, load, only_threads);
+		bench_scaling(&rep, reps, duration_ns, seed, load, only_threads, devices);
 	if (!only || !strcmp(only, "frag"))
 		bench_frag(&rep, reps, seed, nr_clusters);
 	if (!only || !strcmp(only, "meta"))

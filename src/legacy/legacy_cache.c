@@ -76,7 +76,6 @@ bool legacy_scan_range(struct swap_info_struct *si, struct swap_cluster_info *ci
 		       unsigned int off, unsigned int nr, bool *need_reclaim)
 {
 	uint64_t base = cluster_offset(si, ci);
-	bool full = vm_swap_full();
 	unsigned int i;
 
 	uswap_assert_held(&ci->lock);
@@ -88,7 +87,11 @@ bool legacy_scan_range(struct swap_info_struct *si, struct swap_cluster_info *ci
 
 		if (!ent)
 			continue;
-		if (full && ent == SWAP_HAS_CACHE) {
+		if (ent == SWAP_HAS_CACHE) {
+			/* Asked only here, as the kernel does: it reads
+			 * global counts that other CPUs write. */
+			if (!vm_swap_full())
+				return false;
 			*need_reclaim = true;
 			continue;
 		}

@@ -12,12 +12,14 @@
 /*
  * swap_table_scan_range() - may the allocator take [off, off+nr) of @ci?
  * Free slots can; cache-only slots (PFN, count 0) can after reclaim, when
- * swap is more than half full. Context: ci->lock held.
+ * swap is more than half full. vm_swap_full() is asked only when a
+ * cache-only slot is met, as the kernel's cluster_scan_range() does: it
+ * reads the global counts, whose lines other CPUs write.
+ * Context: ci->lock held.
  */
 static bool swap_table_scan_range(struct swap_info_struct *si, struct swap_cluster_info *ci,
 				  unsigned int off, unsigned int nr, bool *need_reclaim)
 {
-	bool full = vm_swap_full();
 	unsigned int i;
 
 	(void)si;
@@ -27,7 +29,9 @@ static bool swap_table_scan_range(struct swap_info_struct *si, struct swap_clust
 
 		if (swp_tb_is_null(tb))
 			continue;
-		if (full && swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
+		if (swp_tb_is_folio(tb) && !__swp_tb_get_count(tb)) {
+			if (!vm_swap_full())
+				return false;
 			*need_reclaim = true;
 			continue;
 		}

@@ -832,6 +832,95 @@ static void test_large_alloc_fragmented(void **state)
 	swaptest_fini(&t);
 }
 
+/*
+ * The allocator's scan meets a cache-only slot (PFN, count 0, its folio
+ * unlocked and unmapped) before a free slot of the same cluster. With swap
+ * more than half used it reclaims that folio and takes its slot; below
+ * half it passes over it and takes the free slot, and the folio stays
+ * cached (the kernel's cluster_scan_range(), which asks vm_swap_full()
+ * only at such a slot). @pages sets the side of the line: the filled
+ * cluster is all the test uses. Both designs share the allocator and
+ * scan their own way (@design).
+ */
+static void cache_only_scan(const char *design, uint64_t pages, bool full)
+{
+	static struct folio *f[4096];
+	unsigned int per[16] = { 0 }, n = 0, i, x = 0;
+	struct folio *c = NULL, *d = NULL, *g;
+	struct swaptest t;
+	swp_entry_t e;
+
+	static int prio = 1000;
+	int type;
+
+	assert_int_equal(uswap_frame_pool_create(4096, &t.pool), 0);
+	type = uswap_swapon_mem_design(pages, SWAP_FLAG_PREFER | prio++, design);
+	assert_true(type >= 0);
+	t.type = (unsigned int)type;
+	t.max = pages;
+	/* Fill until one cluster past the header's is ours alone, full. */
+	while (!x) {
+		assert_true(n < ARRAY_SIZE(f));
+		f[n] = cached_folio(&t, 0, &e);
+		i = (unsigned int)(swp_offset(e) / SWAPFILE_CLUSTER);
+		assert_true(i < ARRAY_SIZE(per));
+		if (++per[i] == SWAPFILE_CLUSTER)
+			x = i;
+		n++;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t off = swp_offset(folio_swap_entry(f[i]));
+
+		if (off == x * SWAPFILE_CLUSTER + 10)
+			c = f[i];
+		if (off == x * SWAPFILE_CLUSTER + 20)
+			d = f[i];
+	}
+	assert_non_null(c);
+	assert_non_null(d);
+	/* d's slot freed (count 0: leaving the cache frees it); c cache-only. */
+	assert_int_equal(swap_cache_del_folio(d, 0), 0);
+	folio_unlock(c);
+	assert_int_equal(uswap_vm_swap_full(), full);
+
+	g = cached_folio(&t, 0, &e);
+	if (full) {
+		assert_int_equal(swp_offset(e), x * SWAPFILE_CLUSTER + 10);
+		assert_false(folio_test_swapcache(c));
+	} else {
+		assert_int_equal(swp_offset(e), x * SWAPFILE_CLUSTER + 20);
+		assert_true(folio_test_swapcache(c));
+		folio_lock(c);
+	}
+	for (i = 0; i < n; i++) {
+		if (f[i] == c && full) {
+			folio_put(c);
+			continue;
+		}
+		if (folio_test_swapcache(f[i]))
+			assert_int_equal(swap_cache_del_folio(f[i], 0), 0);
+		swaptest_folio_done(f[i]);
+	}
+	assert_int_equal(swap_cache_del_folio(g, 0), 0);
+	swaptest_folio_done(g);
+	assert_int_equal(nr_inuse(&t), 0);
+	swaptest_fini(&t);
+}
+
+static void test_cache_only_scan_reclaims(void **state)
+{
+	(void)state;
+	cache_only_scan("table", 1024, true);
+	cache_only_scan("legacy", 1024, true);
+}
+
+static void test_cache_only_scan_passes(void **state)
+{
+	(void)state;
+	cache_only_scan("table", 8192, false);
+	cache_only_scan("legacy", 8192, false);
+}
+
 static void test_hibernation_slot(void **state)
 {
 	struct swaptest t;
@@ -968,6 +1057,8 @@ int main(void)
 		cmocka_unit_test(test_folio_maybe_swapped),
 		cmocka_unit_test(test_swap_entry_swapped),
 		cmocka_unit_test(test_swp_swapcount),
+		cmocka_unit_test(test_cache_only_scan_reclaims),
+		cmocka_unit_test(test_cache_only_scan_passes),
 		/* last: on a livelock its watchdog ends the program */
 		cmocka_unit_test(test_large_alloc_fragmented),
 	};
