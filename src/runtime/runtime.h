@@ -178,6 +178,9 @@ struct rt_sup {
 	uint64_t balance_mark;			/* balance(): sessions asked this round */
 	uint64_t features;
 	pid_t child;
+	pid_t inherited[16];	/* our children from before the program (a shell's
+				 * process substitution): not of the tree */
+	unsigned int nr_inherited;
 	struct rt_stats st;
 	const char *kill_reason;
 	const int *types;			/* the devices */

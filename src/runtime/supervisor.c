@@ -4,6 +4,7 @@
  * budget, the program's start, and the one event loop that serves every
  * process of the tree (docs/RUNTIME.md).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -710,10 +711,61 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 }
 
 /*
- * Reap the tree's exited processes (the first one's wait status goes to
+ * Call @fn with each child of ours (/proc/self/task/TID/children: an
+ * orphan may be reparented to any of our threads). Context: any.
+ * Return: true as soon as @fn does, else false.
+ */
+static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t))
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	bool hit = false;
+
+	if (!d)
+		return false;
+	while (!hit && (e = readdir(d))) {
+		char path[300];
+		FILE *f;
+		long pid;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (!hit && fscanf(f, "%ld", &pid) == 1)
+			hit = fn(sup, (pid_t)pid);
+		fclose(f);
+	}
+	closedir(d);
+	return hit;
+}
+
+/* each_child(): note a child we had before the program. */
+static bool note_inherited(struct rt_sup *sup, pid_t pid)
+{
+	if (sup->nr_inherited < sizeof(sup->inherited) / sizeof(sup->inherited[0]))
+		sup->inherited[sup->nr_inherited++] = pid;
+	return false;
+}
+
+/* each_child(): true for a process of the program's tree. */
+static bool of_tree(struct rt_sup *sup, pid_t pid)
+{
+	for (unsigned int i = 0; i < sup->nr_inherited; i++)
+		if (sup->inherited[i] == pid)
+			return false;
+	return true;
+}
+
+/*
+ * Reap the exited children (the first process's wait status goes to
  * *@status, *@done set). Context: the event loop.
  * Return: true while any process of the tree lives (our child, or a
- * descendant reparented to us), false when none is left.
+ * descendant reparented to us), false when none is left. Children we had
+ * before the program (a shell that ran `uswap run ... 2> >(filter)` forked
+ * the filter before exec'ing us) are not of the tree: waiting for them
+ * would wait forever (the filter reads our stderr until we exit).
  */
 static bool reap(struct rt_sup *sup, int *status, bool *done)
 {
@@ -721,15 +773,16 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 		int ws;
 		pid_t w = waitpid(-1, &ws, WNOHANG);
 
-		if (w == 0)
-			return true;
-		if (w < 0)
-			return errno != ECHILD;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;		/* none exited (0), or none at all (ECHILD) */
 		if (w == sup->child) {
 			*status = ws;
 			*done = true;
 		}
 	}
+	return each_child(sup, of_tree);
 }
 
 static pid_t start_program(char **argv, const char *shim, const char *sock,
@@ -971,6 +1024,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	each_child(&sup, note_inherited);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
 	if (sup.child < 0 || sfd < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));

@@ -25,5 +25,14 @@ for r in 1 2 3 4 5 6; do
 	fi
 done
 sleep 0.3	# a process left running would write its file now
-[ $fail = 0 ] && echo "ok: 6 rounds, uswap run waited for the whole tree"
+# A child uswap run had before the program is not of the tree: a shell's
+# process substitution (forked before it exec'd uswap run) reads our
+# stderr until we exit, and waiting for it would hang.
+timeout 30 bash -c "exec \"$uswap\" run --memory 8M -- true 2> >(cat >/dev/null)"
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "FAIL: uswap run with a process substitution on its stderr: exit $rc (124: it hung)"
+	fail=1
+fi
+[ $fail = 0 ] && echo "ok: 6 rounds, uswap run waited for the whole tree, and not for a child it had before"
 exit $fail
