@@ -25,14 +25,19 @@ uswap=$1 prog=$2 mode=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-case $mode in
-madvfree)
-	budget_mb=4
-	timeout 120 "$uswap" run --memory ${budget_mb}M --json "$dir/json" -- "$prog" madvfree 3 \
+# run_mode "TIMEOUT ARGS" MODE N: rt_outside MODE N under a 4 MiB budget;
+# prints its output and uswap run's messages, leaves the exit status in rc.
+run_mode() {
+	timeout $1 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" "$2" "$3" \
 		>"$dir/out" 2>"$dir/err"
 	rc=$?
 	cat "$dir/out"
 	grep -v '^  ' "$dir/err"
+}
+case $mode in
+madvfree)
+	budget_mb=4	# run_mode's
+	run_mode 120 madvfree 3
 	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
 	grep -q "^madvfree: wrong 0," "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
 	check_devices_empty "$dir/json"
@@ -56,11 +61,7 @@ exitevict)
 	((fail)) || echo "8 runs: devices empty at the end"
 	;;
 sigmask)
-	timeout 120 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" sigmask 16 \
-		>"$dir/out" 2>"$dir/err"
-	rc=$?
-	cat "$dir/out"
-	grep -v '^  ' "$dir/err"
+	run_mode 120 sigmask 16
 	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc"; fail=1; }
 	grep -q "^sigmask: wrong 0, handled before the unblock 0, in the program's thread 1$" \
 		"$dir/out" || { echo "FAIL: the signal went to another thread, or wrong data"; fail=1; }
@@ -68,11 +69,7 @@ sigmask)
 	;;
 mlockall)
 	ulimit -l unlimited 2>/dev/null
-	timeout -s KILL 60 "$uswap" run --memory 4M --json "$dir/json" -- "$prog" mlockall 16 \
-		>"$dir/out" 2>"$dir/err"
-	rc=$?
-	cat "$dir/out"
-	grep -v '^  ' "$dir/err"
+	run_mode "-s KILL 60" mlockall 16
 	[ $rc -eq 0 ] || { echo "FAIL: uswap run exited $rc (137: hung, killed)"; fail=1; }
 	grep -q "^mlockall: wrong 0, mlockall 0$" "$dir/out" || { echo "FAIL: wrong data"; fail=1; }
 	[ $rc -eq 0 ] && check_devices_empty "$dir/json"
