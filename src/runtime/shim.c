@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +43,8 @@
 #define SHIM_MAX_RANGES	4096
 #define SHIM_SCAN_MS	10
 #define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
+#define SHIM_FLUSH_CEILING 33		/* x86's tlb_single_page_flush_ceiling */
+#define SHIM_FOLLOW_FLUSHES 8		/* follow_lead(): a batch's flushes worth a bound agent */
 
 struct shim_range {
 	uint64_t start, end;
@@ -64,7 +67,10 @@ static struct {
 	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
 	unsigned long last_vm;	/* vm_sig() at the last scan */
-} S = { .uffd = -1, .sock = -1, .memfd = -1 };
+	const uint32_t *lead_cpu;	/* rseq cpu_id of the thread the agent follows */
+	int agent_cpu;			/* the CPU the agent is bound to, or -1 */
+	cpu_set_t agent_mask;		/* the agent's own affinity, as it started */
+} S = { .agent_cpu = -1, .uffd = -1, .sock = -1, .memfd = -1 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
 static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
@@ -690,6 +696,85 @@ static void empty_staging(void)
 }
 
 /*
+ * The address of the calling thread's rseq cpu_id, which the kernel keeps
+ * current on every return to user space, if glibc registered rseq for it
+ * and the word lies in memory we never register: the agent reads it, and
+ * must never fault on a page it may have to evict itself. At start-up the
+ * only registered start-up VMA is [heap] (snapshot()); the thread's TCB is
+ * in ld.so's own mapping.
+ * Context: the constructor (the main thread), before any registration.
+ * Return: the address, or NULL.
+ */
+static const uint32_t *lead_cpu_word(void)
+{
+	uint64_t a = (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
+		     offsetof(struct rseq, cpu_id);
+	struct shim_vma v;
+	char *line, *save = NULL;
+	bool safe = false;
+
+	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
+		return NULL;
+	pthread_mutex_lock(&reg_lock);
+	if (read_maps() >= 0)
+		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			if (parse_line(line, &v) && v.start <= a && a + 4 <= v.end) {
+				safe = strcmp(v.path, "[heap]") != 0;
+				break;
+			}
+	pthread_mutex_unlock(&reg_lock);
+	return safe ? (const uint32_t *)(uintptr_t)a : NULL;
+}
+
+/*
+ * Bind the agent to the CPU its lead thread (the main thread, or in a
+ * forked child the thread that forked, when it is the same) last ran on,
+ * for a batch @m of @n pages that costs many TLB flushes; unbind it for
+ * one that costs few.
+ * Each page a UFFDIO_MOVE takes out is flushed from the TLB of every CPU
+ * that has the process's address space loaded: while the program runs on
+ * the other CPU, that is an IPI per page of a short run, and on this PVM
+ * guest each costs the interrupted thread ~14 us (docs/BENCHMARKS.md,
+ * "the agent on the program's CPU"). On the program's own CPU the agent
+ * runs when the program waits or is preempted, and the flush is local.
+ * Context: the agent thread, before a batch. Failure changes nothing.
+ */
+static void follow_lead(const struct rt_evict *m, uint32_t n)
+{
+	uint32_t flushes = 0, run = 1;
+	cpu_set_t set;
+	uint32_t cpu;
+
+	if (!S.lead_cpu)
+		return;
+	/* x86 flushes a run of up to 33 pages page by page, a longer one
+	 * at once (tlb_single_page_flush_ceiling): a batch of long runs
+	 * (a sequential fill) costs few flushes, and the agent is better
+	 * on a CPU of its own, where it does not take the program's time. */
+	for (uint32_t i = 1; i <= n; i++) {
+		if (i < n && m->addr[i] == m->addr[i - 1] + RT_PAGE) {
+			run++;
+			continue;
+		}
+		flushes += run <= SHIM_FLUSH_CEILING ? run : 1;
+		run = 1;
+	}
+	if (flushes < SHIM_FOLLOW_FLUSHES) {
+		if (S.agent_cpu >= 0 && !sched_setaffinity(0, sizeof(S.agent_mask), &S.agent_mask))
+			S.agent_cpu = -1;
+		return;
+	}
+	cpu = __atomic_load_n(S.lead_cpu, __ATOMIC_RELAXED);
+	if (cpu >= CPU_SETSIZE || (int)cpu == S.agent_cpu ||
+	    !CPU_ISSET(cpu, &S.agent_mask))
+		return;	/* RSEQ_CPU_ID_UNINITIALIZED / REGISTRATION_FAILED are huge */
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (!sched_setaffinity(0, sizeof(set), &set))
+		S.agent_cpu = (int)cpu;
+}
+
+/*
  * Move the requested pages out into the staging area, copy them into the
  * transfer buffer, empty the staging area and answer. Runs of contiguous
  * addresses move in one call; what a run leaves (an error part-way) is
@@ -700,6 +785,8 @@ static void evict(struct rt_evict *m)
 {
 	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
 	bool moved = false;
+
+	follow_lead(m, n);
 
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1, done;
@@ -761,6 +848,9 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	atomic_store(&S.agent_own, thread_setup(&S.agent_thr));
+	S.agent_cpu = -1;
+	if (sched_getaffinity(0, sizeof(S.agent_mask), &S.agent_mask))
+		S.lead_cpu = NULL;	/* no mask to come back to: never bind */
 
 	trash_setup();
 	/* Running: the supervisor may send batches now (it sends none before,
@@ -1261,6 +1351,14 @@ static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = active();
+	uint64_t mine = (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
+			offsetof(struct rseq, cpu_id);
+
+	/* The child's only thread is the one that forked: the agent follows
+	 * it if it was the lead (its TCB is then known safe), else no one. */
+	if (S.lead_cpu && mine != (uint64_t)(uintptr_t)S.lead_cpu)
+		S.lead_cpu = NULL;
+	S.agent_cpu = -1;
 
 	/* The parent agent's private uffd lived in that agent's own table
 	 * (thread_setup()): the number means nothing here, or a program's fd. */
@@ -1296,6 +1394,7 @@ __attribute__((constructor)) static void shim_init(void)
 		return;
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	snapshot();
+	S.lead_cpu = lead_cpu_word();
 	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
 	session_start(name);
 }

@@ -35,6 +35,10 @@
  *   rt_prog forkbench MB  fill, fork a child that reads every page while the
  *                      parent writes random pages: the parent's ops/s from
  *                      fork() to the child's exit (a benchmark).
+ *   rt_prog follow MB  bind itself to its last allowed CPU, fill, read
+ *                      pages at random (scattered evictions), then say
+ *                      whether another thread of the process (the shim's
+ *                      agent) is bound to that CPU alone.
  *   rt_prog threads MB  32 threads fill a slice each, then read and rewrite
  *                      random pages of the whole area at once: many faults
  *                      pending together (the budget's edge).
@@ -44,7 +48,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -837,6 +843,60 @@ static int execfill(uint64_t mb, const char *self)
 	return 2;
 }
 
+/*
+ * The agent follows the program's thread when its batches are scattered
+ * (docs/RUNTIME.md, "The agent on the program's CPU"): bind this thread
+ * to one CPU, make scattered evictions, and look for a thread of ours
+ * whose Cpus_allowed_list is that CPU alone. Exit 0 if found.
+ */
+static int follow(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 4242;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char want[32], path[320], line[256];
+	cpu_set_t set;
+	int cpu = -1, found = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (a == MAP_FAILED || sched_getaffinity(0, sizeof(set), &set))
+		return 2;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpu = c;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 3);
+	for (uint64_t i = 0; i < 8 * pages; i++) {
+		uint64_t p = rnd(&seed) % pages;
+
+		report("random read", check_page(a + p * (PG / 8), p, 3));
+	}
+	snprintf(want, sizeof(want), "Cpus_allowed_list:\t%d\n", cpu);
+	d = opendir("/proc/self/task");
+	while (d && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)syscall(SYS_gettid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f))
+			found += !strcmp(line, want);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	printf("rt_prog: bound to CPU %d; %d other thread(s) bound to it alone\n", cpu, found);
+	printf("rt_prog: %s, %lu wrong words\n", wrong || !found ? "FAILED" : "ok", wrong);
+	return wrong || !found ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -863,8 +923,10 @@ int main(int argc, char **argv)
 		return unsharecost(mb);
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return threads(mb);
+	if (argc > 1 && !strcmp(argv[1], "follow"))
+		return follow(mb);
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|threads|execfill [MB]\n");
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill [MB]\n");
 	return 2;
 }
