@@ -44,6 +44,7 @@
 #define SHIM_SCAN_MS	10
 #define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 #define SHIM_FLUSH_CEILING 33		/* x86's tlb_single_page_flush_ceiling */
+#define SHIM_SPREAD_MIN	4		/* evict(): a batch this long is split to span the area */
 #define SHIM_FOLLOW_FLUSHES 8		/* follow_lead(): a batch's flushes worth a bound agent */
 
 struct shim_range {
@@ -278,7 +279,10 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
  * slept on until the supervisor read it, and that failed the supervisor's
  * copies meanwhile (EAGAIN). So the agent moves the staging pages into a
  * trash area registered with a private uffd of its own (MOVE only, no
- * events; nobody reads it) and drops them there. Set up by each agent
+ * events; nobody reads it) and drops them there. Since 2026-12-04 the
+ * pages are moved straight from the program into the trash through that
+ * uffd (only a move's destination must be registered with the uffd it is
+ * called on): one move and one flush per page fewer. Set up by each agent
  * (a forked child's trash lost its registration: fork without
  * EVENT_FORK drops it). uffd -1: the old way (madvise of the staging).
  */
@@ -528,27 +532,46 @@ static unsigned long vm_sig(void)
 }
 
 /*
- * Move pages [i, i + run) of @m (contiguous addresses) into the same slots
- * of the staging area in one UFFDIO_MOVE (one TLB flush for the run, not
- * one per page) and copy the moved ones into the transfer buffer.
+ * Where page @k of a batch of @n goes: the trash area when the agent has
+ * one (see T), else the staging area; pages from @split on go to the end
+ * of the area (evict()), so that the batch spans more than
+ * SHIM_FLUSH_CEILING slots and the area is emptied with one TLB flush.
+ */
+static char *slot(uint32_t k, uint32_t n, uint32_t split)
+{
+	char *area = T.uffd >= 0 ? T.area : S.staging;
+
+	return area + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;
+}
+
+/*
+ * Move pages [i, i + run) of @m (contiguous addresses, on one side of
+ * @split) into their slots (slot()) in one UFFDIO_MOVE (one TLB flush for
+ * the run, not one per page) and copy the moved ones into the transfer
+ * buffer. Into the trash area the move goes through the trash's own uffd
+ * (UFFDIO_MOVE needs only its destination registered with the uffd it is
+ * called on); it then never waits for the program's events (EAGAIN), and
+ * the area needs no second move to be emptied without raising one.
  * Context: the agent thread.
  * Return: the number of pages moved from the start of the run; *@err the
  * error that stopped it.
  */
-static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, int *err)
+static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t n,
+			 uint32_t split, int *err)
 {
 	uint64_t bytes;
 	uint32_t done;
 
-	/* EAGAIN: an event is pending; the supervisor reads it soon. The
-	 * count is checked against the pages (the kernel's can be short:
-	 * rt_uffd_move()); the batch's pages wait for our answer meanwhile. */
-	*err = rt_uffd_move(S.uffd, (uint64_t)S.staging + i * RT_PAGE, m->addr[i],
+	/* EAGAIN (the staging area, through the program's uffd): an event
+	 * is pending; the supervisor reads it soon. The count is checked
+	 * against the pages (the kernel's can be short: rt_uffd_move()); the
+	 * batch's pages wait for our answer meanwhile. */
+	*err = rt_uffd_move(T.uffd >= 0 ? T.uffd : S.uffd, (uint64_t)slot(i, n, split), m->addr[i],
 			    (uint64_t)run * RT_PAGE, 1000, &bytes);
 	done = (uint32_t)(bytes / RT_PAGE);
 	for (uint32_t k = i; k < i + done; k++) {
 		m->status[k] = 0;
-		memcpy(S.xfer + k * RT_PAGE, S.staging + k * RT_PAGE, RT_PAGE);
+		memcpy(S.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
 	}
 	return done;
 }
@@ -586,12 +609,13 @@ static int make_exclusive(uint64_t addr)
  * Context: the agent thread.
  * Return: the number of pages moved here (after @done); *@err as move_run().
  */
-static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done, int *err)
+static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done,
+			  uint32_t n, uint32_t split, int *err)
 {
 	uint32_t more = 0;
 
 	while (done + more < run && *err == -EBUSY && !make_exclusive(m->addr[i + done + more])) {
-		uint32_t d = move_run(m, i + done + more, run - done - more, err);
+		uint32_t d = move_run(m, i + done + more, run - done - more, n, split, err);
 
 		if (!d)
 			break;		/* still refused (pinned): it stays EBUSY */
@@ -671,28 +695,17 @@ static void trash_faults(void)
 }
 
 /*
- * Empty the staging area after a batch: move its pages into the trash
- * area (one UFFDIO_MOVE on the private uffd, holes allowed) and drop them
- * there, so no event is raised on the process's uffd; if that fails,
- * MADV_DONTNEED the staging area (REMOVE, which the supervisor only reads).
+ * Empty the area the batch's pages were moved into: the trash area, whose
+ * uffd has no events, or without one the staging area by MADV_DONTNEED
+ * (a REMOVE on the program's uffd, which the supervisor only reads). The
+ * whole area is given: the batch spans more than SHIM_FLUSH_CEILING slots
+ * when it was split (evict()), so the zap ends with one TLB flush instead
+ * of an INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
  * Context: the agent thread.
  */
 static void empty_staging(void)
 {
-	struct uffdio_move mv = {
-		.dst = (uint64_t)T.area,
-		.src = (uint64_t)S.staging,
-		.len = RT_BATCH * RT_PAGE,
-		.mode = UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES | UFFDIO_MOVE_MODE_DONTWAKE,
-	};
-
-	if (T.uffd >= 0 && !ioctl(T.uffd, UFFDIO_MOVE, &mv)) {
-		shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
-		return;
-	}
-	if (T.uffd >= 0)	/* part moved (a shared page: EBUSY): clean both */
-		shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
-	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	shim_raw_madvise(T.uffd >= 0 ? T.area : S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 }
 
 /*
@@ -783,21 +796,33 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
  */
 static void evict(struct rt_evict *m)
 {
-	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
+	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0, split = n;
 	bool moved = false;
 
 	follow_lead(m, n);
-
+	/* The last run (or all but the first page of a single run) goes to
+	 * the end of the area: one more flush on the program's side when the
+	 * batch is one run, one flush instead of n when emptying it. */
+	if (n >= SHIM_SPREAD_MIN && n <= SHIM_FLUSH_CEILING) {
+		split = n - 1;
+		while (split > 1 && m->addr[split - 1] + RT_PAGE == m->addr[split])
+			split--;
+	}
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1, done;
 		int err;
 
 		if (i >= solo_until)
-			while (i + run < n && m->addr[i + run] == m->addr[i] + run * RT_PAGE)
+			while (i + run < n && i + run != split &&
+			       m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
-		done = move_run(m, i, run, &err);
-		done += move_busy(m, i, run, done, &err);	/* EBUSY after a fork */
+		done = move_run(m, i, run, n, split, &err);
+		done += move_busy(m, i, run, done, n, split, &err);	/* EBUSY after a fork */
 		moved |= done > 0;
+		/* Bound to the program's CPU: a thread of the program woken
+		 * meanwhile (its fault served) runs first, at any policy. */
+		if (S.agent_cpu >= 0)
+			sched_yield();
 		if (done == run) {
 			i += run;
 		} else if (run == 1) {
