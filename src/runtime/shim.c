@@ -354,18 +354,42 @@ static ssize_t read_maps(void)
 	return (ssize_t)len;
 }
 
+/*
+ * The address of the calling thread's rseq cpu_id, which the kernel keeps
+ * current on every return to user space, if glibc registered rseq for it.
+ * Context: any thread. Return: the address, or 0.
+ */
+static uint64_t rseq_cpu_addr(void)
+{
+	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
+		return 0;
+	return (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
+	       offsetof(struct rseq, cpu_id);
+}
+
 /* Remember the anonymous VMAs that exist before the program runs. */
 static void snapshot(void)
 {
+	uint64_t lead = rseq_cpu_addr();
 	struct shim_vma v;
 	char *line, *save = NULL;
 
 	pthread_mutex_lock(&reg_lock);
 	if (read_maps() >= 0)
-		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-			if (parse_line(line, &v) && is_anon(&v) && strcmp(v.path, "[heap]") &&
-			    nr_snap < SHIM_MAX_RANGES)
+		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			if (!parse_line(line, &v))
+				continue;
+			/* The agent reads the main thread's rseq cpu_id
+			 * (follow_lead()): only if it lies in memory never
+			 * registered, so that the agent cannot fault on a page
+			 * it would have to evict itself. Of the VMAs existing
+			 * now only [heap] gets registered; the TCB is in ld.so's
+			 * own mapping. */
+			if (lead && v.start <= lead && lead + 4 <= v.end && strcmp(v.path, "[heap]"))
+				S.lead_cpu = (const uint32_t *)(uintptr_t)lead;
+			if (is_anon(&v) && strcmp(v.path, "[heap]") && nr_snap < SHIM_MAX_RANGES)
 				snap[nr_snap++] = (struct shim_range){ v.start, v.end };
+		}
 	pthread_mutex_unlock(&reg_lock);
 }
 
@@ -706,37 +730,6 @@ static void trash_faults(void)
 static void empty_staging(void)
 {
 	shim_raw_madvise(T.uffd >= 0 ? T.area : S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
-}
-
-/*
- * The address of the calling thread's rseq cpu_id, which the kernel keeps
- * current on every return to user space, if glibc registered rseq for it
- * and the word lies in memory we never register: the agent reads it, and
- * must never fault on a page it may have to evict itself. At start-up the
- * only registered start-up VMA is [heap] (snapshot()); the thread's TCB is
- * in ld.so's own mapping.
- * Context: the constructor (the main thread), before any registration.
- * Return: the address, or NULL.
- */
-static const uint32_t *lead_cpu_word(void)
-{
-	uint64_t a = (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
-		     offsetof(struct rseq, cpu_id);
-	struct shim_vma v;
-	char *line, *save = NULL;
-	bool safe = false;
-
-	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
-		return NULL;
-	pthread_mutex_lock(&reg_lock);
-	if (read_maps() >= 0)
-		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-			if (parse_line(line, &v) && v.start <= a && a + 4 <= v.end) {
-				safe = strcmp(v.path, "[heap]") != 0;
-				break;
-			}
-	pthread_mutex_unlock(&reg_lock);
-	return safe ? (const uint32_t *)(uintptr_t)a : NULL;
 }
 
 /*
@@ -1376,8 +1369,7 @@ static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = active();
-	uint64_t mine = (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
-			offsetof(struct rseq, cpu_id);
+	uint64_t mine = rseq_cpu_addr();
 
 	/* The child's only thread is the one that forked: the agent follows
 	 * it if it was the lead (its TCB is then known safe), else no one. */
@@ -1418,8 +1410,7 @@ __attribute__((constructor)) static void shim_init(void)
 	if (!name || !*name)
 		return;
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	snapshot();
-	S.lead_cpu = lead_cpu_word();
+	snapshot();	/* and S.lead_cpu */
 	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
 	session_start(name);
 }
