@@ -923,8 +923,19 @@ int main(int argc, char **argv)
 		return unsharecost(mb);
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return threads(mb);
-	if (argc > 1 && !strcmp(argv[1], "follow"))
+	if (argc > 1 && !strcmp(argv[1], "follow")) {
+		/* The agent never binds under a real-time policy, which it
+		 * inherits when the shim starts it: run this image again as
+		 * SCHED_OTHER when started under chrt. */
+		struct sched_param sp = { 0 };
+
+		if (sched_getscheduler(0) != SCHED_OTHER && !sched_setscheduler(0, SCHED_OTHER, &sp)) {
+			execv("/proc/self/exe", argv);
+			perror("rt_prog: execv");
+			return 2;
+		}
 		return follow(mb);
+	}
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
 	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill [MB]\n");
