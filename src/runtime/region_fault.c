@@ -221,14 +221,7 @@ static int serve_fault(struct uswap_region_pool *pool, uint64_t addr)
 
 static void count_latency(struct uswap_region_pool *pool, uint64_t t0)
 {
-	uint64_t us = (now_ns() - t0) / 1000;
-	unsigned int b = 0;
-
-	while (us > 1 && b < RG_LAT_BUCKETS - 1) {
-		us >>= 1;
-		b++;
-	}
-	pool->lat[b]++;
+	pool->lat[rt_lat_bucket(t0, RG_LAT_BUCKETS)]++;
 }
 
 /* Serve the queued faults that can be. Return: true if some wait still. */

@@ -105,13 +105,6 @@ struct uswap_region_pool {
 	char buf[RG_RUN * PAGE];	/* a swap-in run */
 };
 
-static inline uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* Ring the handler's doorbell. Context: any. */
 static inline void kick(struct uswap_region_pool *pool)

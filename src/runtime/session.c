@@ -338,26 +338,11 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 	return known ? serve_swapin(s, addr, room) : serve_zero(s, addr, false, room);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Count a served fault in the latency histogram (supervisor side: from the
  * read of its message to its copy). */
 static void fault_served(struct rt_session *s, uint64_t t0)
 {
-	uint64_t us = (now_ns() - t0) / 1000;
-	unsigned int b = 0;
-
-	while (us > 1 && b < RT_LAT_BUCKETS - 1) {
-		us >>= 1;
-		b++;
-	}
-	s->sup->st.lat[b]++;
+	s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
 }
 
 /*

@@ -691,11 +691,10 @@ static void trash_setup(void)
  * MCL_FUTURE's populate of new mappings, a debugger reading the process.
  * Its uffd had no reader, so such a fault waited for good (mlockall()
  * never returned: the sweep's `op mlock`). A zero page resolves it; the
- * trash then holds pages (locked ones cannot be dropped), the move into it
- * fails and empty_staging() falls back to MADV_DONTNEED, which a locked
- * staging area refuses too: its slots stay full and later moves into them
- * fail (EEXIST), so the pages of a process that locked everything stay
- * resident, as the kernel keeps mlocked pages.
+ * trash then holds pages that MADV_DONTNEED of a locked area cannot drop:
+ * its slots stay full and every move into them fails (EEXIST), so the
+ * pages of a process that locked everything stay resident, as the kernel
+ * keeps mlocked pages.
  * Context: the agent thread.
  */
 static void trash_faults(void)
@@ -727,7 +726,7 @@ static void trash_faults(void)
  * of an INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
  * Context: the agent thread.
  */
-static void empty_staging(void)
+static void empty_area(void)
 {
 	shim_raw_madvise(T.uffd >= 0 ? T.area : S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 }
@@ -826,7 +825,7 @@ static void evict(struct rt_evict *m)
 		}
 	}
 	if (moved)
-		empty_staging();
+		empty_area();
 	m->type = RT_EVICTED;
 	send_msg(m, sizeof(*m));
 }

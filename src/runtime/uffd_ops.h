@@ -10,6 +10,7 @@
 #define USWAP_RUNTIME_UFFD_OPS_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "runtime/uffd_compat.h"
 
@@ -24,5 +25,31 @@ int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t
 int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len);
 int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
 		 uint64_t *done);
+
+/* CLOCK_MONOTONIC in nanoseconds: the fault service clock of both modes. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The latency histogram's bucket for a fault read at @t0 (now_ns()) and
+ * served now: bucket b holds [2^b, 2^(b+1)) us, the last everything above.
+ * Context: any. Return: a bucket below @nbuckets.
+ */
+static inline unsigned int rt_lat_bucket(uint64_t t0, unsigned int nbuckets)
+{
+	uint64_t us = (now_ns() - t0) / 1000;
+	unsigned int b = 0;
+
+	while (us > 1 && b < nbuckets - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
 
 #endif
