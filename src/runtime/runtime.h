@@ -181,6 +181,8 @@ struct rt_sup {
 	pid_t inherited[16];	/* our children from before the program (a shell's
 				 * process substitution): not of the tree */
 	unsigned int nr_inherited;
+	int forward_sig;	/* each_child() callbacks: the signal passed on */
+	unsigned int nr_tree;	/* each_child() callbacks: processes counted */
 	struct rt_stats st;
 	const char *kill_reason;
 	const int *types;			/* the devices */
@@ -230,5 +232,8 @@ bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);
+
+/* Whether the shim reaches a program (exe_check.c) */
+bool rt_exe_check(const char *file);
 
 #endif

@@ -758,6 +758,60 @@ static bool of_tree(struct rt_sup *sup, pid_t pid)
 	return true;
 }
 
+/* each_child(): pass sup->forward_sig on to a process of the tree. */
+static bool signal_tree(struct rt_sup *sup, pid_t pid)
+{
+	if (of_tree(sup, pid))
+		kill(pid, sup->forward_sig);
+	return false;
+}
+
+/* each_child(): count the processes of the tree. */
+static bool count_tree(struct rt_sup *sup, pid_t pid)
+{
+	sup->nr_tree += of_tree(sup, pid);
+	return false;
+}
+
+/*
+ * A signal sent to us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) goes to the
+ * program's first process while it lives; once it has exited (and been
+ * reaped: its pid may already be another process's), to the processes of
+ * its tree that were reparented to us, the daemons it left. Context: the
+ * event loop.
+ */
+static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
+{
+	if (!child_done) {
+		kill(sup->child, sig);
+		return;
+	}
+	sup->forward_sig = sig;
+	each_child(sup, signal_tree);
+}
+
+/*
+ * The first process has exited but processes of its tree live on (a
+ * program that daemonizes): say once, a second later (a child still
+ * exiting with its parent is not a daemon), that we serve them until
+ * they exit. Context: the event loop.
+ */
+static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool *said)
+{
+	if (*said || mono_ns() - done_ns < 1000000000ULL)
+		return;
+	*said = true;
+	sup->nr_tree = 0;
+	each_child(sup, count_tree);
+	if (!sup->nr_tree)
+		return;
+	fprintf(stderr, "uswap run: the program's first process %s %d; %u process%s of its tree "
+		"live%s on (daemons): their memory is served until they exit, and a signal to uswap "
+		"run goes to them\n", WIFEXITED(status) ? "exited with status" : "was killed by signal",
+		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), sup->nr_tree,
+		sup->nr_tree == 1 ? "" : "es", sup->nr_tree == 1 ? "s" : "");
+}
+
 /*
  * Reap the exited children (the first process's wait status goes to
  * *@status, *@done set). Context: the event loop.
@@ -826,7 +880,8 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 	uint64_t spin_faults = 0, idle_from = 0;
 	bool near = false;
 	int status = 0;
-	bool child_done = false;
+	bool child_done = false, said_daemons = false;
+	uint64_t done_ns = 0;
 
 	for (;;) {
 		size_t n = 0, need = 2 + RT_HELLO_WAIT, nh;
@@ -906,12 +961,16 @@ polled:
 
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo != SIGCHLD) {
-					kill(sup->child, (int)si.ssi_signo);
+					forward_signal(sup, (int)si.ssi_signo, child_done);
 					continue;
 				}
 				reap(sup, &status, &child_done);
+				if (child_done && !done_ns)
+					done_ns = mono_ns();
 			}
 		}
+		if (child_done)
+			note_daemons(sup, status, done_ns, &said_daemons);
 		if (nh)
 			hello_poll(sup, p + n - nh, nh);
 		if (p[0].revents & POLLIN)
@@ -972,6 +1031,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	struct rt_sup sup = { 0 };
 	char shim[PATH_MAX], sock[108];
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
+	bool reached;
 	sigset_t mask, old;
 	const char *def = "zram:4G";
 
@@ -1025,6 +1085,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	each_child(&sup, note_inherited);
+	reached = rt_exe_check(cfg->argv[0]);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
 	if (sup.child < 0 || sfd < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
@@ -1034,6 +1095,10 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	ws = serve(&sup, lfd, sfd);
 	close(lfd);
 	close(sfd);
+	if (reached && !sup.st.sessions)
+		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "
+			"32-bit or set-user-ID program, or LD_PRELOAD taken out of its environment): "
+			"nothing was swapped and --memory held nothing\n");
 	if (WIFEXITED(ws)) {
 		ret = WEXITSTATUS(ws);
 	} else {
