@@ -12,6 +12,8 @@
 #   ./redis.sh 10M table default          # redis: load, GET + BGSAVE, BGREWRITEAOF
 #   KEYS=60000 ./redis.sh native - -      # the same natively
 #   python3 table.py                      # the table of the results
+#   ./sweep.sh list_tools.txt 2:table:default   # xz, zstd, sort, bc, tcl (tools.sh)
+#   ./kernel_run.sh 70 sh progs/tools.sh sort   # the same under kernel swap
 # A program's results land in /tmp/sweep/r/NAME/ (output, --json, stderr).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +22,8 @@ mkdir -p /tmp/sweep/progs /tmp/sweep/r
 cp "$here"/{h.sh,sweep.sh,redis.sh,sampler.py,table.py,list.txt} /tmp/sweep/
 sed -i "s|/work/wt-outside/build/uswap|$uswap|" /tmp/sweep/h.sh /tmp/sweep/redis.sh
 cp "$here"/{py_dict.py,py_mp.py,py_sub.py,py_thr.py,perl_hash.pl,node_arr.js,node_worker.js} \
-   "$here"/{Big.java,sqlite.sql,sortawk.sh,forky.sh,make.sh,gcc.sh,op.c} /tmp/sweep/progs/
+   "$here"/{Big.java,sqlite.sql,sortawk.sh,forky.sh,make.sh,gcc.sh,op.c,tools.sh,big.tcl} /tmp/sweep/progs/
+cp "$here"/{list_tools.txt,kernel_run.sh} /tmp/sweep/
 cd /tmp/sweep/progs
 gcc -O2 -pthread -o op op.c
 command -v javac >/dev/null && javac -d . Big.java
@@ -34,6 +37,13 @@ with open('/tmp/sweep/progs/gen.c', 'w') as f:
         f.write("s+=f%d(%d);\n" % (i, i))
     f.write('__builtin_printf("%ld\\n",s);return 0;}\n')
 PY
+# tools.sh's input: 52 MiB of base64 text, the same each time (a fixed seed)
+[ -s data.txt ] || python3 -c '
+import base64, random
+r = random.Random(13)
+with open("data.txt", "wb") as f:
+    for _ in range(40):
+        f.write(base64.encodebytes(r.randbytes(1 << 20)))'
 mkdir -p mk
 for i in $(seq 1 12); do
 	printf '#include <stdio.h>\nint g%d(int x){int s=0;for(int i=0;i<x;i++)s+=i*%d;return s;}\n' $i $i >mk/m$i.c
