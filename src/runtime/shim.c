@@ -75,6 +75,7 @@ static struct {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
 static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
+static atomic_uint map_gen;	/* ranges the supervisor saw unmapped (RT_FORGET) */
 static unsigned int nr_reg;
 static struct shim_range snap[SHIM_MAX_RANGES];			/* anon VMAs at start-up */
 static unsigned int nr_snap;
@@ -925,6 +926,12 @@ static void *agent_main(void *arg)
 				pthread_mutex_lock(&reg_lock);
 				forget(f->start, f->end);
 				pthread_mutex_unlock(&reg_lock);
+				/* A mapping of the same size may have taken its
+				 * place already (glibc's free() and malloc() of a
+				 * large block: no interposer sees either, and statm
+				 * does not change): look now. */
+				atomic_fetch_add(&map_gen, 1);
+				scan();
 			} else if (m.type == RT_PREFORK_DONE) {
 				pthread_mutex_lock(&fork_wait_lock);
 				fork_done = true;
@@ -1434,6 +1441,64 @@ static void scan_for_caller(void)
 		scan_by_watchdog();
 	else
 		scan();
+}
+
+/**
+ * shim_note_alloc() - a block came from the program's allocator
+ * @p: its address
+ * @n: its size (at least SHIM_MIN_VMA: smaller blocks are not looked at)
+ *
+ * glibc's malloc maps large blocks and grows its main heap with its own
+ * mmap() and brk(), which no interposer sees: until the agent's next
+ * rescan (up to 10 ms) the program could fill the block with nothing
+ * counting it (a read() of 16 MiB into a fresh buffer: 1,340 pages over
+ * a 2,048-page budget). A block outside every registered range is
+ * looked for now, before the caller gets it. The statm signature of the
+ * last such look keeps a block in memory that is never registered (a
+ * mapping from before start-up, a small one) from costing a scan each
+ * time: nothing was mapped since, so nothing new can be registered.
+ * Context: a program thread, from the allocation wrappers (shim_alloc.c);
+ * takes reg_lock. The shim's own threads never allocate there.
+ */
+void shim_note_alloc(const void *p, size_t n)
+{
+	static atomic_ulong last_sig;
+	static atomic_uint last_gen;
+	uint64_t s = (uint64_t)(uintptr_t)p & ~(RT_PAGE - 1);
+	uint64_t e = ((uint64_t)(uintptr_t)p + n + RT_PAGE - 1) & ~(RT_PAGE - 1);
+	pthread_t self = pthread_self();
+	unsigned int gen = atomic_load(&map_gen);
+	unsigned long sig;
+	bool known, stale = false;
+
+	if (!active() || pthread_equal(self, S.agent_thr) || pthread_equal(self, S.watch_thr))
+		return;
+	pthread_mutex_lock(&reg_lock);
+	known = registered(s, e);
+	/*
+	 * A block 16 bytes into a page at the start of a range we registered
+	 * is a glibc block with a mapping of its own (its chunk header fills
+	 * the 16 bytes), made just now: the range we registered there was an
+	 * earlier block's, unmapped by glibc's free() unseen, and the
+	 * supervisor's RT_FORGET for it is not read yet. Forget it now.
+	 */
+	if (known && ((uintptr_t)p & (RT_PAGE - 1)) == 16) {
+		for (unsigned int i = 0; i < nr_reg && !stale; i++)
+			stale = reg[i].start == s && reg[i].end >= e;
+		if (stale) {
+			forget(s, e);
+			known = false;
+		}
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (known)
+		return;
+	sig = vm_sig();
+	if (!stale && sig == atomic_load(&last_sig) && gen == atomic_load(&last_gen))
+		return;
+	atomic_store(&last_sig, sig);
+	atomic_store(&last_gen, gen);
+	scan_for_caller();
 }
 
 /*
