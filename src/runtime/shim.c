@@ -1471,9 +1471,22 @@ void shim_note_alloc(const void *p, size_t n)
 	unsigned long sig;
 	bool known, stale = false;
 
+	struct timespec until;
+
 	if (!active() || pthread_equal(self, S.agent_thr) || pthread_equal(self, S.watch_thr))
 		return;
-	pthread_mutex_lock(&reg_lock);
+	/* Bounded: in the child of a raw clone() (no fork handlers ran) the
+	 * lock may be held for good by a thread the child does not have;
+	 * the agent's rescan is then the fallback, as for memory no call
+	 * shows. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 5000000;	/* 5 ms */
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&reg_lock, &until))
+		return;
 	known = registered(s, e);
 	/*
 	 * A block 16 bytes into a page at the start of a range we registered
