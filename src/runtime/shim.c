@@ -75,8 +75,6 @@ static struct {
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
 static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
-static atomic_uint map_gen;	/* ranges the supervisor saw unmapped (RT_FORGET) */
-extern void *__curbrk;		/* glibc's program break, kept by its brk()/sbrk() */
 static unsigned int nr_reg;
 static struct shim_range snap[SHIM_MAX_RANGES];			/* anon VMAs at start-up */
 static unsigned int nr_snap;
@@ -401,25 +399,6 @@ static bool registered(uint64_t s, uint64_t e)
 		if (reg[i].start <= s && e <= reg[i].end)
 			return true;
 	return false;
-}
-
-/* Whether registered ranges, adjacent ones together, cover [s, e) (a
- * block across two pieces of a heap each registered on its own).
- * Context: reg_lock held. */
-static bool covered(uint64_t s, uint64_t e)
-{
-	bool more = true;
-
-	while (s < e && more) {
-		more = false;
-		for (unsigned int i = 0; i < nr_reg; i++)
-			if (reg[i].start <= s && s < reg[i].end) {
-				s = reg[i].end;
-				more = true;
-				break;
-			}
-	}
-	return s >= e;
 }
 
 static void forget(uint64_t s, uint64_t e)
@@ -946,12 +925,16 @@ static void *agent_main(void *arg)
 				pthread_mutex_lock(&reg_lock);
 				forget(f->start, f->end);
 				pthread_mutex_unlock(&reg_lock);
-				/* A mapping of the same size may have taken its
-				 * place already (glibc's free() and malloc() of a
-				 * large block: no interposer sees either, and statm
-				 * does not change): look now. */
-				atomic_fetch_add(&map_gen, 1);
+				/* A mapping of the same size may take or have
+				 * taken its place (glibc's free() and malloc() of
+				 * a large block: no interposer sees either, and
+				 * statm ends as it was): look now, and again at
+				 * the next due time whatever statm says. Until
+				 * then the old record hid the new mapping for
+				 * good. */
 				scan();
+				S.last_vm = 0;
+				due = 0;
 			} else if (m.type == RT_PREFORK_DONE) {
 				pthread_mutex_lock(&fork_wait_lock);
 				fork_done = true;
@@ -1461,83 +1444,6 @@ static void scan_for_caller(void)
 		scan_by_watchdog();
 	else
 		scan();
-}
-
-/**
- * shim_note_alloc() - a block came from the program's allocator
- * @p: its address
- * @n: its size (at least SHIM_MIN_VMA: smaller blocks are not looked at)
- *
- * glibc's malloc maps large blocks and grows its main heap with its own
- * mmap() and brk(), which no interposer sees: until the agent's next
- * rescan (up to 10 ms) the program could fill the block with nothing
- * counting it (a read() of 16 MiB into a fresh buffer: 1,340 pages over
- * a 2,048-page budget). A block outside every registered range is
- * looked for now, before the caller gets it: always when it has a mapping
- * of its own, else only if the program break moved or the agent read an
- * RT_FORGET since the last look (a block in memory that is never
- * registered, from before start-up, then costs no scan each time).
- * Context: a program thread, from the allocation wrappers (shim_alloc.c);
- * takes reg_lock. The shim's own threads never allocate there.
- */
-void shim_note_alloc(const void *p, size_t n)
-{
-	static void *_Atomic last_brk;
-	static atomic_uint last_gen;
-	uint64_t s = (uint64_t)(uintptr_t)p & ~(RT_PAGE - 1);
-	uint64_t e = ((uint64_t)(uintptr_t)p + n + RT_PAGE - 1) & ~(RT_PAGE - 1);
-	pthread_t self = pthread_self();
-	unsigned int gen = atomic_load(&map_gen);
-	bool known, stale = false, own_map = ((uintptr_t)p & (RT_PAGE - 1)) == 16;
-	void *brk_now = __curbrk;
-
-	struct timespec until;
-
-	if (!active() || pthread_equal(self, S.agent_thr) || pthread_equal(self, S.watch_thr))
-		return;
-	/* Bounded: in the child of a raw clone() (no fork handlers ran) the
-	 * lock may be held for good by a thread the child does not have;
-	 * the agent's rescan is then the fallback, as for memory no call
-	 * shows. */
-	if (pthread_mutex_trylock(&reg_lock)) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 5000000;	/* 5 ms */
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		if (pthread_mutex_timedlock(&reg_lock, &until))
-			return;
-	}
-	known = covered(s, e);
-	/*
-	 * A block 16 bytes into a page is, from glibc's malloc, a block with
-	 * a mapping of its own (its chunk header fills the 16 bytes), made
-	 * just now. At the start of a range we registered, that range was an
-	 * earlier block's, unmapped by glibc's free() unseen, and the
-	 * supervisor's RT_FORGET for it is not read yet: forget it now.
-	 */
-	if (known && own_map) {
-		for (unsigned int i = 0; i < nr_reg && !stale; i++)
-			stale = reg[i].start == s && reg[i].end >= e;
-		if (stale) {
-			forget(s, e);
-			known = false;
-		}
-	}
-	pthread_mutex_unlock(&reg_lock);
-	if (known)
-		return;
-	/* A block in the heap or an arena: new memory only if the main heap
-	 * grew (brk) or something was unmapped since the last look; else it
-	 * lies in memory that is never registered (from before start-up),
-	 * and a scan each time would find nothing. */
-	if (!own_map && !stale && brk_now == atomic_load(&last_brk) &&
-	    gen == atomic_load(&last_gen))
-		return;
-	atomic_store(&last_brk, brk_now);
-	atomic_store(&last_gen, gen);
-	scan_for_caller();
 }
 
 /*

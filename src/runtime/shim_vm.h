@@ -26,11 +26,4 @@ long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
  * memory (shim.c). Return: 0, -1 and errno. */
 int shim_free_pages(void *addr, size_t len);
 
-/* A block of @n bytes (n >= 64 KiB) at @p came from the program's
- * allocator: register its memory now if it is new (shim.c). */
-void shim_note_alloc(const void *p, size_t n);
-/* Blocks smaller than this are not looked at (the smallest VMA the shim
- * registers). */
-#define SHIM_ALLOC_MIN	(64UL << 10)
-
 #endif
