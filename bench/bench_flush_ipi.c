@@ -27,6 +27,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "benchutil.h"
+
 #define PG	 4096UL
 #define READS	 4000000L
 
@@ -41,21 +43,13 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-}
 
 /* The second thread: a flush of the address space per turn. */
 static void *flusher(void *arg)
 {
 	volatile char *b = arg;
 
-	pin(1);
+	bench_pin_cpu(1);
 	for (long i = 0; !atomic_load_explicit(&stop, memory_order_relaxed); i++) {
 		b[(i % 64) * PG] = 1;
 		madvise((char *)b + (i % 64) * PG, PG, MADV_DONTNEED);
@@ -116,7 +110,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memset(a, 1, pages * PG);
-	pin(0);
+	bench_pin_cpu(0);
 	for (int i = 0; i < rounds; i++) {
 		alone[i] = one(a, pages, b, false, &r);
 		with[i] = one(a, pages, b, true, &rate[i]);

@@ -66,14 +66,6 @@ struct handler {
 	int err;
 };
 
-static void pin(int cpu)
-{
-	cpu_set_t s;
-
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-}
 
 /* Serve MISSING faults with UFFDIO_COPY; with ->move, evict one page each. */
 static void *handler_main(void *arg)
@@ -82,7 +74,7 @@ static void *handler_main(void *arg)
 	uint64_t served[LAG] = { 0 };
 	unsigned long k = 0, slot = 0;
 
-	pin(h->cpu);
+	bench_pin_cpu(h->cpu);
 	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
 		struct uffd_msg msg;
 		struct pollfd p = { .fd = h->uffd, .events = POLLIN };
@@ -242,7 +234,7 @@ int main(int argc, char **argv)
 		order[i] = order[j];
 		order[j] = x;
 	}
-	pin(0);
+	bench_pin_cpu(0);
 	printf("one touch of each of %lu pages in a random order, thread on CPU 0; us per touch, "
 	       "median [min max] over %d rounds\n", NPAGES, rounds);
 	printf("%-30s %26s %26s\n", "mode", "p50", "p99");

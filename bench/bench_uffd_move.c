@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 #include "runtime/uffd_compat.h"
 
 #define PAGE 4096UL
@@ -46,22 +48,12 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* Pin the calling thread to @cpu (best effort). Context: any. */
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The busy sibling: keeps this mm live on CPU 0. Context: its thread. */
 static void *sibling(void *arg)
 {
 	volatile char *p = arg;
 
-	pin(0);
+	bench_pin_cpu(0);
 	while (!atomic_load_explicit(&stop_sibling, memory_order_relaxed))
 		p[0]++;
 	return NULL;
@@ -141,7 +133,7 @@ int main(int argc, char **argv)
 		perror("bench_uffd_move: UFFDIO_REGISTER");
 		return 1;
 	}
-	pin(1);
+	bench_pin_cpu(1);
 	printf("UFFDIO_MOVE, us per page moved, median [min max] of %d rounds of %lu pages\n",
 	       rounds, NPAGES);
 	printf("%-18s %-24s %-24s\n", "run (pages)", "alone", "sibling busy on CPU 0");

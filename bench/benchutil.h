@@ -12,6 +12,8 @@
 #define USWAP_BENCHUTIL_H
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +24,16 @@
 #define BENCH_MIN_REPS	5
 #define BENCH_MAX_REPS	101
 #define BENCH_MAX_ROWS	64
+
+/* Bind the calling thread to @cpu (the build defines _GNU_SOURCE). */
+static inline void bench_pin_cpu(int cpu)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
+}
 
 static inline uint64_t bench_now_ns(void)
 {

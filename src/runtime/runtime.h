@@ -181,8 +181,6 @@ struct rt_sup {
 	pid_t inherited[16];	/* our children from before the program (a shell's
 				 * process substitution): not of the tree */
 	unsigned int nr_inherited;
-	int forward_sig;	/* each_child() callbacks: the signal passed on */
-	unsigned int nr_tree;	/* each_child() callbacks: processes counted */
 	struct rt_stats st;
 	const char *kill_reason;
 	const int *types;			/* the devices */

@@ -928,11 +928,10 @@ static void *agent_main(void *arg)
 				/* A mapping of the same size may take or have
 				 * taken its place (glibc's free() and malloc() of
 				 * a large block: no interposer sees either, and
-				 * statm ends as it was): look now, and again at
-				 * the next due time whatever statm says. Until
-				 * then the old record hid the new mapping for
+				 * statm ends as it was): the rescan below runs now
+				 * whatever statm says, then every 1 ms for 100 ms.
+				 * Before, the old record hid the new mapping for
 				 * good. */
-				scan();
 				S.last_vm = 0;
 				due = 0;
 			} else if (m.type == RT_PREFORK_DONE) {

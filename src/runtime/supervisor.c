@@ -711,11 +711,13 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 }
 
 /*
- * Call @fn with each child of ours (/proc/self/task/TID/children: an
- * orphan may be reparented to any of our threads). Context: any.
+ * Call @fn with each child of ours and @arg, the caller's context for @fn
+ * (/proc/self/task/TID/children: an orphan may be reparented to any of our
+ * threads). Context: any.
  * Return: true as soon as @fn does, else false.
  */
-static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t))
+static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, void *),
+		       void *arg)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
@@ -734,7 +736,7 @@ static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t))
 		if (!(f = fopen(path, "r")))
 			continue;
 		while (!hit && fscanf(f, "%ld", &pid) == 1)
-			hit = fn(sup, (pid_t)pid);
+			hit = fn(sup, (pid_t)pid, arg);
 		fclose(f);
 	}
 	closedir(d);
@@ -742,34 +744,36 @@ static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t))
 }
 
 /* each_child(): note a child we had before the program. */
-static bool note_inherited(struct rt_sup *sup, pid_t pid)
+static bool note_inherited(struct rt_sup *sup, pid_t pid, void *arg)
 {
+	(void)arg;
 	if (sup->nr_inherited < sizeof(sup->inherited) / sizeof(sup->inherited[0]))
 		sup->inherited[sup->nr_inherited++] = pid;
 	return false;
 }
 
 /* each_child(): true for a process of the program's tree. */
-static bool of_tree(struct rt_sup *sup, pid_t pid)
+static bool of_tree(struct rt_sup *sup, pid_t pid, void *arg)
 {
+	(void)arg;
 	for (unsigned int i = 0; i < sup->nr_inherited; i++)
 		if (sup->inherited[i] == pid)
 			return false;
 	return true;
 }
 
-/* each_child(): pass sup->forward_sig on to a process of the tree. */
-static bool signal_tree(struct rt_sup *sup, pid_t pid)
+/* each_child(): pass the signal *@arg on to a process of the tree. */
+static bool signal_tree(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	if (of_tree(sup, pid))
-		kill(pid, sup->forward_sig);
+	if (of_tree(sup, pid, NULL))
+		kill(pid, *(const int *)arg);
 	return false;
 }
 
-/* each_child(): count the processes of the tree. */
-static bool count_tree(struct rt_sup *sup, pid_t pid)
+/* each_child(): count the processes of the tree in *@arg. */
+static bool count_tree(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	sup->nr_tree += of_tree(sup, pid);
+	*(unsigned int *)arg += of_tree(sup, pid, NULL);
 	return false;
 }
 
@@ -786,8 +790,7 @@ static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
 		kill(sup->child, sig);
 		return;
 	}
-	sup->forward_sig = sig;
-	each_child(sup, signal_tree);
+	each_child(sup, signal_tree, &sig);
 }
 
 /*
@@ -798,18 +801,19 @@ static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
  */
 static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool *said)
 {
+	unsigned int nr = 0;
+
 	if (*said || mono_ns() - done_ns < 1000000000ULL)
 		return;
 	*said = true;
-	sup->nr_tree = 0;
-	each_child(sup, count_tree);
-	if (!sup->nr_tree)
+	each_child(sup, count_tree, &nr);
+	if (!nr)
 		return;
 	fprintf(stderr, "uswap run: the program's first process %s %d; %u process%s of its tree "
 		"live%s on (daemons): their memory is served until they exit, and a signal to uswap "
 		"run goes to them\n", WIFEXITED(status) ? "exited with status" : "was killed by signal",
-		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), sup->nr_tree,
-		sup->nr_tree == 1 ? "" : "es", sup->nr_tree == 1 ? "s" : "");
+		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), nr,
+		nr == 1 ? "" : "es", nr == 1 ? "s" : "");
 }
 
 /*
@@ -836,7 +840,7 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 			*done = true;
 		}
 	}
-	return each_child(sup, of_tree);
+	return each_child(sup, of_tree, NULL);
 }
 
 static pid_t start_program(char **argv, const char *shim, const char *sock,
@@ -1084,7 +1088,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	each_child(&sup, note_inherited);
+	each_child(&sup, note_inherited, NULL);
 	reached = rt_exe_check(cfg->argv[0]);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
 	if (sup.child < 0 || sfd < 0) {
