@@ -24,6 +24,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/uffd_compat.h"
+#include "runtime/xfer_ctl.h"
 
 #define PAGE	RT_PAGE
 /* Bits of a pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
@@ -254,19 +255,20 @@ static int send_ack(struct rt_session *s, int sock, int err)
 /* The forked session @s meets its shim: socket, transfer buffer, uffd. */
 static void attach(struct rt_session *s, int sock, int memfd)
 {
-	char *x = mmap(NULL, RT_BATCH * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	int err = x == MAP_FAILED ? -errno : 0;
+	char *x = rt_xfer_map(memfd);
+	int err = IS_ERR_XFER(x) ? (int)(intptr_t)x : 0;
 
 	close(memfd);
 	if (send_ack(s, sock, err) || err) {
 		fprintf(stderr, "uswap run: pid %d: the forked child's agent cannot be started (%s): "
 			"it keeps its memory\n", (int)s->pid, strerror(err ? -err : errno));
-		if (x != MAP_FAILED)
-			munmap(x, RT_BATCH * PAGE);
+		if (!err)
+			munmap(x, RT_XFER_BYTES);
 		close(sock);
 		return;
 	}
 	s->xfer = x;
+	s->ctl = rt_xfer_ctl(x);
 	s->sock = sock;
 	fcntl(sock, F_SETFL, O_NONBLOCK);
 	learn_present(s);
@@ -398,8 +400,10 @@ static void settle(struct rt_session *c, uint64_t a, int st, const char *bytes)
 		pt_set(&c->tab, a, PT_VAL(PS_SWAPPED, idx));
 		count_resident(c, -1);
 		c->nr_swapped++;
-	} else if (st == -EBUSY || st == -EAGAIN) {
-		pt_set(&c->tab, a, PT_VAL(PS_RESIDENT, 0));	/* present in both */
+	} else if (st == -EBUSY || st == -EAGAIN || st == -ECANCELED) {
+		/* Not moved: present in both (a page the parent dropped
+		 * before the copy is absent here too; its fault reads zeros) */
+		pt_set(&c->tab, a, PT_VAL(PS_RESIDENT, 0));
 		fifo_push(&c->fifo, a);
 	} else {
 		pt_del(&c->tab, a);	/* gone from the parent before the copy */

@@ -32,6 +32,8 @@ enum rt_msg_type {
 	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent (before,
 				 * a fault of the thread starting it could wait for a
 				 * batch no one answers) */
+	RT_KICK = 22,		/* shim -> sup: the move lock is free again, and the
+				 * supervisor had found it taken (xfer_ctl.h) */
 };
 
 struct rt_hello {
@@ -39,7 +41,7 @@ struct rt_hello {
 	int32_t pid;
 	uint64_t staging;		/* the agent's staging area: events there are its own */
 	uint64_t staging_len;
-	uint64_t xfer_pages;		/* transfer buffer size in pages (>= RT_BATCH) */
+	uint64_t xfer_pages;		/* transfer buffer size in pages (RT_XFER_PAGES) */
 };
 
 struct rt_hello_ack {
@@ -59,7 +61,8 @@ struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 	uint32_t n;			/* <= RT_BATCH */
 	uint64_t addr[RT_BATCH];
 	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), 1 moved after
-					 * a write made it exclusive, -errno */
+					 * a write made it exclusive, -errno (-ECANCELED: the
+					 * supervisor cancelled the slot, xfer_ctl.h) */
 };
 
 struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */

@@ -79,6 +79,10 @@ struct rt_stats {
 	uint64_t evict_unshared;		/* pages moved only after make_exclusive()
 						 * (a copy, or a reuse, in that process) */
 	uint64_t shared_passed;			/* shared pages given a second trip */
+	uint64_t evict_cancelled;		/* remapped while their batch was out */
+	uint64_t lock_busy;			/* uffd reads put off: the agent was moving */
+	/* USWAP_DEBUG >= 2: pages of zeros handed out (session.c) */
+	uint64_t dbg_zero_tracked, dbg_xfer_zero, dbg_mirror_zero;
 
 	/* Why a fault was deferred (each fault counted once) */
 	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
@@ -105,12 +109,19 @@ struct rt_range {
 
 /* One process of the tree. Invariant: nr_resident == number of RESIDENT,
  * EVICTING, DEAD and UNEVICTABLE entries of tab. */
+struct rt_xfer_ctl;
+
 struct rt_session {
 	struct rt_session *next;
 	struct rt_sup *sup;
 	pid_t pid;
 	int sock, uffd, pagemap;
 	char *xfer;				/* transfer buffer, shared with the agent */
+	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
+	size_t pidx;				/* its uffd's index in the event loop's poll
+						 * array (0: made after the poll) */
+	bool uffd_held;				/* the uffd is left unread: the agent holds
+						 * the move lock (rt_session_uffd()) */
 	uint64_t staging, staging_end;		/* the agent's staging area */
 	struct pagetab tab;
 	struct rt_fifo fifo;
@@ -155,6 +166,8 @@ struct rt_session {
 	struct rt_lru lru;			/* resident pages: inactive, active */
 	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
 	bool wp;				/* ranges registered for WP_ASYNC too */
+	uint8_t *dbg_nz;			/* USWAP_DEBUG >= 2: mirror index -> stored non-zero */
+	size_t dbg_cap;
 };
 
 #define RT_HELLO_WAIT	16		/* connections waiting for their first message */
@@ -207,6 +220,8 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 		      int memfd, struct rt_session **out);
 void rt_session_destroy(struct rt_session *s);
 int rt_session_uffd(struct rt_session *s);
+char *rt_xfer_map(int memfd);
+#define IS_ERR_XFER(x)	((uintptr_t)(x) >= (uintptr_t)-4095)
 int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);
 bool rt_session_batch_step(struct rt_session *s, uint32_t max);

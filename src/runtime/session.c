@@ -9,17 +9,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
+#include "runtime/xfer_ctl.h"
 
 #define RT_RUN		64	/* pages per fault: sequential prefetch */
 #define RT_ZERO_RUN	16	/* pages per fault: zero-fill runs (first touches) */
@@ -133,6 +136,73 @@ static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
 	}
 }
 
+/* ---- debug checks (USWAP_DEBUG >= 2) ---- */
+
+/*
+ * Three places where a page of zeros can be handed out in place of data
+ * (docs/RUNTIME.md, "Wrong data: what is checked"): a zero-fill of a page
+ * the states call resident (zero-tracked), a moved page whose transfer
+ * slot reads zeros (xfer-zero: a slot the agent did not fill, or a page
+ * that was zeros), and a mirror read that gives zeros for a page stored
+ * non-zero (mirror-zero). Each is counted (`--json`: dbg_*) and the first
+ * 16 of each kind are named on stderr with their address.
+ */
+#if USWAP_DEBUG >= 2
+static void dbg_say(struct rt_session *s, uint64_t *count, const char *what, uint64_t addr)
+{
+	if ((*count)++ < 16)
+		fprintf(stderr, "uswap run: DBG %s pid %d 0x%llx\n", what, (int)s->pid,
+			(unsigned long long)addr);
+}
+
+static bool page_is_zero(const void *p)
+{
+	const uint64_t *w = p;
+
+	for (size_t i = 0; i < PAGE / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/* Note whether the page stored at mirror index @idx is non-zero. */
+static void dbg_stored(struct rt_session *s, uint32_t idx, const void *page)
+{
+	if (idx >= s->dbg_cap) {
+		size_t ncap = idx + 1 > 2 * s->dbg_cap ? idx + 1024 : 2 * s->dbg_cap;
+		uint8_t *n = realloc(s->dbg_nz, ncap);
+
+		if (!n)
+			return;
+		memset(n + s->dbg_cap, 0, ncap - s->dbg_cap);
+		s->dbg_nz = n;
+		s->dbg_cap = ncap;
+	}
+	s->dbg_nz[idx] = !page_is_zero(page);
+}
+
+/* The page read back from mirror index @idx for @addr. */
+static void dbg_read(struct rt_session *s, uint32_t idx, uint64_t addr, const void *page)
+{
+	if (idx < s->dbg_cap && s->dbg_nz[idx] && page_is_zero(page))
+		dbg_say(s, &s->sup->st.dbg_mirror_zero, "mirror-zero", addr);
+}
+#else
+static inline void dbg_say(struct rt_session *s, uint64_t *count, const char *what, uint64_t addr)
+{
+	(void)s; (void)count; (void)what; (void)addr;
+}
+static inline bool page_is_zero(const void *p) { (void)p; return false; }
+static inline void dbg_stored(struct rt_session *s, uint32_t idx, const void *page)
+{
+	(void)s; (void)idx; (void)page;
+}
+static inline void dbg_read(struct rt_session *s, uint32_t idx, uint64_t addr, const void *page)
+{
+	(void)s; (void)idx; (void)addr; (void)page;
+}
+#endif
+
 /* ---- faults ---- */
 
 static void wake(struct rt_session *s, uint64_t addr)
@@ -207,6 +277,8 @@ static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_
 		while (n < RT_ZERO_RUN && n < room && addr + n * PAGE < r->end &&
 		       !pt_get(&s->tab, addr + n * PAGE, &v))
 			n++;
+	if (tracked)
+		dbg_say(s, &s->sup->st.dbg_zero_tracked, "zero-tracked", addr);
 	err = copy_pages(s, addr, zeros, n * PAGE, &done);
 	for (uint64_t i = 0; i < done / PAGE; i++)
 		if (!tracked)
@@ -254,6 +326,7 @@ static int serve_swapin(struct rt_session *s, uint64_t addr, uint64_t room)
 		err = uswap_mm_read(s->mm, mirror_addr(s, idx[n]), buf + n * PAGE, PAGE);
 		if (err)
 			break;
+		dbg_read(s, idx[n], addr + n * PAGE, buf + n * PAGE);
 		n++;
 	}
 	if (!n && !err)
@@ -397,6 +470,18 @@ bool rt_session_retry(struct rt_session *s)
 
 /* ---- events ---- */
 
+/*
+ * Slot @idx of the batch in flight must not be moved any more: its address
+ * was unmapped, dropped or remapped (xfer_ctl.h). Once the answer came the
+ * moves are over and nothing is to be said.
+ * Context: supervisor thread, the move lock held (rt_session_uffd()).
+ */
+static void cancel_slot(struct rt_session *s, uint32_t idx)
+{
+	if (s->ctl && s->inflight && !s->answered && idx < RT_BATCH)
+		atomic_fetch_or(&s->ctl->cancel, 1ULL << idx);
+}
+
 /* The program dropped [start, end): every page of it reads zeros now. */
 static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 {
@@ -412,6 +497,7 @@ static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 			break;
 		case PS_EVICTING:	/* the answer decides; then zeros */
 			pt_set(&s->tab, e[i].key, PT_VAL(PS_DEAD, PT_IDX(e[i].val)));
+			cancel_slot(s, PT_IDX(e[i].val));
 			break;
 		case PS_DEAD:
 			break;
@@ -443,8 +529,13 @@ static void remap_range(struct rt_session *s, uint64_t from, uint64_t to, uint64
 			rt_lru_forget(&s->lru, e[i].val);
 			rt_lru_add(&s->lru, &s->tab, na, LRU_ACTIVE(e[i].val));
 		}
-		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(e[i].val) < RT_BATCH)
+		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(e[i].val) < RT_BATCH) {
+			/* The agent's request names the old address, where a
+			 * new mapping may come: the slot is cancelled, and a
+			 * move that came first is the page now at na. */
 			s->batch_addr[PT_IDX(e[i].val)] = na;
+			cancel_slot(s, PT_IDX(e[i].val));
+		}
 	}
 	free(e);
 	/* The registration moved with the pages. */
@@ -469,69 +560,123 @@ static void tell_forget(struct rt_session *s, uint64_t start, uint64_t end)
 	send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
+/* A fault message @m read from @s's uffd: serve it, or keep it pending. */
+static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
+{
+	uint64_t a = m->arg.pagefault.address & ~(PAGE - 1);
+	uint64_t t0 = now_ns();
+
+	s->sup->st.faults++;
+	if (s->sup->fault_last != s) {	/* --poll-us: spin for one alone */
+		s->sup->fault_last = s;
+		s->sup->fault_switch_ns = t0;
+	}
+	if (s->forked)
+		s->sup->st.child_faults++;
+	if (s->forked && !s->pid)	/* rtfork: names the child */
+		rt_fork_fault(s, m->arg.pagefault.feat.ptid);
+	if (serve_fault(s, a))
+		defer(s, a, t0);
+	else
+		fault_served(s, t0);
+}
+
+/* An event @m read from @s's uffd. Context: the move lock held. */
+static void handle_event(struct rt_session *s, const struct uffd_msg *m)
+{
+	switch (m->event) {
+	case UFFD_EVENT_REMOVE:
+	case UFFD_EVENT_UNMAP: {
+		uint64_t a = m->arg.remove.start, b = m->arg.remove.end;
+
+		if (a >= s->staging && b <= s->staging_end)
+			break;	/* the agent emptying its staging area */
+		drop_range(s, a, b);
+		if (m->event == UFFD_EVENT_UNMAP) {
+			range_sub(s, a, b);
+			tell_forget(s, a, b);
+			s->sup->st.unmaps++;
+		} else {
+			s->sup->st.removes++;
+		}
+		break;
+	}
+	case UFFD_EVENT_REMAP:
+		remap_range(s, m->arg.remap.from, m->arg.remap.to, m->arg.remap.len);
+		s->sup->st.remaps++;
+		break;
+	case UFFD_EVENT_FORK:	/* rtfork: fork.c */
+		rt_fork_event(s, (int)m->arg.fork.ufd);
+		break;
+	default:
+		break;
+	}
+}
+
+#define RT_LOCK_SPIN_NS	60000	/* a run's move: 64 pages take ~30 us here */
+
+/*
+ * Take @s's move lock, waiting up to RT_LOCK_SPIN_NS for the agent to hand
+ * it over (a kick's cross-CPU wake-up costs more: ~50 us here), yielding
+ * meanwhile (the agent may be waiting for this CPU). A longer move (the
+ * agent preempted) is left to the kick.
+ * Context: supervisor thread. Return: true if taken.
+ */
+static bool lock_moves(struct rt_session *s)
+{
+	uint64_t t0;
+
+	if (rt_ctl_sup_trylock(s->ctl))
+		return true;
+	t0 = now_ns();
+	do {
+		sched_yield();
+		if (atomic_load(&s->ctl->lock) == RT_CTL_SUP)
+			return rt_ctl_sup_trylock(s->ctl);
+	} while (now_ns() - t0 < RT_LOCK_SPIN_NS);
+	return false;
+}
+
 /**
- * rt_session_uffd() - read and handle what the process's uffd has.
+ * rt_session_uffd() - read and handle what the process's uffd has. Each
+ * read, and the handling of the events it returned, is made under the
+ * move lock (xfer_ctl.h), which is only tried: if the agent is moving, the
+ * uffd is left unread (s->uffd_held) until the agent's RT_KICK or the
+ * event loop's next turn. The faults a read returned are served after the
+ * lock is let go (a fault read before an event of the same read is then
+ * served after it: the two were concurrent in the program, and either
+ * order is one it could have seen).
  * Context: supervisor thread.
  * Return: 0, or -errno when the uffd is unusable (the process is gone).
  */
 int rt_session_uffd(struct rt_session *s)
 {
 	struct uffd_msg msg[32];
-	ssize_t r;
+	ssize_t r = 0;
 
-	while ((r = read(s->uffd, msg, sizeof(msg))) > 0) {
-		for (size_t i = 0; i < (size_t)r / sizeof(msg[0]); i++) {
-			struct uffd_msg *m = &msg[i];
+	for (;;) {
+		size_t nf = 0;
 
-			switch (m->event) {
-			case UFFD_EVENT_PAGEFAULT: {
-				uint64_t a = m->arg.pagefault.address & ~(PAGE - 1);
-				uint64_t t0 = now_ns();
-
-				s->sup->st.faults++;
-				if (s->sup->fault_last != s) {	/* --poll-us: spin for one alone */
-					s->sup->fault_last = s;
-					s->sup->fault_switch_ns = t0;
-				}
-				if (s->forked)
-					s->sup->st.child_faults++;
-				if (s->forked && !s->pid)	/* rtfork: names the child */
-					rt_fork_fault(s, m->arg.pagefault.feat.ptid);
-				if (serve_fault(s, a))
-					defer(s, a, t0);
-				else
-					fault_served(s, t0);
-				break;
-			}
-			case UFFD_EVENT_REMOVE:
-			case UFFD_EVENT_UNMAP: {
-				uint64_t a = m->arg.remove.start, b = m->arg.remove.end;
-
-				if (a >= s->staging && b <= s->staging_end)
-					break;	/* the agent emptying its staging area */
-				drop_range(s, a, b);
-				if (m->event == UFFD_EVENT_UNMAP) {
-					range_sub(s, a, b);
-					tell_forget(s, a, b);
-					s->sup->st.unmaps++;
-				} else {
-					s->sup->st.removes++;
-				}
-				break;
-			}
-			case UFFD_EVENT_REMAP:
-				remap_range(s, m->arg.remap.from, m->arg.remap.to, m->arg.remap.len);
-				s->sup->st.remaps++;
-				break;
-			case UFFD_EVENT_FORK:	/* rtfork: fork.c */
-				rt_fork_event(s, (int)m->arg.fork.ufd);
-				break;
-			default:
-				break;
-			}
+		if (s->ctl && !lock_moves(s)) {
+			if (!s->uffd_held)
+				s->sup->st.lock_busy++;
+			s->uffd_held = true;
+			break;
 		}
-		if ((size_t)r < sizeof(msg))
-			break;	/* drained: spare the read that would say EAGAIN */
+		s->uffd_held = false;
+		r = read(s->uffd, msg, sizeof(msg));
+		for (ssize_t i = 0; i < r / (ssize_t)sizeof(msg[0]); i++) {
+			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
+				msg[nf++] = msg[i];	/* nf <= i: kept in order */
+			else
+				handle_event(s, &msg[i]);
+		}
+		if (s->ctl)
+			rt_ctl_sup_unlock(s->ctl);
+		for (size_t i = 0; i < nf; i++)
+			handle_fault(s, &msg[i]);
+		if (r < (ssize_t)sizeof(msg))
+			break;	/* drained (or an error): spare the read that would say EAGAIN */
 	}
 	if (r < 0 && errno != EAGAIN && errno != EINTR)
 		return -errno;
@@ -613,6 +758,11 @@ static void settle_one(struct rt_session *s, uint32_t i)
 
 		if (!err)
 			err = uswap_mm_write(s->mm, mirror_addr(s, idx), s->xfer + i * PAGE, PAGE);
+		if (!err) {
+			dbg_stored(s, idx, s->xfer + i * PAGE);
+			if (page_is_zero(s->xfer + i * PAGE))
+				dbg_say(s, &sup->st.dbg_xfer_zero, "xfer-zero", a);
+		}
 		if (err) {
 			pt_del(&s->tab, a);
 			resident_add(s, -1);
@@ -633,6 +783,10 @@ static void settle_one(struct rt_session *s, uint32_t i)
 	} else if (st == -EBUSY || st == -EAGAIN) {	/* rotated, as the kernel's putback */
 		rt_lru_add(&s->lru, &s->tab, a, false);
 		sup->st.evict_busy++;
+	} else if (st == -ECANCELED) {	/* remapped meanwhile: resident at a */
+		pt_set(&s->tab, a, PT_VAL(PS_RESIDENT, 0));
+		rt_lru_add(&s->lru, &s->tab, a, false);
+		sup->st.evict_cancelled++;
 	} else if (st == -ENOENT) {
 		pt_del(&s->tab, a);
 		resident_add(s, -1);
@@ -751,6 +905,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	}
 	if (!m.n)
 		return false;
+	if (s->ctl)	/* the agent reads it only while it serves a batch: none is out */
+		atomic_store(&s->ctl->cancel, 0);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		for (uint32_t i = 0; i < m.n; i++)
 			rt_lru_add(&s->lru, &s->tab, m.addr[i], false);
@@ -820,6 +976,10 @@ int rt_session_sock(struct rt_session *s)
 		case RT_EVICTED:
 			if (s->inflight && !s->answered)
 				batch_done(s, &m);
+			break;
+		case RT_KICK:		/* the move lock is free: read the uffd now */
+			if (s->uffd_held)
+				rt_session_uffd(s);
 			break;
 		case RT_AGENT_UP:	/* rtfork: batches may be sent now */
 			s->agent_up = true;
@@ -896,6 +1056,26 @@ bool rt_session_mm_alive(struct rt_session *s)
 }
 
 /**
+ * rt_xfer_map() - map the transfer buffer @memfd a shim sent, after
+ * checking that it is a file as large as the buffer (a smaller one would
+ * kill the supervisor with SIGBUS at the first access).
+ * Context: supervisor thread.
+ * Return: the mapping, or a -errno cast to a pointer (IS_ERR_XFER()).
+ */
+char *rt_xfer_map(int memfd)
+{
+	struct stat st;
+	char *x;
+
+	if (fstat(memfd, &st))
+		return (char *)(intptr_t)-errno;
+	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)RT_XFER_BYTES)
+		return (char *)(intptr_t)-EINVAL;
+	x = mmap(NULL, RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	return x == MAP_FAILED ? (char *)(intptr_t)-errno : x;
+}
+
+/**
  * rt_session_create() - a session for the process that sent @h, with its
  * uffd (UFFDIO_API already done) and transfer buffer.
  * Context: supervisor thread.
@@ -916,17 +1096,18 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 	s->uffd = uffd;
 	s->staging = h->staging;
 	s->staging_end = h->staging + h->staging_len;
-	s->xfer = mmap(NULL, RT_BATCH * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (s->xfer == MAP_FAILED) {
-		err = -errno;
+	s->xfer = rt_xfer_map(memfd);
+	if (IS_ERR_XFER(s->xfer)) {
+		err = (int)(intptr_t)s->xfer;
 		free(s);
 		return err;
 	}
+	s->ctl = rt_xfer_ctl(s->xfer);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)h->pid);
 	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if ((err = pt_init(&s->tab)) || (err = uswap_mm_create(sup->mem, &s->mm))) {
 		pt_free(&s->tab);
-		munmap(s->xfer, RT_BATCH * PAGE);
+		munmap(s->xfer, RT_XFER_BYTES);
 		if (s->pagemap >= 0)
 			close(s->pagemap);
 		free(s);
@@ -961,7 +1142,7 @@ void rt_session_destroy(struct rt_session *s)
 	pt_free(&s->passed);
 	rt_lru_free(&s->lru);
 	if (s->xfer)
-		munmap(s->xfer, RT_BATCH * PAGE);
+		munmap(s->xfer, RT_XFER_BYTES);
 	if (s->sock >= 0)
 		close(s->sock);
 	close(s->uffd);
@@ -970,6 +1151,7 @@ void rt_session_destroy(struct rt_session *s)
 	free(s->ranges);
 	free(s->free_idx);
 	free(s->pending);
+	free(s->dbg_nz);
 	free(s);
 }
 

@@ -37,6 +37,7 @@
 #include "runtime/proto.h"
 #include "runtime/shim_vm.h"
 #include "runtime/uffd_ops.h"
+#include "runtime/xfer_ctl.h"
 
 #define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
@@ -65,6 +66,7 @@ static struct {
 	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
 	ino_t uffd_ino;
 	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
+	struct rt_xfer_ctl *ctl;		/* the transfer buffer's control page */
 	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
 	unsigned long last_vm;	/* vm_sig() at the last scan */
@@ -272,34 +274,14 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
 	return false;
 }
 
-/*
- * The agent empties its staging area without raising an event.
- * MADV_DONTNEED on the staging area (registered with the process's uffd,
- * which has EVENT_REMOVE) made every batch raise a REMOVE that the agent
- * slept on until the supervisor read it, and that failed the supervisor's
- * copies meanwhile (EAGAIN). So the agent moves the staging pages into a
- * trash area registered with a private uffd of its own (MOVE only, no
- * events; nobody reads it) and drops them there. Since 2026-12-04 the
- * pages are moved straight from the program into the trash through that
- * uffd (only a move's destination must be registered with the uffd it is
- * called on): one move and one flush per page fewer. Set up by each agent
- * (a forked child's trash lost its registration: fork without
- * EVENT_FORK drops it). uffd -1: the old way (madvise of the staging).
- */
-static struct {
-	int uffd;
-	char *area;			/* RT_BATCH pages */
-} T = { .uffd = -1 };
-
 static bool own_memory(uint64_t s, uint64_t e)
 {
-	struct shim_range own[4] = {
+	struct shim_range own[3] = {
 		{ (uint64_t)S.staging, (uint64_t)S.staging + RT_BATCH * RT_PAGE },
 		{ (uint64_t)S.agent_stack, (uint64_t)S.agent_stack + SHIM_STACK },
 		{ (uint64_t)S.watch_stack, (uint64_t)S.watch_stack + SHIM_STACK },
-		{ (uint64_t)T.area, T.area ? (uint64_t)T.area + RT_BATCH * RT_PAGE : 0 },
 	};
-	return overlaps(own, 4, s, e);
+	return overlaps(own, 3, s, e);
 }
 
 static int send_msg(const void *msg, size_t len)
@@ -469,6 +451,24 @@ static void scan(void)
 	pthread_mutex_unlock(&reg_lock);
 }
 
+/**
+ * shim_forget_range() - see shim_vm.h: a mapping made, unmapped or moved
+ * away at [@s, @e) ends every registration record there. The agent learns
+ * the same from the supervisor's RT_FORGET, but only after the batch it
+ * may be busy with; meanwhile a new mapping at the same address (munmap()
+ * then mmap() of the same size: a stress-ng round) looked registered
+ * already and was not registered at all until then.
+ * Context: a program thread (the interposers); takes reg_lock.
+ */
+void shim_forget_range(uint64_t s, uint64_t e)
+{
+	if (!active() || e <= s)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	forget(s, e);
+	pthread_mutex_unlock(&reg_lock);
+}
+
 /*
  * MADV_FREE of the program's memory (shim_vm.h). The REMOVE event of a
  * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
@@ -556,27 +556,27 @@ static unsigned long vm_sig(void)
 }
 
 /*
- * Where page @k of a batch of @n goes: the trash area when the agent has
- * one (see T), else the staging area; pages from @split on go to the end
- * of the area (evict()), so that the batch spans more than
- * SHIM_FLUSH_CEILING slots and the area is emptied with one TLB flush.
+ * Where page @k of a batch of @n goes in the staging area; pages from
+ * @split on go to the end of the area (evict()), so that the batch spans
+ * more than SHIM_FLUSH_CEILING slots and the area is emptied with one TLB
+ * flush.
  */
 static char *slot(uint32_t k, uint32_t n, uint32_t split)
 {
-	char *area = T.uffd >= 0 ? T.area : S.staging;
-
-	return area + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;
+	return S.staging + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;
 }
 
 /*
  * Move pages [i, i + run) of @m (contiguous addresses, on one side of
- * @split) into their slots (slot()) in one UFFDIO_MOVE (one TLB flush for
- * the run, not one per page) and copy the moved ones into the transfer
- * buffer. Into the trash area the move goes through the trash's own uffd
- * (UFFDIO_MOVE needs only its destination registered with the uffd it is
- * called on); it then never waits for the program's events (EAGAIN), and
- * the area needs no second move to be emptied without raising one.
- * Context: the agent thread.
+ * @split) into their staging slots (slot()) in one UFFDIO_MOVE (one TLB
+ * flush for the run, not one per page); evict() copies them into the
+ * transfer buffer once the lock is let go. The move goes through the process's own uffd (the
+ * staging area is registered with it), which refuses it with EAGAIN while
+ * any of its events (UNMAP, REMOVE, REMAP, FORK) is unread: that is what
+ * makes a move that succeeds come before the change the event announces
+ * (xfer_ctl.h). EAGAIN is not retried here: the caller holds the move
+ * lock, and the supervisor reads the event only once it is let go.
+ * Context: the agent thread, the move lock held.
  * Return: the number of pages moved from the start of the run; *@err the
  * error that stopped it.
  */
@@ -586,17 +586,11 @@ static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t 
 	uint64_t bytes;
 	uint32_t done;
 
-	/* EAGAIN (the staging area, through the program's uffd): an event
-	 * is pending; the supervisor reads it soon. The count is checked
-	 * against the pages (the kernel's can be short: rt_uffd_move()); the
-	 * batch's pages wait for our answer meanwhile. */
-	*err = rt_uffd_move(T.uffd >= 0 ? T.uffd : S.uffd, (uint64_t)slot(i, n, split), m->addr[i],
-			    (uint64_t)run * RT_PAGE, 1000, &bytes);
+	*err = rt_uffd_move(S.uffd, (uint64_t)slot(i, n, split), m->addr[i],
+			    (uint64_t)run * RT_PAGE, 0, &bytes);
 	done = (uint32_t)(bytes / RT_PAGE);
-	for (uint32_t k = i; k < i + done; k++) {
+	for (uint32_t k = i; k < i + done; k++)
 		m->status[k] = 0;
-		memcpy(S.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
-	}
 	return done;
 }
 
@@ -649,86 +643,35 @@ static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t
 	return more;
 }
 
-/*
- * The agent's private uffd and its trash area (see T above). Any
- * failure leaves T.uffd at -1: the staging area is then emptied by
- * madvise, raising REMOVE as before.
- * Context: the agent thread, as it starts (one per session; in a forked
- * child the inherited descriptor is the parent's and is closed).
- */
-static void trash_setup(void)
-{
-	uint64_t got = 0;
-	int fd;
-
-	if (T.uffd >= 0)
-		close(T.uffd);
-	T.uffd = -1;
-	if (!T.area) {
-		char *a = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1);
-
-		if (a == MAP_FAILED)
-			return;
-		T.area = a;
-	}
-	/* A forked child's copy: unregistered there, so no event either. */
-	shim_raw_madvise(T.area, RT_BATCH * RT_PAGE, MADV_DONTNEED);
-	fd = keep_high(rt_uffd_open(O_CLOEXEC | O_NONBLOCK));
-	if (fd < 0)
-		return;
-	if (rt_uffd_api(fd, UFFD_FEATURE_MOVE, &got) || !(got & UFFD_FEATURE_MOVE) ||
-	    rt_uffd_register(fd, (uint64_t)T.area, RT_BATCH * RT_PAGE)) {
-		close(fd);
-		return;
-	}
-	T.uffd = fd;
-}
+/* Whether the staging area is registered with the process's uffd now. */
+static bool staging_on = true;
 
 /*
- * Serve the faults on the trash area. Nothing of ours touches it, but
- * whatever populates every mapping does: mlockall(MCL_CURRENT), and
- * MCL_FUTURE's populate of new mappings, a debugger reading the process.
- * Its uffd had no reader, so such a fault waited for good (mlockall()
- * never returned: the sweep's `op mlock`). A zero page resolves it; the
- * trash then holds pages that MADV_DONTNEED of a locked area cannot drop:
- * its slots stay full and every move into them fails (EEXIST), so the
- * pages of a process that locked everything stay resident, as the kernel
- * keeps mlocked pages.
- * Context: the agent thread.
- */
-static void trash_faults(void)
-{
-	struct uffd_msg msg[8];
-	ssize_t r;
-
-	while ((r = read(T.uffd, msg, sizeof(msg))) > 0)
-		for (size_t i = 0; i < (size_t)r / sizeof(msg[0]); i++) {
-			struct uffdio_zeropage z = {
-				.range = { .start = msg[i].arg.pagefault.address & ~(RT_PAGE - 1),
-					   .len = RT_PAGE },
-			};
-			struct uffdio_range w = z.range;
-
-			if (msg[i].event != UFFD_EVENT_PAGEFAULT)
-				continue;
-			if (ioctl(T.uffd, UFFDIO_ZEROPAGE, &z))
-				ioctl(T.uffd, UFFDIO_WAKE, &w);	/* EEXIST: served */
-		}
-}
-
-/*
- * Empty the area the batch's pages were moved into: the trash area, whose
- * uffd has no events, or without one the staging area by MADV_DONTNEED
- * (a REMOVE on the program's uffd, which the supervisor only reads). The
- * whole area is given: the batch spans more than SHIM_FLUSH_CEILING slots
- * when it was split (evict()), so the zap ends with one TLB flush instead
- * of an INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
- * Context: the agent thread.
+ * Empty the staging area without an event: unregistered, a MADV_DONTNEED
+ * of it raises no REMOVE (which the agent would sleep on until the
+ * supervisor read it, and which fails the supervisor's copies with EAGAIN
+ * meanwhile); then registered again for the next batch. The whole area is
+ * given: the batch spans more than SHIM_FLUSH_CEILING slots when it was
+ * split (evict()), so the zap ends with one TLB flush instead of an
+ * INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
+ * An area that cannot be dropped (mlockall() locked it) keeps its pages:
+ * moves into it then fail (EEXIST) and the process's pages stay resident,
+ * as the kernel keeps locked pages.
+ * Context: the agent thread, the move lock not held.
  */
 static void empty_area(void)
 {
-	shim_raw_madvise(T.uffd >= 0 ? T.area : S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	uint64_t a = (uint64_t)S.staging, len = RT_BATCH * RT_PAGE;
+
+	if (staging_on && rt_uffd_unregister(S.uffd, a, len)) {
+		/* The old way: a REMOVE, which the supervisor knows by its
+		 * range (HELLO) and only reads. */
+		shim_raw_madvise(S.staging, len, MADV_DONTNEED);
+		return;
+	}
+	staging_on = false;
+	shim_raw_madvise(S.staging, len, MADV_DONTNEED);
+	staging_on = rt_uffd_register(S.uffd, a, len) == 0;
 }
 
 /*
@@ -780,17 +723,53 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
 }
 
 /*
+ * Cut the run [@i, @i + @run) of the batch before its first slot the
+ * supervisor cancelled; a cancelled slot @i itself gets its status.
+ * Context: the agent thread, the move lock held.
+ * Return: the run's new length (0: slot @i is cancelled).
+ */
+static uint32_t uncancelled(struct rt_evict *m, uint32_t i, uint32_t run)
+{
+	uint64_t c = atomic_load(&S.ctl->cancel);
+
+	for (uint32_t k = i; k < i + run; k++)
+		if (c & (1ULL << k)) {
+			if (k == i)
+				m->status[i] = -ECANCELED;
+			return k - i;
+		}
+	return run;
+}
+
+/* Let the move lock go, kicking the supervisor if it asked. Context: agent. */
+static void move_unlock(void)
+{
+	if (rt_ctl_agent_unlock(S.ctl)) {
+		struct rt_simple k = { .type = RT_KICK };
+
+		send_msg(&k, sizeof(k));
+	}
+}
+
+/*
  * Move the requested pages out into the staging area, copy them into the
  * transfer buffer, empty the staging area and answer. Runs of contiguous
  * addresses move in one call; what a run leaves (an error part-way) is
- * retried one page at a time, so each page gets its own status.
+ * retried one page at a time, so each page gets its own status. Each
+ * move is made under the move lock, after a look at the cancelled slots
+ * (xfer_ctl.h); an EAGAIN (an event unread) lets the lock go, so that the
+ * supervisor can read it, and tries again (up to 1000 times, 50 us apart).
  * Context: the agent thread.
  */
 static void evict(struct rt_evict *m)
 {
 	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0, split = n;
+	unsigned int again = 0;
 	bool moved = false;
 
+	if (!staging_on)
+		staging_on = rt_uffd_register(S.uffd, (uint64_t)S.staging,
+					      RT_BATCH * RT_PAGE) == 0;
 	follow_lead(m, n);
 	/* The last run (or all but the first page of a single run) goes to
 	 * the end of the area: one more flush on the program's side when the
@@ -808,9 +787,24 @@ static void evict(struct rt_evict *m)
 			while (i + run < n && i + run != split &&
 			       m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
+		rt_ctl_agent_lock(S.ctl);
+		run = uncancelled(m, i, run);
+		if (!run) {
+			move_unlock();
+			i++;
+			continue;
+		}
 		done = move_run(m, i, run, n, split, &err);
 		done += move_busy(m, i, run, done, n, split, &err);	/* EBUSY after a fork */
+		move_unlock();
+		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
+			memcpy(S.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
 		moved |= done > 0;
+		if (err == -EAGAIN && done < run && again++ < 1000) {
+			usleep(50);	/* an event to read: the supervisor has the lock now */
+			i += done;
+			continue;
+		}
 		/* Bound to the program's CPU: a thread of the program woken
 		 * meanwhile (its fault served) runs first, at any policy. */
 		if (S.agent_cpu >= 0)
@@ -876,7 +870,6 @@ static void *agent_main(void *arg)
 	    sched_getscheduler(0) != SCHED_OTHER)
 		S.lead_cpu = NULL;
 
-	trash_setup();
 	/* Running: the supervisor may send batches now (it sends none before,
 	 * or a fault of the thread starting us could wait for a batch no one
 	 * answers). */
@@ -889,18 +882,15 @@ static void *agent_main(void *arg)
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 
 	for (;;) {
-		struct pollfd p[2] = { { .fd = S.sock, .events = POLLIN },
-				       { .fd = T.uffd, .events = POLLIN } };
+		struct pollfd p[1] = { { .fd = S.sock, .events = POLLIN } };
 		uint64_t now = mono_ms();
 		int r;
 
 		if (!sock_ours())
 			return NULL;	/* closed, maybe reused: the watchdog says so */
-		r = poll(p, T.uffd >= 0 ? 2 : 1, now < due ? (int)(due - now) : 0);
+		r = poll(p, 1, now < due ? (int)(due - now) : 0);
 		if (r < 0 && errno != EINTR)
 			return NULL;
-		if (r > 0 && (p[1].revents & POLLIN))
-			trash_faults();
 		if (r > 0)
 			r = p[0].revents != 0;
 		if (r > 0 && (p[0].revents & POLLNVAL))
@@ -1116,7 +1106,7 @@ static int send_hello(uint32_t type)
 	struct rt_hello h = {
 		.type = type, .pid = getpid(),
 		.staging = (uint64_t)S.staging, .staging_len = RT_BATCH * RT_PAGE,
-		.xfer_pages = RT_BATCH,
+		.xfer_pages = RT_XFER_PAGES,
 	};
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
@@ -1140,6 +1130,25 @@ static int send_hello(uint32_t type)
 	return sendmsg(S.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
 }
 
+/*
+ * The staging area, between two PROT_NONE guard pages: a VMA of its own
+ * that never merges with a neighbour (registered with the same uffd, it
+ * would, and emptying it would split that VMA and merge it again each
+ * batch). Return: the area, or MAP_FAILED.
+ */
+static char *new_staging(void)
+{
+	char *g = raw_mmap((RT_BATCH + 2) * RT_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+
+	if (g == MAP_FAILED)
+		return g;
+	if (syscall(SYS_mprotect, g + RT_PAGE, RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE)) {
+		raw_munmap(g, (RT_BATCH + 2) * RT_PAGE);
+		return MAP_FAILED;
+	}
+	return g + RT_PAGE;
+}
+
 /* Connect to the supervisor, kept high, its identity noted. Return: 0, -1. */
 static int connect_kept(const char *name)
 {
@@ -1157,10 +1166,13 @@ static int connect_kept(const char *name)
 static int new_xfer(void)
 {
 	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC));
-	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)(RT_BATCH * RT_PAGE)))
+	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)RT_XFER_BYTES))
 		return -1;
-	S.xfer = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
-	return S.xfer == MAP_FAILED ? -1 : 0;
+	S.xfer = raw_mmap(RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
+	if (S.xfer == MAP_FAILED)
+		return -1;
+	S.ctl = rt_xfer_ctl(S.xfer);
+	return 0;
 }
 
 /*
@@ -1241,8 +1253,7 @@ static void session_start(const char *name)
 	why = "cannot map its buffers";
 	if (new_xfer())
 		goto fail;
-	S.staging = raw_mmap(RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	S.staging = new_staging();
 	S.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
 	S.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
@@ -1260,6 +1271,7 @@ static void session_start(const char *name)
 	why = "cannot register its staging area";
 	if (rt_uffd_register(S.uffd, (uint64_t)S.staging, RT_BATCH * RT_PAGE))
 		goto fail;
+	staging_on = true;
 	S.sup_pid = getppid();
 	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;
 	set_active(true);
@@ -1347,7 +1359,7 @@ static int fork_session(const char *name)
 	close(S.uffd);
 	close(S.sock);
 	close(S.memfd);
-	raw_munmap(S.xfer, RT_BATCH * RT_PAGE);
+	raw_munmap(S.xfer, RT_XFER_BYTES);
 	S.uffd = S.sock = S.memfd = -1;
 	if (new_xfer())
 		die("cannot map its transfer buffer");
@@ -1392,10 +1404,6 @@ static void shim_postfork_child(void)
 		S.lead_cpu = NULL;
 	S.agent_cpu = -1;
 
-	/* The parent agent's private uffd lived in that agent's own table
-	 * (thread_setup()): the number means nothing here, or a program's fd. */
-	if (atomic_load(&S.agent_own))
-		T.uffd = -1;
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
@@ -1409,8 +1417,8 @@ static void shim_postfork_child(void)
 		return;
 	}
 	close_session();
-	raw_munmap(S.xfer, RT_BATCH * RT_PAGE);
-	raw_munmap(S.staging, RT_BATCH * RT_PAGE);
+	raw_munmap(S.xfer, RT_XFER_BYTES);
+	raw_munmap(S.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
 	raw_munmap(S.agent_stack, SHIM_STACK);
 	raw_munmap(S.watch_stack, SHIM_STACK);
 	nr_reg = 0;	/* without EVENT_FORK the child's VMAs are not registered */
@@ -1457,6 +1465,7 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 
 	if (p == -1)
 		return MAP_FAILED;
+	shim_forget_range((uint64_t)p, (uint64_t)p + len);
 	if (active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 	    len >= SHIM_MIN_VMA) {

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -123,6 +124,8 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 
 	r = syscall(SYS_munmap, addr, len);
 	fence_out(held);
+	if (!r)
+		shim_forget_range((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len);
 	return (int)r;
 }
 
@@ -148,5 +151,7 @@ __attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, s
 	held = fence_in();
 	r = syscall(SYS_mremap, old, old_len, new_len, flags, new_addr);
 	fence_out(held);
+	if (r != -1 && r != (long)(uintptr_t)old)	/* moved: the old range is gone */
+		shim_forget_range((uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)old + old_len);
 	return r == -1 ? MAP_FAILED : (void *)r;
 }

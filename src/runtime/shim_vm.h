@@ -8,6 +8,7 @@
 #define USWAP_RUNTIME_SHIM_VM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Wait until no madvise/mremap/munmap of the program is in flight, and
  * hold new ones back until shim_vm_fork_end(). Context: the forking
@@ -21,6 +22,10 @@ int shim_raw_madvise(void *addr, size_t len, int advice);
 /* Run the mmap system call with the fence held when it may replace
  * mappings (MAP_FIXED). Return: the system call's result. */
 long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
+
+/* [@s, @e) was mapped, unmapped or moved away by the program: the shim's
+ * records of registered ranges there are obsolete (shim.c). */
+void shim_forget_range(uint64_t s, uint64_t e);
 
 /* MADV_FREE as the program asks it, made MADV_DONTNEED on registered
  * memory (shim.c). Return: 0, -1 and errno. */

@@ -606,6 +606,11 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
 		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
 		(unsigned long long)st->shared_passed);
+	fprintf(f, "\"evict_cancelled\":%llu,\"lock_busy\":%llu,\"dbg_zero_tracked\":%llu,"
+		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,",
+		(unsigned long long)st->evict_cancelled, (unsigned long long)st->lock_busy,
+		(unsigned long long)st->dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
+		(unsigned long long)st->dbg_mirror_zero);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -899,7 +904,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
-			busy |= s->nr_pending || s->prefork || s->orphan;
+			busy |= s->nr_pending || s->prefork || s->orphan || s->uffd_held;
 			stepping |= s->answered;	/* a batch to store: no sleep */
 		}
 		if (need > cap) {
@@ -915,7 +920,11 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 		p[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
-			p[n++] = (struct pollfd){ .fd = s->uffd, .events = POLLIN };
+			/* A uffd left unread (the agent held the move lock) is
+			 * not polled, or it would wake us at once: tried again
+			 * at the agent's RT_KICK or after a millisecond. */
+			s->pidx = n;
+			p[n++] = (struct pollfd){ .fd = s->uffd_held ? -1 : s->uffd, .events = POLLIN };
 			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
 		}
 		nh = sup->nr_hello;	/* after the sessions' pairs */
@@ -987,8 +996,8 @@ polled:
 			struct rt_session *s = *pp;
 			bool gone = false;
 
-			if (i + 1 < n && p[i].fd == s->uffd) {
-				if (p[i].revents & POLLIN)
+			if (i + 1 < n && s->pidx == i) {	/* polled (not made in this turn) */
+				if ((p[i].revents & POLLIN) || s->uffd_held)
 					rt_session_uffd(s);
 				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
 				    rt_session_sock(s))

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control page of a process's transfer buffer: the page after the
+ * RT_BATCH slots of the memfd the shim creates and the supervisor maps
+ * (docs/RUNTIME.md, "The move lock"). It holds the lock that orders the
+ * agent's moves against the supervisor's reads of the process's uffd, and
+ * the slots of the batch in flight that must no longer be moved.
+ *
+ * Why: the agent moves a page out by its address. Once the supervisor has
+ * read the UNMAP (or REMAP) event of that address, the program's munmap()
+ * has returned and the address may hold a new mapping with the program's
+ * new bytes; a move then takes those bytes, and the answer, which the
+ * supervisor discards for a page it saw unmapped, loses them. With the
+ * lock, a move is wholly before or wholly after each read and the handling
+ * of the events it returned: after it, the slot is cancelled and the agent
+ * skips it; before it, the move went through the process's own uffd, which
+ * refuses every move (EAGAIN) from the unmap's start to the event's read,
+ * so it took the old page.
+ *
+ * Both sides are hostile to each other's mistakes: the supervisor only
+ * tries the lock and never waits for it (a program that holds it stalls
+ * its own faults, nothing else), and reads nothing else from this page.
+ * Context: any; header-only (the shim depends on libc alone).
+ */
+#ifndef USWAP_RUNTIME_XFER_CTL_H
+#define USWAP_RUNTIME_XFER_CTL_H
+
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/proto.h"
+
+enum {
+	RT_CTL_FREE = 0,
+	RT_CTL_AGENT = 1,	/* the agent is moving */
+	RT_CTL_SUP = 2,		/* the supervisor's: it reads the uffd and handles the
+				 * events, or the agent handed it over (want) */
+};
+
+struct rt_xfer_ctl {
+	_Atomic uint32_t lock;		/* RT_CTL_* */
+	_Atomic uint32_t want;		/* the supervisor found the agent moving: the
+					 * agent hands the lock over and kicks it
+					 * (RT_KICK) when the move is done */
+	_Atomic uint32_t waits;		/* the agent waits for the lock (futex) */
+	uint32_t pad;
+	_Atomic uint64_t cancel;	/* bit i: slot i of the batch in flight
+					 * is not to be moved (its address was
+					 * unmapped, dropped or remapped) */
+};
+
+#define RT_XFER_PAGES	(RT_BATCH + 1)	/* slots, then the control page */
+#define RT_XFER_BYTES	((uint64_t)RT_XFER_PAGES * RT_PAGE)
+
+/* The control page of the transfer buffer mapped at @xfer. */
+static inline struct rt_xfer_ctl *rt_xfer_ctl(void *xfer)
+{
+	return (struct rt_xfer_ctl *)((char *)xfer + (uint64_t)RT_BATCH * RT_PAGE);
+}
+
+/* futex(2) on a word of the shared page (not FUTEX_PRIVATE: two processes). */
+static inline void rt_ctl_futex(_Atomic uint32_t *w, int op, uint32_t val, long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	syscall(SYS_futex, (uint32_t *)w, op, val, op == FUTEX_WAIT ? &ts : NULL, NULL, 0);
+}
+
+/*
+ * The supervisor takes the lock: free, or handed over by the agent (only
+ * the supervisor sets RT_CTL_SUP, and it does not hold the lock when it
+ * calls this). If the agent is moving, it asks for the lock (want) and
+ * does not wait: the agent hands it over when its move is done, and kicks.
+ * A hand-over is what makes it fair: the agent moves run after run, and a
+ * supervisor that only tried found it taken again each time, the faults
+ * read late by a whole batch (rt_prog bench's random p99 800 us, not 230).
+ * Context: supervisor thread. Return: true if taken.
+ */
+static inline bool rt_ctl_sup_trylock(struct rt_xfer_ctl *c)
+{
+	uint32_t v = RT_CTL_FREE;
+
+	if (atomic_load(&c->lock) == RT_CTL_SUP ||
+	    atomic_compare_exchange_strong(&c->lock, &v, RT_CTL_SUP))
+		return true;
+	atomic_store(&c->want, 1);
+	v = RT_CTL_FREE;	/* let go between the two, before the agent saw want */
+	if (atomic_compare_exchange_strong(&c->lock, &v, RT_CTL_SUP)) {
+		atomic_store(&c->want, 0);	/* before the lock is let go again */
+		return true;
+	}
+	return v == RT_CTL_SUP;		/* handed over meanwhile (want stays read) */
+}
+
+/* The supervisor lets the lock go, waking the agent if it waits.
+ * Context: supervisor thread, the lock held. */
+static inline void rt_ctl_sup_unlock(struct rt_xfer_ctl *c)
+{
+	atomic_store(&c->lock, RT_CTL_FREE);
+	if (atomic_load(&c->waits))
+		rt_ctl_futex(&c->lock, FUTEX_WAKE, 1, 0);
+}
+
+/*
+ * The agent takes the lock, waiting while the supervisor holds it (for one
+ * read of the uffd and the events it returned).
+ * Context: the agent thread.
+ */
+static inline void rt_ctl_agent_lock(struct rt_xfer_ctl *c)
+{
+	for (;;) {
+		uint32_t v = RT_CTL_FREE;
+
+		if (atomic_compare_exchange_strong(&c->lock, &v, RT_CTL_AGENT))
+			return;
+		atomic_store(&c->waits, 1);
+		/* A timeout, so that a lost wake-up, or a supervisor gone
+		 * while holding it (its watchdog then kills us), costs 10 ms. */
+		if (atomic_load(&c->lock) == RT_CTL_SUP)
+			rt_ctl_futex(&c->lock, FUTEX_WAIT, RT_CTL_SUP, 10);
+		atomic_store(&c->waits, 0);
+	}
+}
+
+/*
+ * The agent lets the lock go: to the supervisor if it asked (want), which
+ * then must be kicked. Context: the agent thread, the lock held.
+ * Return: true if the lock was handed over (send RT_KICK).
+ */
+static inline bool rt_ctl_agent_unlock(struct rt_xfer_ctl *c)
+{
+	if (atomic_exchange(&c->want, 0)) {
+		atomic_store(&c->lock, RT_CTL_SUP);
+		return true;
+	}
+	atomic_store(&c->lock, RT_CTL_FREE);
+	/* asked between the two: hand it over now, if it is still free */
+	if (atomic_load(&c->want)) {
+		uint32_t v = RT_CTL_FREE;
+
+		if (atomic_compare_exchange_strong(&c->lock, &v, RT_CTL_SUP)) {
+			atomic_store(&c->want, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+#endif
