@@ -16,7 +16,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
 		"[--design table|legacy] [--memory-total SIZE] [--evict lru|fifo] [--poll-us N] [--stats] "
-		"[--json FILE] -- CMD ARGS...\n"
+		"[--json FILE] [-v] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
 		"                  fault:read_err=N:SPEC fails the N-th read of SPEC (zram or nbd),\n"
@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"                  refault activation) or fifo (fault order, for comparison)\n"
 		"  --stats         print the counters at the end\n"
 		"  --json FILE     write the counters to FILE\n"
+		"  -v, --verbose   print the start-up check (kernel features, privileges,\n"
+		"                  guarantees) even when everything is there\n"
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
 		"                  following the child with fork events\n"
 		"  --poll-us N     after serving a fault, poll for the next one for up to N us\n"
@@ -72,6 +74,7 @@ int cmd_run(int argc, char **argv)
 		{ "memory-total", required_argument, NULL, 'T' },
 		{ "evict", required_argument, NULL, 'E' },
 		{ "poll-us", required_argument, NULL, 'P' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -79,7 +82,7 @@ int cmd_run(int argc, char **argv)
 	unsigned long long mem;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+m:s:d:j:Sh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+m:s:d:j:Svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (parse_size(optarg, &mem) || mem < (1ULL << 20)) {
@@ -136,6 +139,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'F':
 			cfg.no_fork_events = true;
+			break;
+		case 'v':
+			cfg.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);

@@ -32,6 +32,9 @@ enum rt_msg_type {
 	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent (before,
 				 * a fault of the thread starting it could wait for a
 				 * batch no one answers) */
+	RT_LOG = 23,		/* shim -> sup (an rt_log): a message for the user,
+				 * printed by the supervisor (not on the program's
+				 * stderr) */
 	RT_KICK = 22,		/* shim -> sup: the move lock is free again, and the
 				 * supervisor had found it taken (xfer_ctl.h) */
 };
@@ -63,6 +66,12 @@ struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), 1 moved after
 					 * a write made it exclusive, -errno (-ECANCELED: the
 					 * supervisor cancelled the slot, xfer_ctl.h) */
+};
+
+struct rt_log {
+	uint32_t type;
+	uint32_t len;			/* bytes of text used */
+	char text[240];			/* not NUL-terminated; printed escaped */
 };
 
 struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */

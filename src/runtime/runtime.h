@@ -32,6 +32,7 @@ struct uswap_run_config {
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
 	int policy;				/* enum rt_evict_policy */
 	uint64_t poll_us;			/* busy-poll after a fault, 0 none */
+	bool verbose;				/* -v: the start-up check even when all is there */
 };
 
 /**
@@ -81,6 +82,12 @@ struct rt_stats {
 	uint64_t shared_passed;			/* shared pages given a second trip */
 	uint64_t evict_cancelled;		/* remapped while their batch was out */
 	uint64_t lock_busy;			/* uffd reads put off: the agent was moving */
+	uint64_t learnt_over;			/* pages found present (pagemap) beyond
+						 * budget + slack: also in over_budget */
+	uint64_t peak_unevictable;		/* pages the kernel would not move (mlock) */
+	uint64_t peak_locked;			/* the tree's Locked: pages (smaps_rollup),
+						 * looked at while stalled over budget */
+	uint64_t unevictable_kills;		/* processes killed: unevictable > budget */
 	/* USWAP_DEBUG >= 2: pages of zeros handed out (session.c) */
 	uint64_t dbg_zero_tracked, dbg_xfer_zero, dbg_mirror_zero;
 
@@ -126,6 +133,7 @@ struct rt_session {
 	struct pagetab tab;
 	struct rt_fifo fifo;
 	uint64_t nr_resident, nr_swapped;
+	uint64_t nr_unevictable;		/* PS_UNEVICTABLE entries (in nr_resident) */
 	struct rt_range *ranges;		/* registered ranges */
 	size_t nr_ranges, cap_ranges;
 	struct uswap_mm *mm;			/* the mirror: swapped pages' data */
@@ -178,6 +186,8 @@ struct rt_sup {
 	struct uswap_mem *mem;
 	uint64_t budget, slack;			/* pages */
 	uint64_t resident;			/* sum of nr_resident */
+	uint64_t unevictable;			/* sum of nr_unevictable */
+	uint64_t locked_ns;			/* rt_sup_locked()'s last look */
 	uint64_t inflight_pages;
 	unsigned int inflight;			/* batches out */
 	uint64_t poll_us;			/* --poll-us */
@@ -221,6 +231,7 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 void rt_session_destroy(struct rt_session *s);
 int rt_session_uffd(struct rt_session *s);
 char *rt_xfer_map(int memfd);
+void rt_session_kill(struct rt_session *s, const char *why);
 #define IS_ERR_XFER(x)	((uintptr_t)(x) >= (uintptr_t)-4095)
 int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);

@@ -52,6 +52,31 @@ static void oom_kill(struct rt_session *s, const char *why)
 	s->dead = true;
 }
 
+/**
+ * rt_session_kill() - kill @s's process as the OOM killer would, saying @why.
+ * Context: supervisor thread.
+ */
+void rt_session_kill(struct rt_session *s, const char *why)
+{
+	oom_kill(s, why);
+}
+
+/*
+ * @n pages of @s became (or, negative, stopped being) unevictable: the
+ * kernel refused to move them (mlock: UFFDIO_MOVE wants both sides locked
+ * or neither). Counted; rt_sup_locked() decides what the budget does.
+ * Context: supervisor thread.
+ */
+static void unevictable_add(struct rt_session *s, long n)
+{
+	struct rt_sup *sup = s->sup;
+
+	s->nr_unevictable += (uint64_t)n;
+	sup->unevictable += (uint64_t)n;
+	if (sup->unevictable > sup->st.peak_unevictable)
+		sup->st.peak_unevictable = sup->unevictable;
+}
+
 /* ---- the mirror: a page index in the session's mm ---- */
 
 static uint64_t mirror_addr(struct rt_session *s, uint32_t idx)
@@ -505,6 +530,8 @@ static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 			pt_del(&s->tab, e[i].key);
 			break;
 		default:
+			if (PT_STATE(e[i].val) == PS_UNEVICTABLE)
+				unevictable_add(s, -1);
 			rt_lru_forget(&s->lru, e[i].val);
 			pt_del(&s->tab, e[i].key);
 			resident_add(s, -1);
@@ -716,8 +743,15 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 			return;
 		n = (uint64_t)r / 8;
 		for (uint64_t i = 0; i < n; i++)
-			if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v))
+			if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v)) {
+				/* filled before we saw the range (MAP_POPULATE by a
+				 * raw system call, glibc's own mmap): said, not hidden */
+				if (s->sup->resident >= s->sup->budget + s->sup->slack) {
+					s->sup->st.learnt_over++;
+					s->sup->st.over_budget++;
+				}
 				track_resident(s, a + i * PAGE);
+			}
 		a += n * PAGE;
 	}
 }
@@ -795,6 +829,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 	} else {
 		pt_set(&s->tab, a, PT_VAL(PS_UNEVICTABLE, 0));
 		sup->st.evict_other++;
+		unevictable_add(s, 1);
 	}
 }
 
@@ -955,6 +990,25 @@ void rt_session_prefork(struct rt_session *s)
 	s->sup->st.forks++;
 }
 
+/*
+ * A message of the shim's for the user (RT_LOG), printed on our stderr,
+ * not the program's. Its bytes are the program's: only printable ones are
+ * written (any other is a '?'), so that it cannot drive a terminal.
+ * Context: supervisor thread.
+ */
+static void say_log(struct rt_session *s, const struct rt_log *lg)
+{
+	char text[sizeof(lg->text) + 1];
+	uint32_t n = lg->len < sizeof(lg->text) ? lg->len : (uint32_t)sizeof(lg->text);
+
+	while (n && lg->text[n - 1] == '\n')
+		n--;
+	for (uint32_t i = 0; i < n; i++)
+		text[i] = lg->text[i] >= 0x20 && lg->text[i] < 0x7f ? lg->text[i] : '?';
+	text[n] = 0;
+	fprintf(stderr, "uswap run: pid %d says: %s\n", (int)s->pid, text);
+}
+
 /**
  * rt_session_sock() - read and handle the agent's messages.
  * Context: supervisor thread.
@@ -976,6 +1030,9 @@ int rt_session_sock(struct rt_session *s)
 		case RT_EVICTED:
 			if (s->inflight && !s->answered)
 				batch_done(s, &m);
+			break;
+		case RT_LOG:
+			say_log(s, (const struct rt_log *)&m);
 			break;
 		case RT_KICK:		/* the move lock is free: read the uffd now */
 			if (s->uffd_held)
@@ -1135,6 +1192,7 @@ void rt_session_destroy(struct rt_session *s)
 		sup->inflight_pages -= s->batch_n - s->batch_next;	/* not stored yet */
 	}
 	sup->resident -= s->nr_resident;
+	sup->unevictable -= s->nr_unevictable;
 	uswap_mm_destroy(s->mm);
 	pt_free(&s->tab);
 	fifo_free(&s->fifo);

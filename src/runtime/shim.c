@@ -39,6 +39,10 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+
 #define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 #define SHIM_MAX_RANGES	4096
@@ -75,6 +79,13 @@ static struct {
 	cpu_set_t agent_mask;		/* the agent's own affinity, as it started */
 } S = { .agent_cpu = -1, .uffd = -1, .sock = -1, .memfd = -1 };
 
+/* Whether the program's own descriptor table holds S.uffd and S.sock. It
+ * does only from their creation until the agent and the watchdog have
+ * copied them into tables of their own (leave_table()): from then on the
+ * program's table holds nothing of ours, and its threads reach the
+ * supervisor through the watchdog. */
+static bool main_fds;
+
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
 static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
 static unsigned int nr_reg;
@@ -106,11 +117,21 @@ static bool own_table(void);
  * /proc (the thread group leader's table), appending.
  * Context: any.
  */
+static bool sock_ours(void);
+
 static void shim_say(const char *msg)
 {
+	struct rt_log lg = { .type = RT_LOG };
 	int fd = 2;
 	ssize_t r;
 
+	/* Through the supervisor when it listens: a program's fd 2 may be
+	 * its own log, or a pipe it reads, and nothing of ours belongs there
+	 * unless the supervisor cannot say it (it is gone, or never came). */
+	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
+	memcpy(lg.text, msg, lg.len);
+	if (sock_ours() && send(S.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
+		return;
 	if (own_table())
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
@@ -191,6 +212,8 @@ static bool sock_ours(void)
 
 	if (own_table())
 		return true;
+	if (!main_fds)
+		return false;	/* only the shim's threads hold it */
 	return S.sock >= 0 && !fstat(S.sock, &st) && st.st_dev == S.sock_dev &&
 	       st.st_ino == S.sock_ino;
 }
@@ -829,18 +852,15 @@ static void evict(struct rt_evict *m)
  * itself in the handshake start_threads() waits for. (The threads are
  * created by start_threads(), not by the agent: pthread_create() allocates
  * on the program's heap.)
- * Context: the agent or the watchdog.
- * Return: whether the table is its own.
+ * Context: the agent or the watchdog; *@own says whether the table is
+ * its own.
  */
-static bool thread_setup(pthread_t *self)
+static void thread_setup(pthread_t *self, atomic_bool *own)
 {
-	bool own;
-
 	*self = pthread_self();
-	own = private_table();
+	atomic_store(own, private_table());	/* before the count: leave_table() reads it */
 	atomic_fetch_add(&files_ready, 1);
 	futex_wake_all(&files_ready);
-	return own;
 }
 
 /* CLOCK_MONOTONIC in milliseconds. Context: any thread. */
@@ -858,7 +878,7 @@ static void *agent_main(void *arg)
 	static struct rt_evict m;	/* static: never on a registered page */
 
 	(void)arg;
-	atomic_store(&S.agent_own, thread_setup(&S.agent_thr));
+	thread_setup(&S.agent_thr, &S.agent_own);
 	S.agent_cpu = -1;
 	/* No mask to come back to, or a real-time policy (inherited from
 	 * the program): never bind. A real-time thread of the program (or
@@ -965,7 +985,7 @@ static void *watch_main(void *arg)
 	char msg[160];
 
 	(void)arg;
-	atomic_store(&S.watch_own, thread_setup(&S.watch_thr));
+	thread_setup(&S.watch_thr, &S.watch_own);
 	atomic_store(&S.watch_up, true);
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
@@ -1224,16 +1244,38 @@ static void start_threads(void)
 		futex_wait_ms(&files_ready, r, 10);
 }
 
+/* Close what the program's table holds of the session, and end it. */
 static void close_session(void)
 {
-	if (S.uffd >= 0)
+	if (main_fds && S.uffd >= 0)
 		close(S.uffd);
-	if (S.sock >= 0)
+	if (main_fds && S.sock >= 0)
 		close(S.sock);
 	if (S.memfd >= 0)
 		close(S.memfd);
 	S.uffd = S.sock = S.memfd = -1;
+	main_fds = false;
 	set_active(false);
+}
+
+/*
+ * The threads run, each with its table: take the shim's descriptors out of
+ * the program's table (a program listing /proc/self/fd, or passing "all
+ * but these" to a child, sees none of ours). The transfer buffer's memfd
+ * was only for the hello. If a thread could not make its own table, the
+ * descriptors stay (docs/RUNTIME.md, "The shim's descriptors").
+ * Context: the constructor, or a child's fork handler (one thread).
+ */
+static void leave_table(void)
+{
+	if (S.memfd >= 0)
+		close(S.memfd);
+	S.memfd = -1;
+	if (!atomic_load(&S.agent_own) || !atomic_load(&S.watch_own))
+		return;
+	close(S.uffd);
+	close(S.sock);
+	main_fds = false;
 }
 
 /*
@@ -1247,6 +1289,7 @@ static void session_start(const char *name)
 	char msg[200];
 	const char *why = "cannot create a userfaultfd";
 
+	main_fds = true;
 	S.uffd = keep_high(new_uffd());
 	if (S.uffd < 0)
 		goto fail;
@@ -1278,6 +1321,7 @@ static void session_start(const char *name)
 	S.last_vm = vm_sig();
 	scan();
 	start_threads();
+	leave_table();
 	return;
 fail:
 	snprintf(msg, sizeof(msg), "uswap: pid %d %s (%s): it runs without a memory budget\n",
@@ -1356,11 +1400,15 @@ static int fork_session(const char *name)
 
 	/* The parent's: its uffd (the parent's address space), its socket,
 	 * its transfer buffer (shared with the parent). */
-	close(S.uffd);
-	close(S.sock);
-	close(S.memfd);
+	if (main_fds) {
+		close(S.uffd);
+		close(S.sock);
+	}
+	if (S.memfd >= 0)
+		close(S.memfd);
 	raw_munmap(S.xfer, RT_XFER_BYTES);
 	S.uffd = S.sock = S.memfd = -1;
+	main_fds = true;	/* what it makes now is in its table */
 	if (new_xfer())
 		die("cannot map its transfer buffer");
 	if (!name || connect_kept(name) || send_hello(RT_HELLO_FORK))
@@ -1381,12 +1429,14 @@ static int fork_session(const char *name)
 			 "supervisor (%s): its pages are served, none is evicted\n", (int)getpid(),
 			 strerror(ack.err ? -ack.err : EPROTO));
 		shim_say(msg);
+		close_session();
 		return -1;
 	}
 	S.uffd = keep_high(fd);
 	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
 	S.last_vm = vm_sig();
 	start_threads();
+	leave_table();
 	return 0;
 }
 
@@ -1461,16 +1511,24 @@ static void scan_for_caller(void)
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
 						   int fd, off_t off)
 {
-	long p = shim_vm_mmap(addr, len, prot, flags, fd, off);	/* MAP_FIXED fenced */
+	bool ours = active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
+		    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
+		    len >= SHIM_MIN_VMA;
+	/* MAP_POPULATE would fill the mapping before it is registered, every
+	 * page of it resident past the budget (256 MiB under 16M peaked at
+	 * 66,035 pages for 4,096): it is mapped without, registered, then
+	 * populated through the supervisor's faults, which hold the budget. */
+	bool populate = ours && (flags & MAP_POPULATE) && !(flags & MAP_LOCKED);
+	long p = shim_vm_mmap(addr, len, prot, populate ? flags & ~MAP_POPULATE : flags, fd,
+			      off);	/* MAP_FIXED fenced */
 
 	if (p == -1)
 		return MAP_FAILED;
 	shim_forget_range((uint64_t)p, (uint64_t)p + len);
-	if (active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
-	    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
-	    len >= SHIM_MIN_VMA) {
+	if (ours)
 		scan_for_caller();
-	}
+	if (populate)	/* errors ignored, as MAP_POPULATE's are */
+		shim_raw_madvise((void *)p, len, MADV_POPULATE_WRITE);
 	return (void *)p;
 }
 

@@ -90,7 +90,7 @@ static bool has_cap_sys_ptrace(void)
  * what holds. Return: 0 and *@features, -errno (printed) when the runtime
  * cannot work here.
  */
-static int startup_check(const char *shim, uint64_t *features)
+static int startup_check(const char *shim, uint64_t *features, bool verbose)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	const char *how = "userfaultfd(2)";
@@ -138,6 +138,14 @@ static int startup_check(const char *shim, uint64_t *features)
 	} else {
 		*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
 	}
+	/* Said only when asked (-v), or when something is missing: the
+	 * program's stderr is often ours, and it gets nothing of ours
+	 * unless something is wrong. */
+	if (!verbose && (api.features & RT_FEATURES_REQUIRED) == RT_FEATURES_REQUIRED &&
+	    (*features & RT_FEATURES_FORK) == RT_FEATURES_FORK &&
+	    (api.features & (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)) ==
+	    (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC))
+		return 0;
 #define YN(f) ((api.features & (f)) ? "yes" : "no")
 	fprintf(stderr, "uswap run: start-up check\n"
 		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
@@ -487,10 +495,73 @@ bool rt_sup_reclaim(struct rt_sup *sup)
  * unless the last batches freed nothing and no fault came since.
  * Context: supervisor thread.
  */
+/* The Locked: field of /proc/@pid/smaps_rollup, in pages (0 if unread). */
+static uint64_t locked_pages(pid_t pid)
+{
+	char path[64], line[128];
+	unsigned long long kb = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Locked: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb / 4;
+}
+
+#define RT_LOCKED_EVERY_NS	100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
+
+/*
+ * The tree is over its budget + slack (batches that freed nothing, or
+ * pages found filled): look at what its processes have locked (mlock, mlockall: pages the kernel
+ * will not let us move). A memory cgroup charges locked pages like any
+ * other and, when it cannot reclaim enough to stay under its limit,
+ * kills; so does this, as at swap full: once the locked pages alone are
+ * over the budget, the process holding the most of them is killed with a
+ * message (memtester locking 64 MiB under 16M ran on over the budget,
+ * silently). Locked pages under the budget are counted (peak_locked) and
+ * left resident, as the kernel leaves them.
+ * Context: supervisor thread.
+ */
+static void rt_sup_locked(struct rt_sup *sup)
+{
+	struct rt_session *worst = NULL;
+	uint64_t total = 0, worst_n = 0, now = mono_ns();
+
+	if (now - sup->locked_ns < RT_LOCKED_EVERY_NS)
+		return;
+	sup->locked_ns = now;
+	for (struct rt_session *s = sup->sessions; s; s = s->next) {
+		uint64_t n;
+
+		if (s->dead || s->pid <= 0)
+			continue;
+		n = locked_pages(s->pid);
+		total += n;
+		if (n > worst_n) {
+			worst = s;
+			worst_n = n;
+		}
+	}
+	if (total > sup->st.peak_locked)
+		sup->st.peak_locked = total;
+	if (worst && total > sup->budget) {
+		sup->st.unevictable_kills++;
+		rt_session_kill(worst, "locked memory (mlock) is over the budget");
+		sup->kill_reason = "locked memory over the budget (killed by uswap run)";
+	}
+}
+
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
 	rt_fork_account(sup);	/* pages a fork left to one side */
+	if (sup->resident > sup->budget + sup->slack)
+		rt_sup_locked(sup);
 
 	if (sup->stalled && sup->st.faults == *stall_mark)
 		return;		/* nothing changed since the last batches freed nothing */
@@ -607,10 +678,13 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
 		(unsigned long long)st->shared_passed);
 	fprintf(f, "\"evict_cancelled\":%llu,\"lock_busy\":%llu,\"dbg_zero_tracked\":%llu,"
-		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,",
+		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,\"learnt_over_budget\":%llu,"
+		"\"peak_unevictable_pages\":%llu,\"peak_locked_pages\":%llu,\"locked_kills\":%llu,",
 		(unsigned long long)st->evict_cancelled, (unsigned long long)st->lock_busy,
 		(unsigned long long)st->dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
-		(unsigned long long)st->dbg_mirror_zero);
+		(unsigned long long)st->dbg_mirror_zero, (unsigned long long)st->learnt_over,
+		(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
+		(unsigned long long)st->unevictable_kills);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -677,6 +751,13 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
 		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	if (st->learnt_over || st->peak_unevictable || st->peak_locked)
+		fprintf(stderr, "uswap run: over the budget: %llu pages found already filled "
+			"(MAP_POPULATE or a mapping registered late); unevictable peak %llu pages, "
+			"locked (mlock) peak %llu pages; %llu process(es) killed for locked memory\n",
+			(unsigned long long)st->learnt_over,
+			(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
+			(unsigned long long)st->unevictable_kills);
 	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
 		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
 		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
@@ -1062,14 +1143,14 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 			SHIM_NAME, USWAP_LIBDIR);
 		return 1;
 	}
-	if (startup_check(shim, &sup.features))
+	if (startup_check(shim, &sup.features, cfg->verbose))
 		return 1;
 	/* rtfork: fork events when the start-up check found them usable */
 	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL |
 			(cfg->no_fork_events ? 0 : UFFD_FEATURE_EVENT_FORK);
 	if (!(sup.features & UFFD_FEATURE_THREAD_ID))
 		sup.features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
-	if (cfg->no_fork_events)
+	if (cfg->no_fork_events && cfg->verbose)
 		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
 	sup.budget = cfg->memory / RT_PAGE;
 	sup.resident_budget = sup.budget;

@@ -25,6 +25,12 @@
  *                      fill MB, munlockall() and mlockall() again, fill
  *                      MB more, check both.
  *
+ *   rt_outside populate MB  map MB with MAP_POPULATE (through libc's
+ *                      mmap(), which the shim sees), fill and check it;
+ *                      then MB/4 more with MAP_POPULATE by a raw system
+ *                      call, which the shim cannot see: its pages are
+ *                      found filled, and must be said (run_outside.sh).
+ *
  * Exit status 0 when every word was right; it prints what was wrong.
  */
 #ifndef _GNU_SOURCE
@@ -199,6 +205,39 @@ static int lockall(uint64_t mb)
 	return 0;
 }
 
+/* MAP_POPULATE seen and unseen (see the file comment). */
+static int populate(uint64_t mb)
+{
+	size_t a = mb << 20, b = a / 4;
+	char *p = mmap(NULL, a, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		       -1, 0);
+	unsigned long bad;
+	long q;
+
+	if (p == MAP_FAILED) {
+		perror("rt_outside: mmap");
+		return 2;
+	}
+	bad = check(p, a, 0);
+	fill(p, a, 9);
+	bad += check(p, a, 9);
+	printf("populate: seen %lu MiB, wrong %lu\n", (unsigned long)mb, bad);
+	fflush(stdout);
+	q = syscall(SYS_mmap, NULL, b, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0L);
+	if (q == -1) {
+		perror("rt_outside: mmap");
+		return 2;
+	}
+	usleep(200000);		/* the agent's rescan finds it */
+	bad += check((char *)q, b, 0);
+	fill((char *)q, b, 10);
+	bad += check((char *)q, b, 10);
+	bad += check(p, a, 9);
+	printf("populate: wrong %lu\n", bad);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 3;
@@ -211,6 +250,8 @@ int main(int argc, char **argv)
 		return blocked_signal(mb);
 	if (argc > 1 && !strcmp(argv[1], "mlockall"))
 		return lockall(mb);
-	fprintf(stderr, "usage: rt_outside madvfree|exitevict|sigmask|mlockall [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "populate"))
+		return populate(mb);
+	fprintf(stderr, "usage: rt_outside madvfree|exitevict|sigmask|mlockall|populate [MB]\n");
 	return 2;
 }
