@@ -87,7 +87,7 @@ struct rt_stats {
 	uint64_t peak_unevictable;		/* pages the kernel would not move (mlock) */
 	uint64_t peak_locked;			/* the tree's Locked: pages (smaps_rollup),
 						 * looked at while stalled over budget */
-	uint64_t unevictable_kills;		/* processes killed: unevictable > budget */
+	uint64_t locked_kills;			/* processes killed: locked memory > budget */
 	/* USWAP_DEBUG >= 2: pages of zeros handed out (session.c) */
 	uint64_t dbg_zero_tracked, dbg_xfer_zero, dbg_mirror_zero;
 

@@ -166,10 +166,11 @@ static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
 /*
  * Three places where a page of zeros can be handed out in place of data
  * (docs/RUNTIME.md, "Wrong data: what is checked"): a zero-fill of a page
- * the states call resident (zero-tracked), a moved page whose transfer
- * slot reads zeros (xfer-zero: a slot the agent did not fill, or a page
- * that was zeros), and a mirror read that gives zeros for a page stored
- * non-zero (mirror-zero). Each is counted (`--json`: dbg_*) and the first
+ * the states call resident (zero-tracked), a page reported moved whose
+ * transfer slot the agent did not write (xfer-zero: the slot still holds
+ * the pattern put there when the batch was sent; without it, it would
+ * have read as whatever it held, zeros at first), and a mirror read that
+ * gives zeros for a page stored non-zero (mirror-zero). Each is counted (`--json`: dbg_*) and the first
  * 16 of each kind are named on stderr with their address.
  */
 #if USWAP_DEBUG >= 2
@@ -206,6 +207,28 @@ static void dbg_stored(struct rt_session *s, uint32_t idx, const void *page)
 	s->dbg_nz[idx] = !page_is_zero(page);
 }
 
+#define DBG_CANARY	0x5a17c0de0ddba11ULL
+
+/* Fill slot @i of the transfer buffer with the pattern of a slot not written. */
+static void dbg_canary(struct rt_session *s, uint32_t i)
+{
+	uint64_t *w = (uint64_t *)(void *)(s->xfer + (uint64_t)i * PAGE);
+
+	for (size_t k = 0; k < PAGE / 8; k++)
+		w[k] = DBG_CANARY ^ k;
+}
+
+/* Whether slot @i still holds that pattern. */
+static bool dbg_unwritten(struct rt_session *s, uint32_t i)
+{
+	const uint64_t *w = (const uint64_t *)(const void *)(s->xfer + (uint64_t)i * PAGE);
+
+	for (size_t k = 0; k < PAGE / 8; k++)
+		if (w[k] != (DBG_CANARY ^ k))
+			return false;
+	return true;
+}
+
 /* The page read back from mirror index @idx for @addr. */
 static void dbg_read(struct rt_session *s, uint32_t idx, uint64_t addr, const void *page)
 {
@@ -217,7 +240,8 @@ static inline void dbg_say(struct rt_session *s, uint64_t *count, const char *wh
 {
 	(void)s; (void)count; (void)what; (void)addr;
 }
-static inline bool page_is_zero(const void *p) { (void)p; return false; }
+static inline void dbg_canary(struct rt_session *s, uint32_t i) { (void)s; (void)i; }
+static inline bool dbg_unwritten(struct rt_session *s, uint32_t i) { (void)s; (void)i; return false; }
 static inline void dbg_stored(struct rt_session *s, uint32_t idx, const void *page)
 {
 	(void)s; (void)idx; (void)page;
@@ -794,7 +818,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 			err = uswap_mm_write(s->mm, mirror_addr(s, idx), s->xfer + i * PAGE, PAGE);
 		if (!err) {
 			dbg_stored(s, idx, s->xfer + i * PAGE);
-			if (page_is_zero(s->xfer + i * PAGE))
+			if (dbg_unwritten(s, i))
 				dbg_say(s, &sup->st.dbg_xfer_zero, "xfer-zero", a);
 		}
 		if (err) {
@@ -942,6 +966,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		return false;
 	if (s->ctl)	/* the agent reads it only while it serves a batch: none is out */
 		atomic_store(&s->ctl->cancel, 0);
+	for (uint32_t i = 0; i < m.n && s->xfer; i++)
+		dbg_canary(s, i);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		for (uint32_t i = 0; i < m.n; i++)
 			rt_lru_add(&s->lru, &s->tab, m.addr[i], false);
@@ -1081,8 +1107,10 @@ void rt_session_orphan(struct rt_session *s)
 	for (uint32_t i = 0; i < s->batch_n; i++) {
 		uint64_t pm = 0;
 
-		if (s->pagemap >= 0 &&
-		    pread(s->pagemap, &pm, 8, (off_t)(s->batch_addr[i] / PAGE * 8)) == 8 &&
+		/* Unreadable (the mm is going: exit, exec) counts as not
+		 * moved: the slot's bytes are not known to be the page's. */
+		if (s->pagemap < 0 ||
+		    pread(s->pagemap, &pm, 8, (off_t)(s->batch_addr[i] / PAGE * 8)) != 8 ||
 		    (pm >> 63) & 1)
 			m.status[i] = -EBUSY;	/* still there: stays resident */
 		else

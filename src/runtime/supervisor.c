@@ -550,7 +550,7 @@ static void rt_sup_locked(struct rt_sup *sup)
 	if (total > sup->st.peak_locked)
 		sup->st.peak_locked = total;
 	if (worst && total > sup->budget) {
-		sup->st.unevictable_kills++;
+		sup->st.locked_kills++;
 		rt_session_kill(worst, "locked memory (mlock) is over the budget");
 		sup->kill_reason = "locked memory over the budget (killed by uswap run)";
 	}
@@ -684,7 +684,7 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		(unsigned long long)st->dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
 		(unsigned long long)st->dbg_mirror_zero, (unsigned long long)st->learnt_over,
 		(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
-		(unsigned long long)st->unevictable_kills);
+		(unsigned long long)st->locked_kills);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -757,7 +757,7 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 			"locked (mlock) peak %llu pages; %llu process(es) killed for locked memory\n",
 			(unsigned long long)st->learnt_over,
 			(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
-			(unsigned long long)st->unevictable_kills);
+			(unsigned long long)st->locked_kills);
 	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
 		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
 		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
