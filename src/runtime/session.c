@@ -679,6 +679,8 @@ static bool lock_moves(struct rt_session *s)
 
 	if (rt_ctl_sup_trylock(s->ctl))
 		return true;
+	if (s->uffd_held)
+		return false;	/* spun already: a stopped or slow agent costs one spin */
 	t0 = now_ns();
 	do {
 		sched_yield();

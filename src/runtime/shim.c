@@ -593,10 +593,11 @@ static char *slot(uint32_t k, uint32_t n, uint32_t split)
  * Move pages [i, i + run) of @m (contiguous addresses, on one side of
  * @split) into their staging slots (slot()) in one UFFDIO_MOVE (one TLB
  * flush for the run, not one per page); evict() copies them into the
- * transfer buffer once the lock is let go. The move goes through the process's own uffd (the
- * staging area is registered with it), which refuses it with EAGAIN while
- * any of its events (UNMAP, REMOVE, REMAP, FORK) is unread: that is what
- * makes a move that succeeds come before the change the event announces
+ * transfer buffer once the lock is let go. The move goes through the
+ * process's own uffd (the staging area is registered with it), which
+ * refuses it with EAGAIN while any of its events (UNMAP, REMOVE, REMAP,
+ * FORK) is unread: that is what makes a move that succeeds come before
+ * the change the event announces
  * (xfer_ctl.h). EAGAIN is not retried here: the caller holds the move
  * lock, and the supervisor reads the event only once it is let go.
  * Context: the agent thread, the move lock held.
