@@ -854,12 +854,19 @@ static void evict(struct rt_evict *m)
  * created by start_threads(), not by the agent: pthread_create() allocates
  * on the program's heap.)
  * Context: the agent or the watchdog; *@own says whether the table is
- * its own.
+ * its own; *@up (the watchdog's) is set before the count.
  */
-static void thread_setup(pthread_t *self, atomic_bool *own)
+static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 {
 	*self = pthread_self();
 	atomic_store(own, private_table());	/* before the count: leave_table() reads it */
+	/* The watchdog serves requests from here on, before the count too:
+	 * once the program's table has given back our descriptors, a fork
+	 * handler or an mmap() right after start_threads() reaches the
+	 * supervisor only through it (a PREFORK not sent let a child of
+	 * fork() on the prefork path miss its parent's swapped pages). */
+	if (up)
+		atomic_store(up, true);
 	atomic_fetch_add(&files_ready, 1);
 	futex_wake_all(&files_ready);
 }
@@ -879,7 +886,7 @@ static void *agent_main(void *arg)
 	static struct rt_evict m;	/* static: never on a registered page */
 
 	(void)arg;
-	thread_setup(&S.agent_thr, &S.agent_own);
+	thread_setup(&S.agent_thr, &S.agent_own, NULL);
 	S.agent_cpu = -1;
 	/* No mask to come back to, or a real-time policy (inherited from
 	 * the program): never bind. A real-time thread of the program (or
@@ -986,8 +993,7 @@ static void *watch_main(void *arg)
 	char msg[160];
 
 	(void)arg;
-	thread_setup(&S.watch_thr, &S.watch_own);
-	atomic_store(&S.watch_up, true);
+	thread_setup(&S.watch_thr, &S.watch_own, &S.watch_up);
 	for (;;) {
 		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
 		unsigned int req, w = atomic_load(&watch_wake);
