@@ -4,10 +4,12 @@
  * swapped through userfaultfd (docs/RUNTIME.md).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "runtime/runtime.h"
@@ -78,7 +80,7 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct uswap_run_config cfg = { .memory = 256ULL << 20, .design = "table" };
+	struct uswap_run_config cfg = { .memory = 256ULL << 20, .design = "table", .json_fd = -1 };
 	unsigned long long mem;
 	int c;
 
@@ -136,6 +138,13 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'j':
 			cfg.json = optarg;
+			if (cfg.json_fd >= 0)
+				close(cfg.json_fd);
+			cfg.json_fd = open(optarg, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (cfg.json_fd < 0) {
+				fprintf(stderr, "uswap run: --json %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
 			break;
 		case 'F':
 			cfg.no_fork_events = true;

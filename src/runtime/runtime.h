@@ -24,7 +24,11 @@ struct uswap_run_config {
 	unsigned int nr_swap;
 	const char *design;			/* "table" or "legacy" */
 	bool stats;				/* print counters at the end */
-	const char *json;			/* write counters there, or NULL */
+	const char *json;			/* --json FILE (for messages), or NULL */
+	int json_fd;				/* ... opened by the cli at start-up
+						 * (never through a final symlink):
+						 * the counters are written there at the
+						 * end, or -1 */
 	char **argv;				/* the program */
 	bool no_fork_events;			/* rtfork: the prefork path even when
 						 * fork events are available */

@@ -703,17 +703,24 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 	fprintf(f, "]}\n");
 }
 
-static void write_json(const struct rt_sup *sup, const char *path, int status,
+/*
+ * --json: the counters, written to @fd (opened by the cli, @path names it
+ * in messages), which is closed. Context: the end of the run.
+ */
+static void write_json(const struct rt_sup *sup, int fd, const char *path, int status,
 		       const int *types, unsigned int nr_types)
 {
-	FILE *f = fopen(path, "we");
+	FILE *f = fd >= 0 && !ftruncate(fd, 0) ? fdopen(fd, "w") : NULL;
 
 	if (!f) {
-		fprintf(stderr, "uswap run: --json %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	json_stats(f, sup, status, types, nr_types);
-	fclose(f);
+	if (fclose(f))
+		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
 }
 
 /* Answer `uswap stat`: the live counters, one packet. */
@@ -1207,8 +1214,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	uswap_mem_destroy(sup.mem);
 	if (cfg->stats)
 		print_stats(&sup, types, (unsigned int)nr_types);
-	if (cfg->json)
-		write_json(&sup, cfg->json, ret, types, (unsigned int)nr_types);
+	if (cfg->json_fd >= 0)
+		write_json(&sup, cfg->json_fd, cfg->json, ret, types, (unsigned int)nr_types);
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
