@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Device specs, as given to `uswap run --swap SPEC`:
- *   zram:SIZE[:lz4|zstd]   SIZE in bytes, or with a binary suffix K/M/G/T
- *                          (case-insensitive); a multiple of 4096 and at
+ *   zram:SIZE[:lz4|zstd]   SIZE as util/size.h reads it (bytes, or with a
+ *                          binary suffix K/M/G/T, any case, then "iB" or
+ *                          "B" if wanted); a multiple of 4096 and at
  *                          least SWAP_SPEC_MIN_SLOTS pages
  *   file:PATH[,rotational=0|1]
  *                          a regular file or block device; rotational
@@ -25,6 +26,7 @@
 
 #include "io/backend.h"
 #include "util/debug.h"
+#include "util/size.h"
 
 static int spec_error(char *err, size_t errlen, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -41,42 +43,6 @@ static int spec_error(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-/* Parse [0-9]+[KMGT]? from s[0..len); 0 or -EINVAL / -ERANGE. */
-static int parse_size(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	size_t i = 0;
-
-	if (!len)
-		return -EINVAL;
-	for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	if (!i)
-		return -EINVAL;
-	if (i < len) {
-		switch (s[i]) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		case 't': case 'T': shift = 40; break;
-		default:
-			return -EINVAL;
-		}
-		if (++i != len)
-			return -EINVAL;
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 static int parse_zram(const char *arg, struct swap_backend_spec *out,
 		      char *err, size_t errlen)
 {
@@ -85,13 +51,13 @@ static int parse_zram(const char *arg, struct swap_backend_spec *out,
 	uint64_t size;
 	int ret;
 
-	ret = parse_size(arg, len, &size);
+	ret = uswap_parse_size_n(arg, len, &size);
 	if (ret == -ERANGE)
 		return spec_error(err, errlen, -EINVAL,
 				  "zram: size '%.*s' is too large", (int)len, arg);
 	if (ret)
 		return spec_error(err, errlen, -EINVAL,
-				  "zram: bad size '%.*s' (want a number with an optional K, M, G or T suffix, e.g. zram:1G)",
+				  "zram: bad size '%.*s' (want decimal digits with an optional K, M, G or T suffix, e.g. zram:1G)",
 				  (int)len, arg);
 	if (size & (SWAP_BACKEND_PAGE_SIZE - 1))
 		return spec_error(err, errlen, -EINVAL,
@@ -186,10 +152,10 @@ static int parse_fault(const char *arg, struct swap_backend_spec *out, char *err
 	int ret;
 
 	if ((!slot && strncmp(arg, "read_err=", 9)) || !colon || colon < arg + klen ||
-	    parse_size(arg + klen, (size_t)(colon - arg - klen), &nth) || !nth)
+	    uswap_parse_count_n(arg + klen, (size_t)(colon - arg - klen), &nth) || !nth)
 		return spec_error(err, errlen, -EINVAL,
 				  "fault: want fault:read_err=N:SPEC or fault:read_err_slot=S:SPEC "
-				  "with N, S >= 1, got 'fault:%.200s'", arg);
+				  "with decimal N, S >= 1, got 'fault:%.200s'", arg);
 	if (!strncmp(colon + 1, "file:", 5) || !strncmp(colon + 1, "fault:", 6))
 		return spec_error(err, errlen, -EINVAL,
 				  "fault: wraps a zram or nbd device only, got '%.200s'", colon + 1);

@@ -49,6 +49,8 @@ static void test_zram_accepts(void **state)
 	accept_zram("zram:40960", 40960, SWAP_ZRAM_LZ4);
 	accept_zram("zram:2T", 2ULL << 40, SWAP_ZRAM_LZ4);
 	accept_zram("zram:1048576:zstd", 1ULL << 20, SWAP_ZRAM_ZSTD);
+	accept_zram("zram:1GB", 1ULL << 30, SWAP_ZRAM_LZ4);
+	accept_zram("zram:64MiB:zstd", 64ULL << 20, SWAP_ZRAM_ZSTD);
 }
 
 static void test_zram_rejects(void **state)
@@ -58,7 +60,9 @@ static void test_zram_rejects(void **state)
 	reject("zram:abc", -EINVAL, "bad size 'abc'");
 	reject("zram:abc", -EINVAL, "");
 	reject("zram:1X", -EINVAL, "bad size '1X'");
-	reject("zram:1GB", -EINVAL, "bad size");
+	reject("zram:1Gb", -EINVAL, "bad size");
+	reject("zram:0x100000", -EINVAL, "bad size");
+	reject("zram:+1G", -EINVAL, "bad size");
 	reject("zram:-1G", -EINVAL, "bad size");
 	reject("zram: 1G", -EINVAL, "bad size");
 	reject("zram:36K", -EINVAL, "below the minimum of 10 pages");
@@ -103,12 +107,23 @@ static void test_file_and_others(void **state)
 	reject("nfs://x", -EINVAL, "unknown device spec 'nfs://x'");
 	reject("", -EINVAL, "want zram:SIZE");
 	reject("ZRAM:1G", -EINVAL, "unknown device spec");
+	reject("fault:read_err=1K:zram:1G", -EINVAL, "decimal N");
+	reject("fault:read_err=-1:zram:1G", -EINVAL, "decimal N");
+	reject("fault:read_err=0:zram:1G", -EINVAL, "decimal N");
+	reject("fault:read_err=18446744073709551616:zram:1G", -EINVAL, "decimal N");
+	assert_int_equal(swap_backend_spec_parse("fault:read_err=18446744073709551615:zram:1G",
+						 &s, err, sizeof(err)), 0);
+	assert_int_equal(s.fault_read_nth, UINT64_MAX);
 	reject(NULL, -EINVAL, "no device spec");
 	longpath = malloc(5000);
 	assert_non_null(longpath);
 	memcpy(longpath, "file:", 5);
 	memset(longpath + 5, 'a', 4994);
 	longpath[4999] = '\0';
+	reject(longpath, -ENAMETOOLONG, "longer than");
+	memcpy(longpath, "nbd://h/", 8);
+	reject(longpath, -ENAMETOOLONG, "longer than");
+	memcpy(longpath, "fault:read_err=1:nbd://h/", 25);
 	reject(longpath, -ENAMETOOLONG, "longer than");
 	free(longpath);
 	/* NULL/short err buffers are fine */
