@@ -4,15 +4,17 @@
  * swapped through userfaultfd (docs/RUNTIME.md).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/outfile.h"
 #include "runtime/runtime.h"
+#include "util/size.h"
 
 static void usage(FILE *f)
 {
@@ -22,7 +24,8 @@ static void usage(FILE *f)
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
 		"                  fault:read_err=N:SPEC fails the N-th read of SPEC (zram or nbd),\n"
-		"                  fault:read_err_slot=S:SPEC every read of slot S (for tests)\n"
+		"                  fault:read_err_slot=S:SPEC every read of slot S (for tests);\n"
+		"                  SPEC[,prio=N] at most 511 bytes\n"
 		"  --design D      slot design of the devices: table (default) or legacy\n"
 		"  --memory-total SIZE  bound resident pages plus the compressed devices'\n"
 		"                  memory together (for hosts without swap of their own);\n"
@@ -30,7 +33,9 @@ static void usage(FILE *f)
 		"  --evict P       cold-page choice: lru (default; active/inactive lists with\n"
 		"                  refault activation) or fifo (fault order, for comparison)\n"
 		"  --stats         print the counters at the end\n"
-		"  --json FILE     write the counters to FILE\n"
+		"  --json FILE     write the counters to FILE: a new file (mode 0600), or an\n"
+		"                  existing regular file of yours with no other hard link;\n"
+		"                  never through a symbolic link\n"
 		"  -v, --verbose   print the start-up check (kernel features, privileges,\n"
 		"                  guarantees) even when everything is there\n"
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
@@ -41,24 +46,32 @@ static void usage(FILE *f)
 		"                  (default 0: off)\n");
 }
 
-static int parse_size(const char *s, unsigned long long *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+/*
+ * The longest --swap SPEC[,prio=N] the runtime takes whole: swapon_one()
+ * in runtime/supervisor.c copies it into a 512-byte buffer.
+ */
+#define RUN_SWAP_ARG_MAX	511
 
-	if (end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+/*
+ * A size option of at least 1 MiB into *@out, or a message naming the
+ * option and its value. Context: option parsing. Return: 0, -EINVAL
+ * (malformed), -ERANGE (above 2^64 - 1 or below 1 MiB).
+ */
+static int run_size_arg(const char *opt, const char *arg, uint64_t *out)
+{
+	uint64_t v;
+	int ret = uswap_parse_size(arg, &v);
+
+	if (ret == -EINVAL) {
+		fprintf(stderr, "uswap run: %s '%s': not a size (decimal digits with an optional "
+			"K, M, G or T suffix, e.g. 256M)\n", opt, arg);
+		return ret;
 	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end)
-		return -1;
+	if (ret == -ERANGE || v < (1ULL << 20)) {
+		fprintf(stderr, "uswap run: %s '%s': %s\n", opt, arg,
+			ret ? "too large (above 2^64 - 1 bytes)" : "a size of at least 1M");
+		return -ERANGE;
+	}
 	*out = v;
 	return 0;
 }
@@ -81,21 +94,22 @@ int cmd_run(int argc, char **argv)
 		{ 0 }
 	};
 	struct uswap_run_config cfg = { .memory = 256ULL << 20, .design = "table", .json_fd = -1 };
-	unsigned long long mem;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+m:s:d:j:Svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (parse_size(optarg, &mem) || mem < (1ULL << 20)) {
-				fprintf(stderr, "uswap run: --memory %s: a size of at least 1M\n", optarg);
+			if (run_size_arg("--memory", optarg, &cfg.memory))
 				return 2;
-			}
-			cfg.memory = mem;
 			break;
 		case 's':
 			if (cfg.nr_swap == RT_MAX_SWAP) {
 				fprintf(stderr, "uswap run: at most %d --swap\n", RT_MAX_SWAP);
+				return 2;
+			}
+			if (strlen(optarg) > RUN_SWAP_ARG_MAX) {
+				fprintf(stderr, "uswap run: --swap '%.40s...': %zu bytes long, "
+					"at most %d\n", optarg, strlen(optarg), RUN_SWAP_ARG_MAX);
 				return 2;
 			}
 			cfg.swap[cfg.nr_swap++] = optarg;
@@ -108,12 +122,8 @@ int cmd_run(int argc, char **argv)
 			cfg.design = optarg;
 			break;
 		case 'T':
-			if (parse_size(optarg, &mem) || mem < (1ULL << 20)) {
-				fprintf(stderr, "uswap run: --memory-total %s: a size of at least 1M\n",
-					optarg);
+			if (run_size_arg("--memory-total", optarg, &cfg.memory_total))
 				return 2;
-			}
-			cfg.memory_total = mem;
 			break;
 		case 'E':
 			if (strcmp(optarg, "lru") && strcmp(optarg, "fifo")) {
@@ -123,11 +133,11 @@ int cmd_run(int argc, char **argv)
 			cfg.policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
 			break;
 		case 'P': {
-			char *end;
-			unsigned long long us = strtoull(optarg, &end, 10);
+			uint64_t us;
 
-			if (end == optarg || *end || us > 10000) {
-				fprintf(stderr, "uswap run: --poll-us %s: 0 to 10000\n", optarg);
+			if (uswap_parse_count(optarg, &us) || us > 10000) {
+				fprintf(stderr, "uswap run: --poll-us '%s': a number of "
+					"microseconds from 0 to 10000\n", optarg);
 				return 2;
 			}
 			cfg.poll_us = us;
@@ -140,11 +150,9 @@ int cmd_run(int argc, char **argv)
 			cfg.json = optarg;
 			if (cfg.json_fd >= 0)
 				close(cfg.json_fd);
-			cfg.json_fd = open(optarg, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-			if (cfg.json_fd < 0) {
-				fprintf(stderr, "uswap run: --json %s: %s\n", optarg, strerror(errno));
+			cfg.json_fd = cli_open_output("uswap run: --json", optarg, NULL);
+			if (cfg.json_fd < 0)
 				return 2;
-			}
 			break;
 		case 'F':
 			cfg.no_fork_events = true;
@@ -172,21 +180,20 @@ int cmd_run(int argc, char **argv)
 int cmd_stat(int argc, char **argv)
 {
 	bool json = false;
-	char *end;
-	long pid;
+	uint64_t pid;
 	int i = 1, err;
 
 	if (i < argc && !strcmp(argv[i], "--json")) {
 		json = true;
 		i++;
 	}
-	if (i != argc - 1 || (pid = strtol(argv[i], &end, 10)) <= 0 || *end) {
+	if (i != argc - 1 || uswap_parse_count(argv[i], &pid) || !pid || pid > INT_MAX) {
 		fprintf(stderr, "usage: uswap stat [--json] PID\n");
 		return 2;
 	}
 	err = uswap_runtime_stat((pid_t)pid, json);
 	if (err) {
-		fprintf(stderr, "uswap stat: %ld: %s\n", pid,
+		fprintf(stderr, "uswap stat: %llu: %s\n", (unsigned long long)pid,
 			err == -ENOENT ? "not a process under uswap run" : strerror(-err));
 		return 1;
 	}
