@@ -29,6 +29,7 @@
 #include <uswap/workload.h>
 
 #include "cli/bench.h"
+#include "util/size.h"
 
 #define MM_MAX_RUNS 100
 
@@ -94,15 +95,6 @@ static bool runs_given(void)
 	return false;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	*out = strtoull(s, &end, 0);
-	return *end ? -1 : 0;
-}
 
 static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 		       struct uswap_workload_config *cfg, double *multiple)
@@ -130,7 +122,7 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			i++;
 			continue;
 		}
-		if (parse_u64(v, &x))
+		if (uswap_parse_count(v, &x))
 			goto bad;
 		if (!strcmp(a, "--write-pct") && x <= 100)
 			cfg->write_pct = (unsigned int)x;

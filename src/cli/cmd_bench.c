@@ -4,15 +4,22 @@
  *             [--threads N] [--procs N] [--runs N] [--seed N] [--seconds S]
  *             [--design table|legacy|both] [--json] [--csv] [--plot FILE]
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "cli/outfile.h"
+#include "util/size.h"
 
 static const struct bench_workload workloads[] = {
 	{ "swapio", bench_swapio, "swap-out and swap-in pages per second beside memcpy/lz4/zstd" },
@@ -39,25 +46,99 @@ static const struct bench_workload workloads[] = {
 	  "             --swap zram:1G, 1 run" },
 };
 
-static int parse_size(const char *s, uint64_t *out)
+/*
+ * A size option (util/size.h) of at least one byte into *@out, or a
+ * message naming the option and its value. Context: option parsing.
+ * Return: 0, -EINVAL (malformed or 0), -ERANGE (above 2^64 - 1).
+ */
+static int bench_size_arg(const char *opt, const char *arg, uint64_t *out)
+{
+	uint64_t v;
+	int ret = uswap_parse_size(arg, &v);
+
+	if (!ret && !v)
+		ret = -EINVAL;
+	if (ret) {
+		fprintf(stderr, "uswap bench: %s '%s': %s\n", opt, arg,
+			ret == -ERANGE ? "too large (above 2^64 - 1 bytes)" :
+			"not a size above 0 (decimal digits with an optional K, M, G or "
+			"T suffix, e.g. 64M)");
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A count option from @min to @max (decimal digits only) into *@out, or
+ * a message naming the option and its value. Context: option parsing.
+ * Return: 0, -EINVAL (malformed), -ERANGE (out of [@min, @max]).
+ */
+static int bench_count_arg(const char *opt, const char *arg, uint64_t min, uint64_t max,
+			   uint64_t *out)
+{
+	uint64_t v;
+	int ret = uswap_parse_count(arg, &v);
+
+	if (!ret && (v < min || v > max))
+		ret = -ERANGE;
+	if (ret) {
+		fprintf(stderr, "uswap bench: %s '%s': want a decimal number from %llu to %llu\n",
+			opt, arg, (unsigned long long)min, (unsigned long long)max);
+		return ret;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * --seconds: a finite number of seconds, at least 0 (0: the workload's
+ * default), written with digits first ("0.3", "2", "1e1"): no sign, no
+ * blank, no "inf", "nan" or hex float. Context: option parsing.
+ * Return: 0 or -EINVAL (with a message).
+ */
+static int bench_seconds_arg(const char *arg, double *out)
 {
 	char *end;
-	double v = strtod(s, &end);
-	uint64_t mult = 1;
+	double v;
 
-	if (end == s || v < 0)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': mult = 1ULL << 10; end++; break;
-	case 'm': case 'M': mult = 1ULL << 20; end++; break;
-	case 'g': case 'G': mult = 1ULL << 30; end++; break;
-	case 't': case 'T': mult = 1ULL << 40; end++; break;
+	if (arg[0] >= '0' && arg[0] <= '9') {
+		v = strtod(arg, &end);
+		if (!*end && isfinite(v) && !(arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X'))) {
+			*out = v;
+			return 0;
+		}
 	}
-	if (*end == 'i' || *end == 'B')
-		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-	if (*end)
-		return -1;
-	*out = (uint64_t)(v * (double)mult);
+	fprintf(stderr, "uswap bench: --seconds '%s': want a decimal number of seconds, "
+		"e.g. 0.5\n", arg);
+	return -EINVAL;
+}
+
+/*
+ * --plot FILE: refused if gnuplot's script would not quote it whole
+ * (bench_plot.c writes set output 'FILE'), else opened as an output file
+ * (cli/outfile.h) so that a symlink, a hard link or another user's file
+ * there is refused before the workload runs; gnuplot writes it at the end
+ * (by its path: a directory that others may write without the sticky bit
+ * still lets them swap the file in between).
+ * Context: option parsing. Return: 0, -EINVAL or cli_open_output()'s
+ * error (with a message); *@created whether the file is new.
+ */
+static int bench_plot_arg(const char *arg, bool *created)
+{
+	const char *c;
+	int fd;
+
+	for (c = arg; *c; c++)
+		if (*c == '\'' || (unsigned char)*c < ' ' || *c == 0x7f) {
+			fprintf(stderr, "uswap bench: --plot '%s': a quote or control character "
+				"in the file name\n", arg);
+			return -EINVAL;
+		}
+	fd = cli_open_output("uswap bench: --plot", arg, created);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 
@@ -102,8 +183,11 @@ int cmd_bench(int argc, char **argv)
 	};
 	/* The main job by default: the BGSAVE shape on both designs. */
 	struct bench_opts o = { .workload = "bgsave", .design = NULL, .runs = 5 };
+	bool plot_created = false;
+	struct stat st;
+	uint64_t v;
 	size_t i;
-	int c;
+	int c, ret;
 
 	o.seed = (uint64_t)time(NULL);
 	optind = 1;
@@ -118,29 +202,37 @@ int cmd_bench(int argc, char **argv)
 			o.swap[o.nr_swap++] = optarg;
 			break;
 		case 'm':
-			if (parse_size(optarg, &o.memory) || !o.memory) {
-				fprintf(stderr, "uswap bench: bad --memory '%s'\n", optarg);
+			if (bench_size_arg("--memory", optarg, &o.memory))
 				return 2;
-			}
 			break;
 		case 'z':
-			if (parse_size(optarg, &o.size) || !o.size) {
-				fprintf(stderr, "uswap bench: bad --size '%s'\n", optarg);
+			if (bench_size_arg("--size", optarg, &o.size))
 				return 2;
-			}
 			break;
 		case 't':
-			/* 0 is refused below; unset (0) means the workload's default. */
-			o.threads = (unsigned int)strtoul(optarg, NULL, 0);
-			if (!o.threads) {
-				fprintf(stderr, "uswap bench: --threads must be at least 1\n");
+			/* unset (0) means the workload's default */
+			if (bench_count_arg("--threads", optarg, 1, UINT_MAX, &v))
 				return 2;
-			}
+			o.threads = (unsigned int)v;
 			break;
-		case 'p': o.procs = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'r': o.runs = (unsigned int)strtoul(optarg, NULL, 0); break;
-		case 'S': o.seed = strtoull(optarg, NULL, 0); break;
-		case 'T': o.seconds = strtod(optarg, NULL); break;
+		case 'p':
+			if (bench_count_arg("--procs", optarg, 1, UINT_MAX, &v))
+				return 2;
+			o.procs = (unsigned int)v;
+			break;
+		case 'r':
+			if (bench_count_arg("--runs", optarg, 1, UINT_MAX, &v))
+				return 2;
+			o.runs = (unsigned int)v;
+			break;
+		case 'S':
+			if (bench_count_arg("--seed", optarg, 0, UINT64_MAX, &o.seed))
+				return 2;
+			break;
+		case 'T':
+			if (bench_seconds_arg(optarg, &o.seconds))
+				return 2;
+			break;
 		case 'd':
 			if (strcmp(optarg, "table") && strcmp(optarg, "legacy") &&
 			    strcmp(optarg, "both")) {
@@ -157,10 +249,6 @@ int cmd_bench(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!o.runs) {
-		fprintf(stderr, "uswap bench: --runs must be at least 1\n");
-		return 2;
-	}
 	/* Both designs unless asked otherwise; swapio measures the I/O path,
 	 * which the designs share. */
 	if (!o.design)
@@ -174,8 +262,17 @@ int cmd_bench(int argc, char **argv)
 	o.argv = argv + optind;
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
 		if (!strcmp(o.workload, workloads[i].name))
-			return workloads[i].run(&o);
-	fprintf(stderr, "uswap bench: unknown workload '%s'\n", o.workload);
-	usage(stderr);
-	return 2;
+			break;
+	if (i == sizeof(workloads) / sizeof(workloads[0])) {
+		fprintf(stderr, "uswap bench: unknown workload '%s'\n", o.workload);
+		usage(stderr);
+		return 2;
+	}
+	if (o.plot && bench_plot_arg(o.plot, &plot_created))
+		return 2;
+	ret = workloads[i].run(&o);
+	/* A plot file made above that gnuplot never wrote goes again. */
+	if (plot_created && !stat(o.plot, &st) && S_ISREG(st.st_mode) && !st.st_size)
+		unlink(o.plot);
+	return ret;
 }
