@@ -144,6 +144,7 @@ static int __zpool_add_arena(struct zpool *zp)
 		free(a);
 		return -ENOMEM;
 	}
+	madvise(map, len, MADV_DONTDUMP);	/* swapped pages: never in a core dump */
 	start = ((uintptr_t)map + ZPOOL_CHUNK - 1) & ~(uintptr_t)(ZPOOL_CHUNK - 1);
 	a->map = map;
 	a->map_len = len;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,8 +49,12 @@ static uint64_t pagemap_one(const struct rt_session *s, uint64_t addr)
 struct rt_fork_hello {
 	struct rt_fork_hello *next;
 	int sock, memfd;
-	struct rt_hello h;
+	pid_t pid;		/* the sender, by the kernel's word (SO_PEERCRED) */
 };
+
+/* Pending hellos at most: one per process (a second from the same pid
+ * replaces the first), and this many in all. */
+#define RT_FORK_HELLO_MAX	1024
 
 /**
  * rt_fork_events_on() - whether the programs' uffds get EVENT_FORK.
@@ -131,6 +136,7 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 		goto fail;
 	c->sup = sup;
 	c->sock = -1;
+	c->pidfd = -1;
 	c->uffd = ufd;
 	c->pagemap = -1;
 	c->forked = true;
@@ -153,13 +159,8 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
 		c->nr_free = c->cap_free = parent->nr_free;
 	}
-	if (parent->nr_ranges) {
-		c->ranges = malloc(parent->nr_ranges * sizeof(*c->ranges));
-		if (!c->ranges)
-			goto fail_mm;
-		memcpy(c->ranges, parent->ranges, parent->nr_ranges * sizeof(*c->ranges));
-		c->nr_ranges = c->cap_ranges = parent->nr_ranges;
-	}
+	if (rt_ranges_copy(&c->ranges, &parent->ranges))
+		goto fail_mm;
 	if ((err = copy_states(c, parent)))
 		goto fail_mm;
 	if (c->fork_wait) {
@@ -190,7 +191,8 @@ fail_tab:
 	fifo_free(&c->fifo);
 fail_free:
 	free(c ? c->free_idx : NULL);
-	free(c ? c->ranges : NULL);
+	if (c)
+		rt_ranges_free(&c->ranges);
 	free(c);
 fail:
 	fprintf(stderr, "uswap run: pid %d forked, and its child cannot be followed (%s): "
@@ -198,32 +200,26 @@ fail:
 	exit(1);
 }
 
+/* rt_present_scan(): track the pages of run [@a, @b) the states do not know. */
+static void learn_run(void *arg, uint64_t a, uint64_t b)
+{
+	struct rt_session *s = arg;
+	uint64_t v;
+
+	for (; a < b; a += PAGE)
+		if (!pt_get(&s->tab, a, &v))
+			rt_track_resident(s, a);
+}
+
 /* Pages present in @s's process that the states do not know: learnt from
  * its pagemap (a parent's REMOVE read before the FORK event whose zap came
  * after the copy leaves such a page in the child). */
 static void learn_present(struct rt_session *s)
 {
-	static uint64_t pm[4096];
-	uint64_t v;
-
 	if (s->pagemap < 0)
 		return;
-	for (size_t r = 0; r < s->nr_ranges; r++)
-		for (uint64_t a = s->ranges[r].start; a < s->ranges[r].end;) {
-			uint64_t n = (s->ranges[r].end - a) / PAGE;
-			ssize_t got;
-
-			if (n > 4096)
-				n = 4096;
-			got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
-			if (got <= 0)
-				break;
-			n = (uint64_t)got / 8;
-			for (uint64_t i = 0; i < n; i++)
-				if ((pm[i] & PM_PRESENT) && !pt_get(&s->tab, a + i * PAGE, &v))
-					rt_track_resident(s, a + i * PAGE);
-			a += n * PAGE;
-		}
+	for (size_t r = 0; r < s->ranges.n; r++)
+		rt_present_scan(s->pagemap, s->ranges.v[r].start, s->ranges.v[r].end, learn_run, s);
 }
 
 /* Send @s's shim the answer and its uffd. Return: 0, -errno. */
@@ -284,10 +280,11 @@ static void match(struct rt_session *s)
 	struct rt_sup *sup = s->sup;
 
 	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp; pp = &(*pp)->next)
-		if ((*pp)->h.pid == s->pid) {
+		if ((*pp)->pid == s->pid) {
 			struct rt_fork_hello *f = *pp;
 
 			*pp = f->next;
+			sup->nr_fork_hellos--;
 			attach(s, f->sock, f->memfd);
 			free(f);
 			return;
@@ -308,54 +305,83 @@ void rt_fork_fault(struct rt_session *s, uint32_t ptid)
 	if (!s->forked || s->pid || !ptid)
 		return;
 	s->pid = (pid_t)ptid;
+	s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+	if (s->pidfd >= 0)
+		fcntl(s->pidfd, F_SETFD, FD_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)s->pid);
 	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	match(s);
+}
+
+/* Drop pending hello *@pp (its descriptors closed). */
+static void drop_hello(struct rt_sup *sup, struct rt_fork_hello **pp)
+{
+	struct rt_fork_hello *f = *pp;
+
+	*pp = f->next;
+	close(f->sock);
+	close(f->memfd);
+	free(f);
+	sup->nr_fork_hellos--;
 }
 
 /* Forget the pending hellos whose process has gone. */
 static void prune_hellos(struct rt_sup *sup)
 {
 	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp;) {
-		struct rt_fork_hello *f = *pp;
-		struct pollfd p = { .fd = f->sock, .events = POLLRDHUP };
+		struct pollfd p = { .fd = (*pp)->sock, .events = POLLRDHUP };
 
 		if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-			*pp = f->next;
-			close(f->sock);
-			close(f->memfd);
-			free(f);
+			drop_hello(sup, pp);
 			continue;
 		}
-		pp = &f->next;
+		pp = &(*pp)->next;
 	}
 }
 
 /**
- * rt_fork_hello() - a child's shim says hello (RT_HELLO_FORK) on @sock
- * with its transfer buffer @memfd: match it with its session by pid, now
- * or when the session's first fault names the pid.
+ * rt_fork_hello() - process @pid (the kernel's word) says hello as a
+ * forked child (RT_HELLO_FORK) on @sock with its transfer buffer @memfd:
+ * match it with its session by pid, now or when the session's first fault
+ * names the pid. A process has one hello pending at most (a new one
+ * replaces the old), and the tree RT_FORK_HELLO_MAX in all; one that a
+ * session of its pid already has is refused.
  * Context: supervisor thread; takes @sock and @memfd.
  */
-void rt_fork_hello(struct rt_sup *sup, int sock, const struct rt_hello *h, int memfd)
+void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 {
 	struct rt_fork_hello *f;
 
-	for (struct rt_session *s = sup->sessions; s; s = s->next)
-		if (s->forked && s->sock < 0 && s->pid == h->pid && h->pid > 0) {
+	for (struct rt_session *s = sup->sessions; s; s = s->next) {
+		if (s->forked && s->sock < 0 && s->pid == pid) {
 			attach(s, sock, memfd);
 			return;
 		}
-	prune_hellos(sup);
-	f = malloc(sizeof(*f));
+		if (s->pid == pid && s->sock >= 0 && !s->orphan) {
+			send_ack(NULL, sock, -EEXIST);	/* it has its session */
+			close(sock);
+			close(memfd);
+			return;
+		}
+	}
+	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp; pp = &(*pp)->next)
+		if ((*pp)->pid == pid) {
+			drop_hello(sup, pp);
+			break;
+		}
+	if (sup->nr_fork_hellos >= RT_FORK_HELLO_MAX)
+		prune_hellos(sup);
+	f = sup->nr_fork_hellos < RT_FORK_HELLO_MAX ? malloc(sizeof(*f)) : NULL;
 	if (!f) {
 		send_ack(NULL, sock, -ENOMEM);
 		close(sock);
 		close(memfd);
 		return;
 	}
-	*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock, .memfd = memfd, .h = *h };
+	*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock, .memfd = memfd,
+				     .pid = pid };
 	sup->fork_hellos = f;
+	sup->nr_fork_hellos++;
 }
 
 /**
@@ -364,14 +390,8 @@ void rt_fork_hello(struct rt_sup *sup, int sock, const struct rt_hello *h, int m
  */
 void rt_fork_free_hellos(struct rt_sup *sup)
 {
-	while (sup->fork_hellos) {
-		struct rt_fork_hello *f = sup->fork_hellos;
-
-		sup->fork_hellos = f->next;
-		close(f->sock);
-		close(f->memfd);
-		free(f);
-	}
+	while (sup->fork_hellos)
+		drop_hello(sup, &sup->fork_hellos);
 }
 
 /* Settle @c's entry @a, slot @i of its parent's batch, moved (@st 0, the
@@ -570,6 +590,43 @@ static uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+struct account_arg {
+	struct rt_session *s;
+	uint64_t left;
+};
+
+/* rt_present_scan(): account_one() for the present run [@a, @b). */
+static void account_run(void *arg, uint64_t a, uint64_t b)
+{
+	struct account_arg *c = arg;
+	struct rt_session *s = c->s;
+	uint64_t pm[512], v;
+
+	while (a < b) {
+		uint64_t n = (b - a) / PAGE;
+		ssize_t got;
+
+		if (n > 512)
+			n = 512;
+		got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
+		if (got <= 0)
+			return;
+		n = (uint64_t)got / 8;
+		for (uint64_t i = 0; i < n; i++) {
+			if (!(pm[i] & PM_PRESENT) || !pt_get(&s->tab, a + i * PAGE, &v) ||
+			    PT_STATE(v) != PS_SHARED)
+				continue;
+			if (pm[i] & PM_EXCLUSIVE) {
+				rt_track_resident(s, a + i * PAGE);
+				s->sup->st.fork_owned++;
+			} else {
+				c->left++;
+			}
+		}
+		a += n * PAGE;
+	}
+}
+
 /*
  * Look at @s's PS_SHARED pages in its pagemap: one mapped by this process
  * alone (bit 56, "exclusively mapped") is its own now (it wrote it and got
@@ -580,34 +637,14 @@ static uint64_t now_us(void)
  */
 static uint64_t account_one(struct rt_session *s)
 {
-	static uint64_t pm[4096];
-	uint64_t left = 0, v;
+	struct account_arg c = { .s = s };
 
-	for (size_t r = 0; r < s->nr_ranges; r++)
-		for (uint64_t a = s->ranges[r].start; a < s->ranges[r].end;) {
-			uint64_t n = (s->ranges[r].end - a) / PAGE;
-			ssize_t got;
-
-			if (n > 4096)
-				n = 4096;
-			got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
-			if (got <= 0)
-				break;
-			n = (uint64_t)got / 8;
-			for (uint64_t i = 0; i < n; i++) {
-				if (!(pm[i] & PM_PRESENT) || !pt_get(&s->tab, a + i * PAGE, &v) ||
-				    PT_STATE(v) != PS_SHARED)
-					continue;
-				if (pm[i] & PM_EXCLUSIVE) {
-					rt_track_resident(s, a + i * PAGE);
-					s->sup->st.fork_owned++;
-				} else {
-					left++;
-				}
-			}
-			a += n * PAGE;
-		}
-	return left;
+	/* The present runs first (PAGEMAP_SCAN skips the holes), then their
+	 * entries, for the exclusive bit PAGEMAP_SCAN does not report. */
+	for (size_t r = 0; r < s->ranges.n; r++)
+		rt_present_scan(s->pagemap, s->ranges.v[r].start, s->ranges.v[r].end,
+				account_run, &c);
+	return c.left;
 }
 
 /**

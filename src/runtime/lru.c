@@ -15,6 +15,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "runtime/lru.h"
 #include "runtime/uffd_compat.h"
@@ -153,6 +155,76 @@ long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
 		if (a.walk_end <= start)
 			break;
 		start = a.walk_end;
+	}
+	return found;
+}
+
+/**
+ * rt_present_scan() - call @fn(@arg, a, b) for each run [a, b) of pages
+ * present in [@start, @end) of the process of @pagemap. A kernel walk of
+ * the page tables (PAGEMAP_SCAN, PAGE_IS_PRESENT) that skips the holes
+ * between VMAs at no cost, so that a range as wide as the address space
+ * costs what its mappings cost; kernels without PAGEMAP_SCAN get a read
+ * of the pagemap, bounded to RT_PRESENT_PREAD_MAX pages.
+ * Context: supervisor thread.
+ * Return: the pages found, or -errno.
+ */
+#define RT_PRESENT_PREAD_MAX	(1ULL << 24)	/* 64 GiB of address space */
+long rt_present_scan(int pagemap, uint64_t start, uint64_t end,
+		     void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg)
+{
+	uint64_t pm[512];
+	struct page_region r[256];
+	long found = 0;
+
+	while (start < end) {
+		struct pm_scan_arg a = {
+			.size = sizeof(a),
+			.start = start, .end = end,
+			.vec = (uint64_t)(uintptr_t)r, .vec_len = 256,
+			.category_mask = PAGE_IS_PRESENT,
+			.return_mask = PAGE_IS_PRESENT,
+		};
+		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
+
+		if (n < 0 && (errno == ENOTTY || errno == EINVAL) && !found)
+			goto by_read;
+		if (n < 0)
+			return -errno;
+		for (long i = 0; i < n; i++) {
+			fn(arg, r[i].start, r[i].end);
+			found += (long)((r[i].end - r[i].start) / 4096);
+		}
+		if (a.walk_end <= start)
+			break;
+		start = a.walk_end;
+	}
+	return found;
+by_read:
+	if ((end - start) / 4096 > RT_PRESENT_PREAD_MAX)
+		end = start + RT_PRESENT_PREAD_MAX * 4096;
+	while (start < end) {
+		uint64_t n = (end - start) / 4096, run = 0;
+		ssize_t got;
+
+		if (n > 512)
+			n = 512;
+		got = pread(pagemap, pm, n * 8, (off_t)(start / 4096 * 8));
+		if (got <= 0)
+			break;
+		n = (uint64_t)got / 8;
+		for (uint64_t i = 0; i <= n; i++) {
+			if (i < n && (pm[i] >> 63) & 1) {
+				run++;
+				continue;
+			}
+			if (run) {
+				fn(arg, start + (i - run) * 4096, start + i * 4096);
+				found += (long)run;
+			}
+			run = 0;
+		}
+		start += n * 4096;
 	}
 	return found;
 }

@@ -78,6 +78,8 @@ int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active
 int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
 		     uint64_t flags);
 long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end);
+long rt_present_scan(int pagemap, uint64_t start, uint64_t end,
+		     void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg);
 void rt_lru_forget(struct rt_lru *l, uint64_t val);
 bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room);
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr,

@@ -7,9 +7,11 @@
 #ifndef USWAP_RUNTIME_PROTO_H
 #define USWAP_RUNTIME_PROTO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define RT_ENV_SOCK	"USWAP_RUN_SOCK"	/* abstract socket name, without the NUL */
+#define RT_ENV_SOCK	"USWAP_RUN_SOCK"	/* the supervisor's socket: a path in a
+						 * directory only its user may enter */
 #define RT_BATCH	64			/* pages per eviction batch */
 #define RT_PAGE		4096UL
 
@@ -41,8 +43,10 @@ enum rt_msg_type {
 
 struct rt_hello {
 	uint32_t type;
-	int32_t pid;
-	uint64_t staging;		/* the agent's staging area: events there are its own */
+	int32_t pid;			/* the sender's, never used: the supervisor
+					 * takes the kernel's word (SO_PEERCRED) */
+	uint64_t staging;		/* the agent's staging area: events there are its own;
+					 * page aligned, RT_BATCH pages exactly */
 	uint64_t staging_len;
 	uint64_t xfer_pages;		/* transfer buffer size in pages (RT_XFER_PAGES) */
 };
@@ -78,5 +82,29 @@ struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */
 	uint32_t type;
 	uint32_t pad;
 };
+
+/*
+ * The size of a shim's message of type @type, each sent whole as one
+ * packet: 0 for a type the shim never sends after its hello (the
+ * supervisor takes any other size, or such a type, as a violation).
+ */
+static inline size_t rt_msg_size(uint32_t type)
+{
+	switch (type) {
+	case RT_REG:
+		return sizeof(struct rt_range_msg);
+	case RT_EVICTED:
+		return sizeof(struct rt_evict);
+	case RT_LOG:
+		return sizeof(struct rt_log);
+	case RT_PREFORK:
+	case RT_POSTFORK:
+	case RT_AGENT_UP:
+	case RT_KICK:
+		return sizeof(struct rt_simple);
+	default:
+		return 0;
+	}
+}
 
 #endif

@@ -15,6 +15,7 @@
 #include "runtime/lru.h"
 #include "runtime/pagetab.h"
 #include "runtime/proto.h"
+#include "runtime/ranges.h"
 
 #define RT_MAX_SWAP	8
 
@@ -56,12 +57,6 @@ int uswap_runtime_run(const struct uswap_run_config *cfg);
  * Return: 0; -ENOENT (@pid is not under uswap run), -errno.
  */
 int uswap_runtime_stat(pid_t pid, bool json);
-
-/* The supervisor @pid's socket name (abstract, without the leading NUL). */
-static inline void rt_sock_name(pid_t pid, char *name, size_t len)
-{
-	snprintf(name, len, "uswap-run-%d", (int)pid);
-}
 
 #define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
 
@@ -113,11 +108,6 @@ struct rt_pending {
 	uint64_t addr, t0;
 };
 
-/* A registered range, as the supervisor knows it. */
-struct rt_range {
-	uint64_t start, end;
-};
-
 /* One process of the tree. Invariant: nr_resident == number of RESIDENT,
  * EVICTING, DEAD and UNEVICTABLE entries of tab. */
 struct rt_xfer_ctl;
@@ -125,7 +115,9 @@ struct rt_xfer_ctl;
 struct rt_session {
 	struct rt_session *next;
 	struct rt_sup *sup;
-	pid_t pid;
+	pid_t pid;				/* the kernel's (SO_PEERCRED, a fault's
+						 * thread id), never the message's */
+	int pidfd;				/* the process, for its OOM kill, or -1 */
 	int sock, uffd, pagemap;
 	char *xfer;				/* transfer buffer, shared with the agent */
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
@@ -138,8 +130,7 @@ struct rt_session {
 	struct rt_fifo fifo;
 	uint64_t nr_resident, nr_swapped;
 	uint64_t nr_unevictable;		/* PS_UNEVICTABLE entries (in nr_resident) */
-	struct rt_range *ranges;		/* registered ranges */
-	size_t nr_ranges, cap_ranges;
+	struct rt_ranges ranges;		/* registered ranges */
 	struct uswap_mm *mm;			/* the mirror: swapped pages' data */
 	uint64_t chunk[RT_MIRROR_MAX];
 	unsigned int nr_chunks;
@@ -220,6 +211,9 @@ struct rt_sup {
 	int hello_fd[RT_HELLO_WAIT];
 	uint64_t hello_ns[RT_HELLO_WAIT];	/* accepted at (CLOCK_MONOTONIC) */
 	unsigned int nr_hello;
+	unsigned int refusals;			/* connections refused (said 32 times) */
+	unsigned int violations;		/* processes killed for their messages */
+	unsigned int nr_fork_hellos;		/* in fork_hellos */
 	/* Eviction policy, the resident + compressed bound */
 	enum rt_evict_policy policy;
 	struct rt_lru_stats lru_st;
@@ -230,10 +224,14 @@ struct rt_sup {
 	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
 };
 
-int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,
-		      int memfd, struct rt_session **out);
+int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
+		      const struct rt_hello *h, int uffd, int memfd, struct rt_session **out);
+const char *rt_hello_check(const struct rt_hello *h);
+int rt_uffd_adopt(int uffd, uint64_t features);
+void rt_session_violation(struct rt_session *s, const char *why);
 void rt_session_destroy(struct rt_session *s);
 int rt_session_uffd(struct rt_session *s);
+void rt_session_uffd_error(struct rt_session *s);
 char *rt_xfer_map(int memfd);
 void rt_session_kill(struct rt_session *s, const char *why);
 #define IS_ERR_XFER(x)	((uintptr_t)(x) >= (uintptr_t)-4095)
@@ -249,7 +247,7 @@ bool rt_sup_reclaim(struct rt_sup *sup);
 /* rtfork: fork events (fork.c) */
 void rt_fork_event(struct rt_session *parent, int ufd);
 void rt_fork_fault(struct rt_session *s, uint32_t ptid);
-void rt_fork_hello(struct rt_sup *sup, int sock, const struct rt_hello *h, int memfd);
+void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd);
 void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m);
 void rt_fork_parent_gone(struct rt_session *parent);
 bool rt_fork_mm_alive(struct rt_session *s);
@@ -260,6 +258,14 @@ bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);
+
+/* Who may reach the supervisor (peer.c) */
+int rt_sock_listen(char *path, size_t len, bool *temp_dir);
+void rt_sock_unlink(const char *path, bool temp_dir);
+pid_t rt_parent_of(pid_t pid);
+bool rt_in_tree(pid_t pid, const pid_t *inherited, unsigned int n);
+int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd);
+bool rt_pidfd_alive(int pidfd);
 
 /* Whether the shim reaches a program (exe_check.c) */
 bool rt_exe_check(const char *file);

@@ -42,14 +42,43 @@ static void resident_add(struct rt_session *s, long n)
 		sup->st.peak_resident = sup->resident;
 }
 
+/*
+ * SIGKILL @s's process: through its pidfd when there is one (a pid
+ * alone may name another process by the time the signal is sent).
+ * Context: supervisor thread.
+ */
+static void kill_session(struct rt_session *s)
+{
+	if (s->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+	else if (s->pid > 0)
+		kill(s->pid, SIGKILL);
+	s->dead = true;
+}
+
+/**
+ * rt_session_violation() - @s's process sent what no shim sends (@why):
+ * it is killed, with a message, and nothing more of its is read. Only
+ * that process is touched: the supervisor and the rest of the tree go on.
+ * Context: supervisor thread.
+ */
+void rt_session_violation(struct rt_session *s, const char *why)
+{
+	if (s->dead)
+		return;
+	if (s->sup->violations++ < 32)
+		fprintf(stderr, "uswap run: pid %d broke the protocol (%s): killing it\n",
+			(int)s->pid, why);
+	kill_session(s);
+}
+
 static void oom_kill(struct rt_session *s, const char *why)
 {
 	if (s->dead || s->pid <= 0)
 		return;		/* killed already; or a forked child not named yet */
 	fprintf(stderr, "uswap run: %s: killing pid %d as the OOM killer would\n", why, (int)s->pid);
 	s->sup->kill_reason = "out of memory and swap (killed by uswap run)";
-	kill(s->pid, SIGKILL);
-	s->dead = true;
+	kill_session(s);
 }
 
 /**
@@ -118,47 +147,6 @@ static void mirror_free(struct rt_session *s, uint32_t idx)
 		s->cap_free = ncap;
 	}
 	s->free_idx[s->nr_free++] = idx;
-}
-
-/* ---- registered ranges ---- */
-
-static struct rt_range *range_of(struct rt_session *s, uint64_t addr)
-{
-	for (size_t i = 0; i < s->nr_ranges; i++)
-		if (s->ranges[i].start <= addr && addr < s->ranges[i].end)
-			return &s->ranges[i];
-	return NULL;
-}
-
-static void range_add(struct rt_session *s, uint64_t start, uint64_t end)
-{
-	if (s->nr_ranges == s->cap_ranges) {
-		size_t ncap = s->cap_ranges ? s->cap_ranges * 2 : 16;
-		struct rt_range *n = realloc(s->ranges, ncap * sizeof(*n));
-
-		if (!n)
-			return;	/* zero-fill batches stay one page in it */
-		s->ranges = n;
-		s->cap_ranges = ncap;
-	}
-	s->ranges[s->nr_ranges++] = (struct rt_range){ start, end };
-}
-
-static void range_sub(struct rt_session *s, uint64_t start, uint64_t end)
-{
-	for (size_t i = 0; i < s->nr_ranges;) {
-		struct rt_range r = s->ranges[i];
-
-		if (r.start < end && start < r.end) {
-			s->ranges[i] = s->ranges[--s->nr_ranges];
-			if (r.start < start)
-				range_add(s, r.start, start);
-			if (end < r.end)
-				range_add(s, end, r.end);
-			continue;
-		}
-		i++;
-	}
 }
 
 /* ---- debug checks (USWAP_DEBUG >= 2) ---- */
@@ -318,7 +306,7 @@ static void track_refault(struct rt_session *s, uint64_t addr, uint64_t old, uin
  */
 static int serve_zero(struct rt_session *s, uint64_t addr, bool tracked, uint64_t room)
 {
-	struct rt_range *r = range_of(s, addr);
+	const struct rt_range *r = rt_ranges_find(&s->ranges, addr);
 	uint64_t n = 1, v, done;
 	int err;
 
@@ -590,18 +578,7 @@ static void remap_range(struct rt_session *s, uint64_t from, uint64_t to, uint64
 	}
 	free(e);
 	/* The registration moved with the pages. */
-	for (size_t i = 0; i < s->nr_ranges; i++) {
-		struct rt_range r = s->ranges[i];
-
-		if (r.start < from + len && from < r.end) {
-			uint64_t a = r.start > from ? r.start : from;
-			uint64_t b = r.end < from + len ? r.end : from + len;
-
-			range_sub(s, a, b);
-			range_add(s, to + (a - from), to + (b - from));
-			break;
-		}
-	}
+	rt_ranges_move(&s->ranges, from, to, len);
 }
 
 static void tell_forget(struct rt_session *s, uint64_t start, uint64_t end)
@@ -644,7 +621,7 @@ static void handle_event(struct rt_session *s, const struct uffd_msg *m)
 			break;	/* the agent emptying its staging area */
 		drop_range(s, a, b);
 		if (m->event == UFFD_EVENT_UNMAP) {
-			range_sub(s, a, b);
+			rt_ranges_sub(&s->ranges, a, b);
 			tell_forget(s, a, b);
 			s->sup->st.unmaps++;
 		} else {
@@ -717,7 +694,7 @@ int rt_session_uffd(struct rt_session *s)
 			break;
 		}
 		s->uffd_held = false;
-		r = read(s->uffd, msg, sizeof(msg));
+		r = rt_uffd_read(s->uffd, msg, sizeof(msg));
 		for (ssize_t i = 0; i < r / (ssize_t)sizeof(msg[0]); i++) {
 			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
 				msg[nf++] = msg[i];	/* nf <= i: kept in order */
@@ -731,21 +708,75 @@ int rt_session_uffd(struct rt_session *s)
 		if (r < (ssize_t)sizeof(msg))
 			break;	/* drained (or an error): spare the read that would say EAGAIN */
 	}
+	if (r < 0 && errno == EBADFD) {
+		rt_session_violation(s, "its userfaultfd was made blocking");
+		return 0;
+	}
 	if (r < 0 && errno != EAGAIN && errno != EINTR)
 		return -errno;
 	rt_session_retry(s);
 	return 0;
 }
 
+/**
+ * rt_session_uffd_error() - poll said POLLERR for @s's uffd without
+ * POLLIN: the kernel says so of a uffd made blocking (only the program can
+ * have made it so: it shares the file). The flag is set again, so the
+ * event loop does not spin, and the process is killed for it.
+ * Context: supervisor thread.
+ */
+void rt_session_uffd_error(struct rt_session *s)
+{
+	int fl = fcntl(s->uffd, F_GETFL);
+
+	if (fl >= 0 && !(fl & O_NONBLOCK)) {
+		fcntl(s->uffd, F_SETFL, fl | O_NONBLOCK);
+		rt_session_violation(s, "its userfaultfd was made blocking");
+	}
+}
+
 /* ---- the agent's messages ---- */
 
-/* Learn the pages present in a newly registered range from pagemap. */
-static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
+/* rt_present_scan(): track the pages of run [@a, @b) the states do not know. */
+static void learn_run(void *arg, uint64_t a, uint64_t b)
 {
-	static uint64_t pm[4096];
+	struct rt_session *s = arg;
 	uint64_t v;
 
-	range_add(s, start, end);
+	for (; a < b; a += PAGE)
+		if (!pt_get(&s->tab, a, &v)) {
+			/* filled before we saw the range (MAP_POPULATE by a
+			 * raw system call, glibc's own mmap): said, not hidden */
+			if (s->sup->resident >= s->sup->budget + s->sup->slack) {
+				s->sup->st.learnt_over++;
+				s->sup->st.over_budget++;
+			}
+			track_resident(s, a);
+		}
+}
+
+/*
+ * RT_REG: the shim registered [@start, @end) with the uffd. The range
+ * must be ordered, page aligned and in user space (rt_user_top()), and
+ * the process may hold at most RT_RANGES_MAX runs: anything else is a
+ * violation. The pages present in it are learnt from pagemap by a walk
+ * that costs what the range's mappings cost, not its width.
+ * Context: supervisor thread.
+ */
+static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
+{
+	int err;
+
+	if (start >= end || (start | end) & (PAGE - 1) || end > rt_user_top()) {
+		rt_session_violation(s, "a registered range out of order, unaligned or outside "
+				     "user space");
+		return;
+	}
+	if ((err = rt_ranges_add(&s->ranges, start, end))) {
+		rt_session_violation(s, err == -E2BIG ? "more registered ranges than mappings "
+				     "can exist" : "no memory for its registered ranges");
+		return;
+	}
 	if (s->sup->features & UFFD_FEATURE_WP_ASYNC) {
 		/* The same whole VMAs, for written bits as well */
 		struct uffdio_register r = {
@@ -756,30 +787,8 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 		if (!ioctl(s->uffd, UFFDIO_REGISTER, &r))
 			s->wp = true;
 	}
-	if (s->pagemap < 0)
-		return;
-	for (uint64_t a = start; a < end;) {
-		uint64_t n = (end - a) / PAGE;
-		ssize_t r;
-
-		if (n > 4096)
-			n = 4096;
-		r = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
-		if (r <= 0)
-			return;
-		n = (uint64_t)r / 8;
-		for (uint64_t i = 0; i < n; i++)
-			if ((pm[i] >> 63) & 1 && !pt_get(&s->tab, a + i * PAGE, &v)) {
-				/* filled before we saw the range (MAP_POPULATE by a
-				 * raw system call, glibc's own mmap): said, not hidden */
-				if (s->sup->resident >= s->sup->budget + s->sup->slack) {
-					s->sup->st.learnt_over++;
-					s->sup->st.over_budget++;
-				}
-				track_resident(s, a + i * PAGE);
-			}
-		a += n * PAGE;
-	}
+	if (s->pagemap >= 0)
+		rt_present_scan(s->pagemap, start, end, learn_run, s);
 }
 
 /*
@@ -916,8 +925,8 @@ static void scan_written(struct rt_session *s)
 		return;
 	s->scan_clock = sup->st.evicted;
 	sup->lru_st.scans++;
-	for (size_t i = 0; i < s->nr_ranges; i++) {
-		long n = rt_lru_scan(s->pagemap, &s->tab, s->ranges[i].start, s->ranges[i].end);
+	for (size_t i = 0; i < s->ranges.n; i++) {
+		long n = rt_lru_scan(s->pagemap, &s->tab, s->ranges.v[i].start, s->ranges.v[i].end);
 
 		if (n > 0)
 			sup->lru_st.written += (uint64_t)n;
@@ -1047,7 +1056,13 @@ int rt_session_sock(struct rt_session *s)
 	static struct rt_evict m;
 	ssize_t r;
 
-	while ((r = recv(s->sock, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
+	while ((r = recv(s->sock, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC)) > 0) {
+		if (s->dead)
+			continue;	/* killed: nothing more of its is read */
+		if ((size_t)r < sizeof(uint32_t) || (size_t)r != rt_msg_size(m.type)) {
+			rt_session_violation(s, "a message of the wrong size or type");
+			continue;
+		}
 		switch (m.type) {
 		case RT_REG: {
 			struct rt_range_msg *g = (struct rt_range_msg *)&m;
@@ -1056,8 +1071,13 @@ int rt_session_sock(struct rt_session *s)
 			break;
 		}
 		case RT_EVICTED:
-			if (s->inflight && !s->answered)
-				batch_done(s, &m);
+			if (!s->inflight || s->answered)
+				break;	/* none asked for */
+			if (m.n != s->batch_n) {
+				rt_session_violation(s, "an eviction answer for another batch");
+				break;
+			}
+			batch_done(s, &m);
 			break;
 		case RT_LOG:
 			say_log(s, (const struct rt_log *)&m);
@@ -1144,8 +1164,11 @@ bool rt_session_mm_alive(struct rt_session *s)
 
 /**
  * rt_xfer_map() - map the transfer buffer @memfd a shim sent, after
- * checking that it is a file as large as the buffer (a smaller one would
- * kill the supervisor with SIGBUS at the first access).
+ * checking that it is a memfd as large as the buffer, and sealing it
+ * against shrinking (F_SEAL_SHRINK): a smaller file, or one the program
+ * truncates later, would kill the supervisor with SIGBUS at the first
+ * access. The shim makes it with MFD_ALLOW_SEALING; a file that cannot
+ * take the seal (not a memfd, or one made without it) is refused.
  * Context: supervisor thread.
  * Return: the mapping, or a -errno cast to a pointer (IS_ERR_XFER()).
  */
@@ -1153,23 +1176,85 @@ char *rt_xfer_map(int memfd)
 {
 	struct stat st;
 	char *x;
+	int seals;
 
 	if (fstat(memfd, &st))
 		return (char *)(intptr_t)-errno;
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)RT_XFER_BYTES)
+	if (!S_ISREG(st.st_mode))
+		return (char *)(intptr_t)-EINVAL;
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) ||
+	    (seals = fcntl(memfd, F_GET_SEALS)) < 0 || !(seals & F_SEAL_SHRINK))
+		return (char *)(intptr_t)-EPERM;
+	/* The size is read after the seal: it can only grow from here. */
+	if (fstat(memfd, &st))
+		return (char *)(intptr_t)-errno;
+	if (st.st_size < (off_t)RT_XFER_BYTES)
 		return (char *)(intptr_t)-EINVAL;
 	x = mmap(NULL, RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	return x == MAP_FAILED ? (char *)(intptr_t)-errno : x;
+	if (x == MAP_FAILED)
+		return (char *)(intptr_t)-errno;
+	madvise(x, RT_XFER_BYTES, MADV_DONTDUMP);	/* the program's pages pass here */
+	return x;
 }
 
 /**
- * rt_session_create() - a session for the process that sent @h, with its
- * uffd (UFFDIO_API already done) and transfer buffer.
+ * rt_hello_check() - the fields of hello @h that a shim always sends the
+ * same way: the transfer buffer's size, and a staging area of exactly one
+ * batch, page aligned, in user space. Faults in the staging area are
+ * zero-filled and not counted (they are the agent's), so its bound is the
+ * bound of what a program can keep out of its budget there.
+ * Context: supervisor thread.
+ * Return: NULL when they are right, else what is wrong.
+ */
+const char *rt_hello_check(const struct rt_hello *h)
+{
+	if (h->xfer_pages != RT_XFER_PAGES)
+		return "a transfer buffer of another size";
+	if (h->staging_len != (uint64_t)RT_BATCH * PAGE || (h->staging & (PAGE - 1)) ||
+	    !h->staging || h->staging > rt_user_top() - h->staging_len)
+		return "a staging area that is not one batch of pages in user space";
+	return NULL;
+}
+
+/**
+ * rt_uffd_adopt() - take the userfaultfd @uffd a shim sent: check that it
+ * is one (an ioctl meant for a userfaultfd must never reach another
+ * device), make it non-blocking (reads of it never wait: rt_session_uffd()
+ * reads with RWF_NOWAIT as well, since the program shares the flag), and
+ * enable @features on it (UFFDIO_API: it fails on a uffd the program
+ * initialised already, with features of its choice).
+ * Context: supervisor thread.
+ * Return: 0, or -errno (the hello is refused).
+ */
+int rt_uffd_adopt(int uffd, uint64_t features)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", uffd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:[userfaultfd]"))
+		return -EBADF;
+	if (fcntl(uffd, F_SETFL, O_NONBLOCK))
+		return -errno;
+	if (ioctl(uffd, UFFDIO_API, &api))
+		return -errno;
+	return 0;
+}
+
+/**
+ * rt_session_create() - a session for process @pid (the kernel's word)
+ * that sent @h on @sock, with its uffd (rt_uffd_adopt() done), its pidfd
+ * (taken, or -1) and transfer buffer @memfd.
  * Context: supervisor thread.
  * Return: 0 and *@out; -ENOMEM, or the error of mapping the buffer.
  */
-int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, int uffd,
-		      int memfd, struct rt_session **out)
+int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
+		      const struct rt_hello *h, int uffd, int memfd, struct rt_session **out)
 {
 	struct rt_session *s = calloc(1, sizeof(*s));
 	char path[64];
@@ -1178,7 +1263,7 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 	if (!s)
 		return -ENOMEM;
 	s->sup = sup;
-	s->pid = h->pid;
+	s->pid = pid;
 	s->sock = sock;
 	s->uffd = uffd;
 	s->staging = h->staging;
@@ -1190,7 +1275,7 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 		return err;
 	}
 	s->ctl = rt_xfer_ctl(s->xfer);
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)h->pid);
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	if ((err = pt_init(&s->tab)) || (err = uswap_mm_create(sup->mem, &s->mm))) {
 		pt_free(&s->tab);
@@ -1200,6 +1285,7 @@ int rt_session_create(struct rt_sup *sup, int sock, const struct rt_hello *h, in
 		free(s);
 		return err;
 	}
+	s->pidfd = pidfd;
 	s->next = sup->sessions;
 	sup->sessions = s;
 	sup->st.sessions++;
@@ -1236,7 +1322,9 @@ void rt_session_destroy(struct rt_session *s)
 	close(s->uffd);
 	if (s->pagemap >= 0)
 		close(s->pagemap);
-	free(s->ranges);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	rt_ranges_free(&s->ranges);
 	free(s->free_idx);
 	free(s->pending);
 	free(s->dbg_nz);

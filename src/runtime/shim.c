@@ -1114,13 +1114,15 @@ static int connect_sup(const char *name)
 	size_t len = strlen(name);
 	int fd;
 
-	if (len + 1 > sizeof(a.sun_path))
+	if (len >= sizeof(a.sun_path) || name[0] != '/') {
+		errno = EINVAL;
 		return -1;
-	memcpy(a.sun_path + 1, name, len);	/* abstract: sun_path[0] = 0 */
+	}
+	memcpy(a.sun_path, name, len);	/* a path (docs/SECURITY.md) */
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
 		return -1;
 	}
@@ -1192,7 +1194,9 @@ static int connect_kept(const char *name)
 /* The transfer buffer: a new memfd, mapped shared. Return: 0, -1. */
 static int new_xfer(void)
 {
-	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC));
+	/* Sealable: the supervisor seals it against shrinking before it
+	 * maps it (a shrunk buffer would be its SIGBUS). */
+	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)RT_XFER_BYTES))
 		return -1;
 	S.xfer = raw_mmap(RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `uswap stat PID`: ask the supervisor that serves PID for its live
- * counters. The socket's name is in the program's environment.
+ * counters. The program's environment names the socket; a path is asked
+ * only if it is where that supervisor's socket can be (sock_trusted()), and
+ * the answer is printed only if it is plain JSON (json_plain()).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -10,21 +13,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
 
-static int sock_name(pid_t pid, char *name, size_t len)
+/*
+ * The socket path process @pid's environment names, into @path (@len
+ * bytes). Return: 0; -ENOENT (none), -errno.
+ */
+static int env_path(pid_t pid, char *path, size_t len)
 {
 	static char env[1 << 16];
-	char path[64];
+	char file[64];
 	size_t n = 0;
 	ssize_t r;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(file, sizeof(file), "/proc/%d/environ", (int)pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while (n < sizeof(env) - 1 && (r = read(fd, env + n, sizeof(env) - 1 - n)) > 0)
@@ -33,10 +41,102 @@ static int sock_name(pid_t pid, char *name, size_t len)
 	env[n] = 0;
 	for (size_t i = 0; i < n; i += strlen(env + i) + 1)
 		if (!strncmp(env + i, RT_ENV_SOCK "=", strlen(RT_ENV_SOCK) + 1)) {
-			snprintf(name, len, "%s", env + i + strlen(RT_ENV_SOCK) + 1);
+			const char *v = env + i + strlen(RT_ENV_SOCK) + 1;
+
+			if (strlen(v) >= len)
+				return -ENAMETOOLONG;
+			snprintf(path, len, "%s", v);
 			return 0;
 		}
 	return -ENOENT;
+}
+
+/* The effective user of process @pid (/proc/PID/status), or -1. */
+static long euid_of(pid_t pid)
+{
+	char file[64], line[256];
+	long uid = -1, ruid;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "/proc/%d/status", (int)pid);
+	f = fopen(file, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %ld %ld", &ruid, &uid) == 2)
+			break;
+	fclose(f);
+	return uid;
+}
+
+/*
+ * Whether @path may be the socket of the supervisor that serves @pid: it
+ * reads DIR/N.sock, where N is @pid or one of its ancestors, DIR is a
+ * directory (not a link) that N's effective user owns and no one else may
+ * enter, and the path is a socket. A path the program or anyone else made
+ * up (its environment is its own) names no supervisor of its.
+ * Context: any. Return: true when it may.
+ */
+static bool sock_trusted(const char *path, pid_t pid)
+{
+	char dir[108];
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	char *end;
+	long n, owner;
+	bool up = false;
+
+	if (path[0] != '/' || !base || strlen(path) >= sizeof(dir))
+		return false;
+	n = strtol(base + 1, &end, 10);
+	if (n <= 1 || strcmp(end, ".sock") || !isdigit((unsigned char)base[1]))
+		return false;
+	for (int depth = 0; pid > 1 && depth < 4096; depth++, pid = rt_parent_of(pid))
+		if (pid == (pid_t)n) {
+			up = true;
+			break;
+		}
+	owner = up ? euid_of((pid_t)n) : -1;
+	if (owner < 0)
+		return false;
+	memcpy(dir, path, (size_t)(base - path));
+	dir[base - path] = 0;
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != (uid_t)owner ||
+	    (st.st_mode & 077))
+		return false;
+	return !lstat(path, &st) && S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The socket paths of listening unix sockets named N.sock, N being @pid
+ * (/proc/net/unix lists every bound socket with its path), into @path.
+ * Return: 0; -ENOENT.
+ */
+static int listed_path(pid_t pid, char *path, size_t len)
+{
+	char line[512], want[32];
+	FILE *f = fopen("/proc/net/unix", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	snprintf(want, sizeof(want), "/%d.sock", (int)pid);
+	while (err && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *nl;
+		size_t pl, wl = strlen(want);
+
+		if (!p)
+			continue;
+		if ((nl = strchr(p, '\n')))
+			*nl = 0;
+		pl = strlen(p);
+		if (pl > wl && pl < len && !strcmp(p + pl - wl, want)) {
+			snprintf(path, len, "%s", p);
+			err = 0;
+		}
+	}
+	fclose(f);
+	return err;
 }
 
 /* "name":value pairs of the top level as lines; arrays printed as they are. */
@@ -61,26 +161,52 @@ static void print_lines(const char *j)
 	putchar('\n');
 }
 
-static pid_t parent_of(pid_t pid)
+/*
+ * Whether @j is made only of what the supervisor's JSON holds: the
+ * structural characters, numbers, and strings of letters, digits and
+ * "_.:/-" without escapes, nested at most 16 deep. Only then is it
+ * printed: an answer with other bytes (a terminal's escape sequences from
+ * a socket that is not a supervisor's) is refused whole.
+ * Return: true when it is.
+ */
+static bool json_plain(const char *j)
 {
-	char path[64], buf[512], *p;
-	int fd;
-	ssize_t r;
+	int depth = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = 0;
-	p = strrchr(buf, ')');	/* the name may hold spaces and parentheses */
-	return p ? (pid_t)strtol(p + 3, NULL, 10) : 0;	/* ") S PPID" */
+	for (const char *p = j; *p;) {
+		if (*p == ' ' || *p == '\n' || *p == ':' || *p == ',') {
+			p++;
+		} else if (*p == '{' || *p == '[') {
+			if (++depth > 16)
+				return false;
+			p++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth < 0)
+				return false;
+			p++;
+		} else if (*p == '"') {
+			for (p++; *p && *p != '"'; p++)
+				if (!isalnum((unsigned char)*p) && !strchr("_.:/-", *p))
+					return false;
+			if (*p++ != '"')
+				return false;
+		} else if (*p == '-' || isdigit((unsigned char)*p)) {
+			for (p++; isdigit((unsigned char)*p) || *p == '.' || *p == 'e' ||
+			     *p == 'E' || *p == '+' || *p == '-'; p++)
+				;
+		} else if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4)) {
+			p += 4;
+		} else if (!strncmp(p, "false", 5)) {
+			p += 5;
+		} else {
+			return false;
+		}
+	}
+	return depth == 0;
 }
 
-static int ask(const char *name, bool json)
+/* Ask the supervisor at @path for its counters and print them. */
+static int ask(const char *path, bool json)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct rt_hello h = { .type = RT_STAT, .pid = getpid() };
@@ -88,20 +214,25 @@ static int ask(const char *name, bool json)
 	ssize_t r;
 	int fd, err;
 
-	memcpy(a.sun_path + 1, name, strlen(name));
+	if (strlen(path) >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(a.sun_path, path, strlen(path));
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&a,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) ||
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
 	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h) ||
 	    (r = recv(fd, buf, sizeof(buf) - 1, 0)) <= 0) {
 		err = errno ? -errno : -EIO;
+		if (err == -ECONNRESET || err == -EIO)
+			err = -EACCES;	/* it closed without an answer: refused */
 		close(fd);
 		return err;
 	}
 	close(fd);
 	buf[r] = 0;
+	if (!json_plain(buf))
+		return -EPROTO;
 	if (json)
 		fputs(buf, stdout);
 	else
@@ -112,17 +243,21 @@ static int ask(const char *name, bool json)
 /** uswap_runtime_stat() - see runtime/runtime.h. */
 int uswap_runtime_stat(pid_t pid, bool json)
 {
-	char name[100];
+	char path[108];
+	int err = -ENOENT;
 
 	/* The program's environment names the socket, unless the program
 	 * wrote over it (redis sets its process title there): then the
-	 * supervisor is found among its ancestors (or is @pid itself). */
-	if (!sock_name(pid, name, sizeof(name)) && !ask(name, json))
-		return 0;
-	for (int depth = 0; pid > 1 && depth < 64; depth++, pid = parent_of(pid)) {
-		rt_sock_name(pid, name, sizeof(name));
-		if (!ask(name, json))
-			return 0;
-	}
-	return -ENOENT;
+	 * supervisor is found among its ancestors (or is @pid itself) by the
+	 * sockets the kernel lists. Either way only a path sock_trusted()
+	 * accepts is asked. */
+	if (!env_path(pid, path, sizeof(path)) && sock_trusted(path, pid))
+		return ask(path, json);
+	for (pid_t p = pid; p > 1; p = rt_parent_of(p))
+		if (!listed_path(p, path, sizeof(path)) && sock_trusted(path, pid)) {
+			err = ask(path, json);
+			if (!err || err == -EACCES || err == -EPROTO)
+				return err;
+		}
+	return err;
 }

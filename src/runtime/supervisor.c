@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -205,39 +206,56 @@ static int swapon_one(const char *arg, const char *design)
 	return type;
 }
 
-static int listen_sock(char *name, size_t len)
-{
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	size_t n;
-	int fd;
-
-	/* One name per supervisor: `uswap stat` finds it from any process of
-	 * the tree by walking up to its supervisor (rt_sock_name()). */
-	rt_sock_name(getpid(), name, len);
-	n = strlen(name);
-	memcpy(a.sun_path + 1, name, n);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
-	    listen(fd, 64)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
-}
-
 static void answer_stat(const struct rt_sup *sup, int fd);
 
 static uint64_t mono_ns(void);
 
+/* Close every descriptor that came with message @mh. */
+static void close_fds(struct msghdr *mh)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
+				close(((int *)CMSG_DATA(cm))[k]);
+}
+
+/*
+ * The descriptors of message @mh, when it carries exactly @n of them in
+ * one SCM_RIGHTS (and nothing else, nothing cut off): into @fds.
+ * Return: true when it does; false (every descriptor closed) when not.
+ */
+static bool take_fds(struct msghdr *mh, int *fds, size_t n)
+{
+	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
+
+	if (!(mh->msg_flags & MSG_CTRUNC) && cm && cm->cmsg_level == SOL_SOCKET &&
+	    cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(n * sizeof(int)) &&
+	    !CMSG_NXTHDR(mh, cm)) {
+		memcpy(fds, CMSG_DATA(cm), n * sizeof(int));
+		return true;
+	}
+	close_fds(mh);
+	return false;
+}
+
+/* A refusal, said on our stderr (at most 32 times a run: a process that
+ * connects in a loop cannot flood it). */
+static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *why)
+{
+	if (sup->refusals++ < 32)
+		fprintf(stderr, "uswap run: a connection from pid %d (uid %u) was refused: %s\n",
+			(int)pid, (unsigned int)uid, why);
+}
+
 /*
  * The first message of connection @fd (non-blocking): a process's hello
  * with its fds (then UFFDIO_API on its uffd), a forked child's hello, or
- * a `uswap stat` request. @fd is made blocking again once it has come, as
- * the code that takes it over expects.
+ * a `uswap stat` request. Who sent it is the kernel's word (rt_peer()):
+ * a hello must come from a process of the program's tree, a stat request
+ * from our own user or root. Every field and descriptor is checked
+ * (docs/SECURITY.md); anything else closes the connection. @fd is made
+ * blocking again once the message has come, as the code that takes it
+ * over expects.
  * Context: supervisor thread.
  * Return: false if nothing has come yet (@fd kept open), true when @fd was
  * taken over or closed.
@@ -245,7 +263,7 @@ static uint64_t mono_ns(void);
 static bool hello_one(struct rt_sup *sup, int fd)
 {
 	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 		struct cmsghdr align;
 	} c;
 	struct rt_hello h;
@@ -253,56 +271,84 @@ static bool hello_one(struct rt_sup *sup, int fd)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
 	struct rt_hello_ack ack = { .type = RT_HELLO_ACK };
-	struct uffdio_api api = { .api = UFFD_API };
 	struct rt_session *s;
-	struct cmsghdr *cm;
-	int fds[2] = { -1, -1 };
+	int fds[2] = { -1, -1 }, pidfd = -1;
+	const char *why = NULL;
+	pid_t pid = 0;
+	uid_t uid = (uid_t)-1;
 	ssize_t r;
 
-	h.type = 0;
+	memset(&h, 0, sizeof(h));
 	r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return false;
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (r != sizeof(h) || (h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
-		if (r == sizeof(h) && h.type == RT_STAT)
+	if (r > 0 && rt_peer(fd, &pid, &uid, &pidfd))
+		r = -1;
+	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC)) {
+		close_fds(&mh);
+		goto out;
+	}
+	if (h.type == RT_STAT) {
+		close_fds(&mh);
+		if (uid == 0 || uid == geteuid()) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 			answer_stat(sup, fd);
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-			if (cm->cmsg_type == SCM_RIGHTS)	/* fds nobody will use */
-				for (size_t k = 0; k < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); k++)
-					close(((int *)CMSG_DATA(cm))[k]);
-		close(fd);
-		return true;
-	}
-	cm = CMSG_FIRSTHDR(&mh);
-	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
-		if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int))) {
-			close(fd);
-			return true;
+		} else {
+			say_refused(sup, pid, uid, "uswap stat answers only its own user or root");
 		}
-		memcpy(fds, CMSG_DATA(cm), sizeof(int));
-		rt_fork_hello(sup, fd, &h, fds[0]);
+		goto out;
+	}
+	if (h.type != RT_HELLO && h.type != RT_HELLO_FORK) {
+		close_fds(&mh);
+		goto out;
+	}
+	why = "not a process of the program's tree";
+	if (pid <= 0 || !rt_in_tree(pid, sup->inherited, sup->nr_inherited) ||
+	    !rt_pidfd_alive(pidfd)) {
+		close_fds(&mh);
+		say_refused(sup, pid, uid, why);
+		goto out;
+	}
+	why = rt_hello_check(&h);
+	if (why) {
+		close_fds(&mh);
+		say_refused(sup, pid, uid, why);
+		goto out;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
+		if (!take_fds(&mh, fds, 1)) {
+			say_refused(sup, pid, uid, "a forked child's hello without its buffer");
+			goto out;
+		}
+		rt_fork_hello(sup, fd, pid, fds[0]);
+		if (pidfd >= 0)
+			close(pidfd);
 		return true;
 	}
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(fds))) {
-		close(fd);
-		return true;
+	if (!take_fds(&mh, fds, 2)) {
+		say_refused(sup, pid, uid, "a hello without its userfaultfd and buffer");
+		goto out;
 	}
-	memcpy(fds, CMSG_DATA(cm), sizeof(fds));
-	api.features = sup->features;
-	if (ioctl(fds[0], UFFDIO_API, &api))
-		ack.err = -errno;
-	else if ((ack.err = rt_session_create(sup, fd, &h, fds[0], fds[1], &s)) == 0)
+	if ((ack.err = rt_uffd_adopt(fds[0], sup->features)) == 0 &&
+	    (ack.err = rt_session_create(sup, fd, pid, pidfd, &h, fds[0], fds[1], &s)) == 0) {
 		fcntl(fd, F_SETFL, O_NONBLOCK);
+		pidfd = -1;	/* the session's */
+	}
 	/* What was enabled (UFFDIO_API answers with everything it supports). */
 	ack.features = sup->features;
 	send(fd, &ack, sizeof(ack), MSG_NOSIGNAL);
 	close(fds[1]);
 	if (ack.err) {
-		fprintf(stderr, "uswap run: pid %d refused: %s\n", (int)h.pid, strerror(-ack.err));
+		fprintf(stderr, "uswap run: pid %d refused: %s\n", (int)pid, strerror(-ack.err));
 		close(fds[0]);
-		close(fd);
+		goto out;
 	}
+	return true;
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+	close(fd);
 	return true;
 }
 
@@ -959,6 +1005,32 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 	}
 }
 
+/*
+ * Once the program runs, keep only what the supervisor uses: of the
+ * capabilities, CAP_SYS_PTRACE alone (UFFDIO_API with EVENT_FORK on each
+ * uffd of the tree, and the pagemap of a process that is not dumpable or
+ * changed its user), none inheritable nor ambient; and not dumpable
+ * (PR_SET_DUMPABLE 0): no core dump, no ptrace by our user, and /proc/PID
+ * of ours owned by root, since our heap holds the swapped pages of every
+ * program of the tree (they are MADV_DONTDUMP too, should a dump be made).
+ * Context: start-up, after the program's fork.
+ */
+static void drop_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	bool ptrace = has_cap_sys_ptrace();
+
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (ptrace) {
+		d[CAP_SYS_PTRACE / 32].permitted = 1U << (CAP_SYS_PTRACE % 32);
+		d[CAP_SYS_PTRACE / 32].effective = 1U << (CAP_SYS_PTRACE % 32);
+	}
+	if (syscall(SYS_capset, &hdr, d))
+		fprintf(stderr, "uswap run: cannot drop capabilities: %s\n", strerror(errno));
+}
+
 /* CLOCK_MONOTONIC in ns. Context: any. Return: the time. */
 static uint64_t mono_ns(void)
 {
@@ -1087,6 +1159,8 @@ polled:
 			if (i + 1 < n && s->pidx == i) {	/* polled (not made in this turn) */
 				if ((p[i].revents & POLLIN) || s->uffd_held)
 					rt_session_uffd(s);
+				else if (p[i].revents & POLLERR)
+					rt_session_uffd_error(s);
 				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
 				    rt_session_sock(s))
 					rt_session_orphan(s);
@@ -1131,6 +1205,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
 	char shim[PATH_MAX], sock[108];
+	bool sock_temp = false;
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
 	bool reached;
 	sigset_t mask, old;
@@ -1178,7 +1253,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
 		goto out_swap;
 	}
-	lfd = listen_sock(sock, sizeof(sock));
+	lfd = rt_sock_listen(sock, sizeof(sock), &sock_temp);
 	if (lfd < 0) {
 		fprintf(stderr, "uswap run: socket: %s\n", strerror(-lfd));
 		goto out_mem;
@@ -1191,10 +1266,13 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	if (sup.child < 0 || sfd < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
 		close(lfd);
+		rt_sock_unlink(sock, sock_temp);
 		goto out_mem;
 	}
+	drop_privileges();
 	ws = serve(&sup, lfd, sfd);
 	close(lfd);
+	rt_sock_unlink(sock, sock_temp);
 	close(sfd);
 	if (reached && !sup.st.sessions)
 		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "

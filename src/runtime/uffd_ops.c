@@ -8,9 +8,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "runtime/uffd_ops.h"
@@ -36,6 +38,40 @@ int rt_uffd_open(int flags)
 		fd = -errno;
 	close(dev);
 	return fd;
+}
+
+/**
+ * rt_uffd_read() - read messages of @uffd into @buf (@len bytes) without
+ * ever waiting, whatever its O_NONBLOCK flag says: the flag belongs to the
+ * file, which the program shares and may change. The read is made with
+ * RWF_NOWAIT (userfaultfd has read_iter since Linux 6.9); a kernel that
+ * refuses it gets a plain read, made only while the flag is set.
+ * Context: the supervisor's thread, or a region's handler.
+ * Return: bytes read, or -1 and errno (EAGAIN: none; EBADFD: the file
+ * was made blocking, its flag set again).
+ */
+ssize_t rt_uffd_read(int uffd, void *buf, size_t len)
+{
+	static _Atomic int plain;	/* RWF_NOWAIT refused once: never tried again */
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+	int fl;
+
+	if (!atomic_load_explicit(&plain, memory_order_relaxed)) {
+		ssize_t r = preadv2(uffd, &v, 1, -1, RWF_NOWAIT);
+
+		if (r >= 0 || errno != EOPNOTSUPP)
+			return r;
+		atomic_store_explicit(&plain, 1, memory_order_relaxed);
+	}
+	fl = fcntl(uffd, F_GETFL);
+	if (fl < 0)
+		return -1;
+	if (!(fl & O_NONBLOCK)) {
+		fcntl(uffd, F_SETFL, fl | O_NONBLOCK);
+		errno = EBADFD;
+		return -1;
+	}
+	return read(uffd, buf, len);
 }
 
 /**

@@ -10,6 +10,7 @@
 #define USWAP_RUNTIME_UFFD_OPS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "runtime/uffd_compat.h"
@@ -17,6 +18,7 @@
 #define RT_UFFD_PAGE	4096UL
 
 int rt_uffd_open(int flags);
+ssize_t rt_uffd_read(int uffd, void *buf, size_t len);
 int rt_uffd_api(int uffd, uint64_t want, uint64_t *got);
 int rt_uffd_register(int uffd, uint64_t start, uint64_t len);
 int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len);

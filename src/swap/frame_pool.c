@@ -85,6 +85,9 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 		free(pool);
 		return -ENOMEM;
 	}
+	/* The frames hold other processes' pages (uswap run): never in a
+	 * core dump of ours (docs/SECURITY.md). */
+	madvise(pool->mem, nr_frames << USWAP_PAGE_SHIFT, MADV_DONTDUMP);
 	pool->folios = calloc(nr_frames, sizeof(*pool->folios));
 	if (!pool->folios) {
 		munmap(pool->mem, nr_frames << USWAP_PAGE_SHIFT);
