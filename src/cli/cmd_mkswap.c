@@ -17,6 +17,8 @@
 #include "cli/commands.h"
 #include "io/backend.h"
 #include "swap/swap_header.h"
+#include "util/debug.h"
+#include "util/size.h"
 #include "util/uuid.h"
 
 #define PROG "uswap mkswap"
@@ -29,108 +31,57 @@ struct mkswap_opts {
 	uint8_t uuid[USWAP_UUID_SIZE];
 	uint32_t bad[MAX_SWAP_BADPAGES];
 	uint32_t nr_bad;
+	bool force;			/* --force: any existing regular file */
 };
 
 static void mkswap_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: uswap mkswap [-L LABEL] [-U UUID] [--badpages N,N,...] FILE [SIZE]\n"
+		"usage: uswap mkswap [-f] [-L LABEL] [-U UUID] [--badpages N,N,...] FILE [SIZE]\n"
 		"       uswap mkswap [options] NBD-URI [SIZE]\n"
 		"\n"
 		"Write a Linux swap header (version 1) on FILE, a regular file or a\n"
-		"block device. With SIZE, a regular file is created or resized to SIZE\n"
-		"bytes (suffixes K, M, G, T, binary: 16M = 16 MiB; sparse); without it\n"
-		"the existing size is used. At least %d pages of 4 KiB.\n"
+		"block device. With SIZE, a new regular file is created (mode 0600) at\n"
+		"SIZE bytes (suffixes K, M, G, T, binary: 16M = 16 MiB; sparse);\n"
+		"without it the existing size is used. At least %d pages of 4 KiB.\n"
+		"FILE is never followed through a symbolic link. An existing regular\n"
+		"file is taken (and with SIZE resized) only if it already holds a swap\n"
+		"area (the SWAPSPACE2 signature), has no other hard link and is the\n"
+		"caller's; --force takes any existing regular file.\n"
 		"An NBD export (nbd://HOST[:PORT]/EXPORT, nbd+unix:///EXPORT?socket=PATH)\n"
 		"is formatted in place: its size, or SIZE if no larger.\n"
 		"\n"
+		"  -f, --force           overwrite (and resize) an existing regular file\n"
+		"                        that is not a swap area, has other hard links or\n"
+		"                        belongs to someone else\n"
 		"  -L, --label LABEL     volume label, at most 15 bytes (longer is cut)\n"
 		"  -U, --uuid UUID       UUID text, 'random' (default) or 'clear'\n"
 		"      --badpages LIST   comma-separated page numbers to mark bad\n",
 		USWAP_SWAP_MIN_PAGES);
 }
 
-/* Leading decimal digits of @s; *@end points past them. */
-static int parse_decimal(const char *s, uint64_t *out, const char **end)
-{
-	uint64_t v = 0;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		unsigned int d = (unsigned int)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	*out = v;
-	*end = s;
-	return 0;
-}
-
-/* Bytes with an optional binary suffix: K, M, G, T (any case, "iB" allowed). */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned int shift = 0;
-	const char *end;
-	uint64_t v;
-	int ret;
-
-	ret = parse_decimal(s, &v, &end);
-	if (ret)
-		return ret;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (shift) {
-		end++;
-		if (*end && strcmp(end, "iB") && strcmp(end, "B"))
-			return -EINVAL;
-	}
-	if (v > (UINT64_MAX >> shift) || (v << shift) > INT64_MAX)
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
+/* Comma-separated decimal page numbers into @o->bad. Context: option
+ * parsing. Return: 0, -EINVAL (not a number), -ERANGE (above
+ * UINT32_MAX), -E2BIG (more than MAX_SWAP_BADPAGES). */
 static int parse_badpages(const char *s, struct mkswap_opts *o)
 {
 	const char *p = s;
 
 	while (*p) {
-		const char *end;
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		uint64_t v;
 		int ret;
 
 		if (o->nr_bad == MAX_SWAP_BADPAGES)
 			return -E2BIG;
-		ret = parse_decimal(p, &v, &end);
+		ret = uswap_parse_count_n(p, len, &v);
 		if (ret)
 			return ret;
 		if (v > UINT32_MAX)
 			return -ERANGE;
 		o->bad[o->nr_bad++] = (uint32_t)v;
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -EINVAL;
-		p = end;
+		p += len + (comma ? 1 : 0);
 	}
 	return 0;
 }
@@ -141,6 +92,7 @@ static int parse_args(int argc, char **argv, struct mkswap_opts *o)
 		{ "label", required_argument, NULL, 'L' },
 		{ "uuid", required_argument, NULL, 'U' },
 		{ "badpages", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -148,7 +100,7 @@ static int parse_args(int argc, char **argv, struct mkswap_opts *o)
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "L:U:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fL:U:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'L':
 			if (strlen(optarg) >= USWAP_SWAP_LABEL_SIZE)
@@ -159,6 +111,9 @@ static int parse_args(int argc, char **argv, struct mkswap_opts *o)
 			break;
 		case 'U':
 			uuid_arg = optarg;
+			break;
+		case 'f':
+			o->force = true;
 			break;
 		case 'b':
 			ret = parse_badpages(optarg, o);
@@ -367,14 +322,111 @@ out:
 	return ret;
 }
 
+/* Whether the open file @fd holds a swap signature: "SWAPSPACE2" in the
+ * last 10 bytes of its first page, at uswap's page size or the host's.
+ * Context: process context; blocking reads. Return: true if it does. */
+static bool has_swap_signature(int fd)
+{
+	off_t offs[2] = { USWAP_SWAP_HDR_MAGIC_OFF, (off_t)sysconf(_SC_PAGESIZE) - USWAP_SWAP_MAGIC_LEN };
+	char magic[USWAP_SWAP_MAGIC_LEN];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(offs); i++)
+		if (offs[i] > 0 &&
+		    pread(fd, magic, sizeof(magic), offs[i]) == (ssize_t)sizeof(magic) &&
+		    !memcmp(magic, USWAP_SWAP_MAGIC, USWAP_SWAP_MAGIC_LEN))
+			return true;
+	return false;
+}
+
+/*
+ * Open @o->path for writing the header: with SIZE a new file is created
+ * (O_CREAT | O_EXCL, mode 0600), else, or if it exists, the existing one
+ * is opened; never through a final symlink (O_NOFOLLOW, which also keeps
+ * O_CREAT | O_EXCL off a dangling link). *@created says which.
+ * Context: process context; prints the reason of a failure.
+ * Return: the descriptor (close-on-exec, blocking), or -errno.
+ */
+static int mkswap_open(const struct mkswap_opts *o, bool *created)
+{
+	struct stat lst;
+	int fd, err;
+
+	*created = false;
+	if (o->size_arg) {
+		fd = open(o->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*created = true;
+			return fd;
+		}
+		if (errno != EEXIST)
+			goto fail;
+	}
+	/* O_NONBLOCK: a FIFO or a device does not hang the open; cleared below. */
+	fd = open(o->path, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		goto fail;
+	if (fcntl(fd, F_SETFL, 0) < 0) {
+		err = -errno;
+		close(fd);
+		fprintf(stderr, PROG ": %s: %s\n", o->path, strerror(-err));
+		return err;
+	}
+	return fd;
+fail:
+	err = -errno;
+	if (err != -ENOENT && !lstat(o->path, &lst) && S_ISLNK(lst.st_mode))
+		fprintf(stderr, PROG ": %s is a symbolic link; refusing to follow it "
+			"(give the path of the file itself)\n", o->path);
+	else if (err == -ENOENT && !o->size_arg)
+		fprintf(stderr, PROG ": %s does not exist: give a SIZE to create it\n", o->path);
+	else
+		fprintf(stderr, PROG ": cannot open %s: %s\n", o->path, strerror(-err));
+	return err;
+}
+
+/*
+ * Whether the existing regular file @fd (stat @st) may be overwritten
+ * without --force: it already holds a swap area, has no other hard link
+ * and belongs to the caller. Anything else could be a file someone
+ * pointed us at (a hard link to /etc/shadow, a file of theirs), and the
+ * header and the resize would destroy it.
+ * Context: process context; blocking reads; prints the reason.
+ * Return: 0 or -EPERM.
+ */
+static int mkswap_check_existing(const struct mkswap_opts *o, int fd, const struct stat *st)
+{
+	if (o->force)
+		return 0;
+	if (st->st_nlink > 1) {
+		fprintf(stderr, PROG ": %s has %lu hard links: writing it would change the file "
+			"under its other names too; refusing without --force\n", o->path,
+			(unsigned long)st->st_nlink);
+		return -EPERM;
+	}
+	if (st->st_uid != geteuid()) {
+		fprintf(stderr, PROG ": %s belongs to uid %u, not to uid %u; refusing without "
+			"--force\n", o->path, (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return -EPERM;
+	}
+	if (!has_swap_signature(fd)) {
+		fprintf(stderr, PROG ": %s exists and is not a swap area (no SWAPSPACE2 "
+			"signature); refusing to overwrite it without --force\n", o->path);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /**
  * cmd_mkswap() - the "uswap mkswap" subcommand
  * @argc: argument count, argv[0] included
  * @argv: "mkswap", options, FILE and optional SIZE
  *
- * Creates FILE (mode 0600) at SIZE, or resizes it, or uses the size of an
- * existing file or block device; writes the header page and fsyncs. A file
- * it created is removed again if it fails.
+ * Creates FILE (mode 0600) at SIZE, or uses an existing regular file
+ * (resized to SIZE if given) or block device at its size; writes the
+ * header page and fsyncs. Never opens FILE through a final symlink; an
+ * existing regular file must be a swap area with one link, owned by the
+ * caller, unless --force. A file it created is removed again if it fails.
  *
  * Context: process context; blocking I/O.
  * Return: exit status, 0 on success, 1 on any error.
@@ -391,11 +443,13 @@ int cmd_mkswap(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 1;
 	if (o.size_arg) {
-		ret = parse_size(o.size_arg, &size);
+		ret = uswap_parse_size(o.size_arg, &size);
+		if (!ret && size > INT64_MAX)
+			ret = -ERANGE;
 		if (ret) {
 			fprintf(stderr, PROG ": bad SIZE '%s': %s\n", o.size_arg,
 				ret == -ERANGE ? "too large" :
-				"expected bytes with an optional K, M, G or T suffix");
+				"expected decimal bytes with an optional K, M, G or T suffix");
 			return 1;
 		}
 		if (size / USWAP_SWAP_HEADER_SIZE < USWAP_SWAP_MIN_PAGES) {
@@ -411,37 +465,27 @@ int cmd_mkswap(int argc, char **argv)
 	if (!strncmp(o.path, "nbd://", 6) || !strncmp(o.path, "nbd+unix://", 11))
 		return mkswap_nbd(&o, size) ? 1 : 0;
 
-	fd = open(o.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		created = true;
-	} else if (errno == EEXIST) {
-		fd = open(o.path, O_RDWR | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		fprintf(stderr, PROG ": cannot open %s: %s\n", o.path, strerror(errno));
+	fd = mkswap_open(&o, &created);
+	if (fd < 0)
 		return 1;
-	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		fprintf(stderr, PROG ": cannot stat %s: %s\n", o.path, strerror(-ret));
 		goto out;
 	}
-	if (created) {
-		/* The umask may have taken bits away; the mode is exactly 0600. */
-		if (fchmod(fd, 0600) < 0) {
-			ret = -errno;
-			fprintf(stderr, PROG ": cannot chmod %s: %s\n", o.path, strerror(-ret));
-			goto out;
-		}
-		if (!o.size_arg) {
-			ret = -EINVAL;
-			fprintf(stderr, PROG ": %s does not exist: give a SIZE to create it\n",
-				o.path);
-			goto out;
-		}
+	/* The umask may have taken bits away; the mode is exactly 0600. */
+	if (created && fchmod(fd, 0600) < 0) {
+		ret = -errno;
+		fprintf(stderr, PROG ": cannot chmod %s: %s\n", o.path, strerror(-ret));
+		goto out;
 	}
 
 	if (S_ISREG(st.st_mode)) {
+		if (!created) {
+			ret = mkswap_check_existing(&o, fd, &st);
+			if (ret)
+				goto out;
+		}
 		if (!o.size_arg)
 			size = (uint64_t)st.st_size;
 		if (st.st_mode & (S_IRGRP | S_IWGRP | S_IROTH | S_IWOTH))
