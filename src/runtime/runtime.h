@@ -224,6 +224,7 @@ struct rt_sup {
 	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
 };
 
+bool rt_sup_hello(struct rt_sup *sup, int fd);
 int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
 		      const struct rt_hello *h, int uffd, int memfd, struct rt_session **out);
 const char *rt_hello_check(const struct rt_hello *h);

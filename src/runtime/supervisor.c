@@ -247,8 +247,8 @@ static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *wh
 			(int)pid, (unsigned int)uid, why);
 }
 
-/*
- * The first message of connection @fd (non-blocking): a process's hello
+/**
+ * rt_sup_hello() - the first message of connection @fd (non-blocking): a process's hello
  * with its fds (then UFFDIO_API on its uffd), a forked child's hello, or
  * a `uswap stat` request. Who sent it is the kernel's word (rt_peer()):
  * a hello must come from a process of the program's tree, a stat request
@@ -260,7 +260,7 @@ static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *wh
  * Return: false if nothing has come yet (@fd kept open), true when @fd was
  * taken over or closed.
  */
-static bool hello_one(struct rt_sup *sup, int fd)
+bool rt_sup_hello(struct rt_sup *sup, int fd)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -372,7 +372,7 @@ static void accept_one(struct rt_sup *sup, int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-	if (fd < 0 || hello_one(sup, fd))
+	if (fd < 0 || rt_sup_hello(sup, fd))
 		return;
 	if (sup->nr_hello == RT_HELLO_WAIT) {
 		unsigned int old = 0;
@@ -400,7 +400,7 @@ static void hello_poll(struct rt_sup *sup, const struct pollfd *p, size_t n)
 		for (unsigned int k = 0; k < sup->nr_hello; k++) {
 			if (sup->hello_fd[k] != p[j].fd)
 				continue;
-			if (p[j].revents && hello_one(sup, p[j].fd))
+			if (p[j].revents && rt_sup_hello(sup, p[j].fd))
 				hello_drop(sup, k, false);
 			else if (now - sup->hello_ns[k] > RT_HELLO_NS)
 				hello_drop(sup, k, true);
