@@ -194,7 +194,10 @@ int cmd_stat(int argc, char **argv)
 	err = uswap_runtime_stat((pid_t)pid, json);
 	if (err) {
 		fprintf(stderr, "uswap stat: %llu: %s\n", (unsigned long long)pid,
-			err == -ENOENT ? "not a process under uswap run" : strerror(-err));
+			err == -ENOENT ? "not a process under uswap run" :
+			err == -EPROTO ? "the answer is not a supervisor's: nothing printed" :
+			err == -EACCES ? "permission denied: the supervisor answers its own user "
+					 "and root" : strerror(-err));
 		return 1;
 	}
 	return 0;

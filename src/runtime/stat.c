@@ -75,9 +75,10 @@ static long euid_of(pid_t pid)
  * directory (not a link) that N's effective user owns and no one else may
  * enter, and the path is a socket. A path the program or anyone else made
  * up (its environment is its own) names no supervisor of its.
- * Context: any. Return: true when it may.
+ * Context: any. Return: 0 when it may; -EACCES when we may not look
+ * (another user's supervisor); -ENOENT.
  */
-static bool sock_trusted(const char *path, pid_t pid)
+static int sock_trusted(const char *path, pid_t pid)
 {
 	char dir[108];
 	const char *base = strrchr(path, '/');
@@ -87,10 +88,10 @@ static bool sock_trusted(const char *path, pid_t pid)
 	bool up = false;
 
 	if (path[0] != '/' || !base || strlen(path) >= sizeof(dir))
-		return false;
+		return -ENOENT;
 	n = strtol(base + 1, &end, 10);
 	if (n <= 1 || strcmp(end, ".sock") || !isdigit((unsigned char)base[1]))
-		return false;
+		return -ENOENT;
 	for (int depth = 0; pid > 1 && depth < 4096; depth++, pid = rt_parent_of(pid))
 		if (pid == (pid_t)n) {
 			up = true;
@@ -98,13 +99,15 @@ static bool sock_trusted(const char *path, pid_t pid)
 		}
 	owner = up ? euid_of((pid_t)n) : -1;
 	if (owner < 0)
-		return false;
+		return -ENOENT;
 	memcpy(dir, path, (size_t)(base - path));
 	dir[base - path] = 0;
 	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != (uid_t)owner ||
 	    (st.st_mode & 077))
-		return false;
-	return !lstat(path, &st) && S_ISSOCK(st.st_mode);
+		return -ENOENT;
+	if (lstat(path, &st))
+		return errno == EACCES ? -EACCES : -ENOENT;
+	return S_ISSOCK(st.st_mode) ? 0 : -ENOENT;
 }
 
 /*
@@ -251,13 +254,20 @@ int uswap_runtime_stat(pid_t pid, bool json)
 	 * supervisor is found among its ancestors (or is @pid itself) by the
 	 * sockets the kernel lists. Either way only a path sock_trusted()
 	 * accepts is asked. */
-	if (!env_path(pid, path, sizeof(path)) && sock_trusted(path, pid))
+	if (!env_path(pid, path, sizeof(path)) && !(err = sock_trusted(path, pid)))
 		return ask(path, json);
-	for (pid_t p = pid; p > 1; p = rt_parent_of(p))
-		if (!listed_path(p, path, sizeof(path)) && sock_trusted(path, pid)) {
-			err = ask(path, json);
-			if (!err || err == -EACCES || err == -EPROTO)
-				return err;
-		}
+	if (err != -EACCES)
+		err = -ENOENT;
+	for (pid_t p = pid; p > 1; p = rt_parent_of(p)) {
+		int e;
+
+		if (listed_path(p, path, sizeof(path)))
+			continue;
+		e = sock_trusted(path, pid);
+		if (!e)
+			e = ask(path, json);
+		if (!e || e == -EACCES || e == -EPROTO)
+			return e;
+	}
 	return err;
 }

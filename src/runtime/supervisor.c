@@ -71,7 +71,8 @@ static int find_shim(char *out, size_t len)
 	return access(out, R_OK) ? -ENOENT : 0;
 }
 
-static bool has_cap_sys_ptrace(void)
+/* Whether capability @cap is in our effective set. Context: any. */
+static bool has_cap(int cap)
 {
 	char line[256];
 	FILE *f = fopen("/proc/self/status", "re");
@@ -81,9 +82,14 @@ static bool has_cap_sys_ptrace(void)
 		return false;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, "CapEff:", 7))
-			yes = (strtoull(line + 7, NULL, 16) >> 19) & 1;	/* CAP_SYS_PTRACE */
+			yes = (strtoull(line + 7, NULL, 16) >> cap) & 1;
 	fclose(f);
 	return yes;
+}
+
+static bool has_cap_sys_ptrace(void)
+{
+	return has_cap(CAP_SYS_PTRACE);
 }
 
 /*
@@ -1007,9 +1013,12 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 
 /*
  * Once the program runs, keep only what the supervisor uses: of the
- * capabilities, CAP_SYS_PTRACE alone (UFFDIO_API with EVENT_FORK on each
- * uffd of the tree, and the pagemap of a process that is not dumpable or
- * changed its user), none inheritable nor ambient; and not dumpable
+ * capabilities, CAP_SYS_PTRACE (UFFDIO_API with EVENT_FORK on each uffd
+ * of the tree, and the pagemap of a process that is not dumpable or
+ * changed its user) and CAP_KILL (the OOM kill, and the kill for a
+ * protocol violation, of a process of the tree that changed its user:
+ * without it a daemon that dropped root would be out of reach of both),
+ * none inheritable nor ambient; and not dumpable
  * (PR_SET_DUMPABLE 0): no core dump, no ptrace by our user, and /proc/PID
  * of ours owned by root, since our heap holds the swapped pages of every
  * program of the tree (they are MADV_DONTDUMP too, should a dump be made).
@@ -1019,14 +1028,15 @@ static void drop_privileges(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	bool ptrace = has_cap_sys_ptrace();
+	static const int keep[] = { CAP_SYS_PTRACE, CAP_KILL };
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	if (ptrace) {
-		d[CAP_SYS_PTRACE / 32].permitted = 1U << (CAP_SYS_PTRACE % 32);
-		d[CAP_SYS_PTRACE / 32].effective = 1U << (CAP_SYS_PTRACE % 32);
-	}
+	for (unsigned int i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (has_cap(keep[i])) {
+			d[keep[i] / 32].permitted |= 1U << (keep[i] % 32);
+			d[keep[i] / 32].effective |= 1U << (keep[i] % 32);
+		}
 	if (syscall(SYS_capset, &hdr, d))
 		fprintf(stderr, "uswap run: cannot drop capabilities: %s\n", strerror(errno));
 }
