@@ -10,7 +10,7 @@
 
 static const struct uswap_cmd commands[] = {
 	{ "demo", cmd_demo, "demo                      swap a folio out and in, printing each table state" },
-	{ "mkswap", cmd_mkswap, "mkswap [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
+	{ "mkswap", cmd_mkswap, "mkswap [-f] [-L LABEL] [-U UUID] [--badpages N,..] FILE [SIZE]" },
 	{ "inspect", cmd_inspect, "inspect [--json] FILE" },
 	{ "bench", cmd_bench, "bench [--workload NAME] [--swap SPEC].. [--json] ...  (bench --help)" },
 	{ "run", cmd_run, "run [--memory SIZE] [--swap SPEC].. [--stats] -- CMD ...  (run --help)" },
