@@ -58,18 +58,22 @@ static void kill_session(struct rt_session *s)
 
 /**
  * rt_session_violation() - @s's process sent what no shim sends (@why):
- * it is killed, with a message, and nothing more of its is read. Only
- * that process is touched: the supervisor and the rest of the tree go on.
+ * it is killed, with a message, and its socket is shut down, so that
+ * nothing more of its is read: the session goes on as an orphan's (its
+ * batch settled from pagemap, rt_session_orphan()) until the process is
+ * gone. Only that process is touched: the supervisor and the rest of the
+ * tree go on.
  * Context: supervisor thread.
  */
 void rt_session_violation(struct rt_session *s, const char *why)
 {
-	if (s->dead)
-		return;
 	if (s->sup->violations++ < 32)
 		fprintf(stderr, "uswap run: pid %d broke the protocol (%s): killing it\n",
 			(int)s->pid, why);
-	kill_session(s);
+	if (!s->dead)
+		kill_session(s);
+	if (s->sock >= 0)
+		shutdown(s->sock, SHUT_RDWR);
 }
 
 static void oom_kill(struct rt_session *s, const char *why)
@@ -1057,8 +1061,6 @@ int rt_session_sock(struct rt_session *s)
 	ssize_t r;
 
 	while ((r = recv(s->sock, &m, sizeof(m), MSG_DONTWAIT | MSG_TRUNC)) > 0) {
-		if (s->dead)
-			continue;	/* killed: nothing more of its is read */
 		if ((size_t)r < sizeof(uint32_t) || (size_t)r != rt_msg_size(m.type)) {
 			rt_session_violation(s, "a message of the wrong size or type");
 			continue;
