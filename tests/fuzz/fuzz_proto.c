@@ -679,7 +679,9 @@ static void prog_do(const struct fz_cmd *c)
 /* ---- sessions ---- */
 
 /* Our end of each session's socket: what the supervisor sent. An RT_EVICT
- * is kept for the answer; anything else is read and dropped. */
+ * is kept for the answer; anything else is read and dropped, and
+ * everything once the session is an orphan's (a violation shuts its socket
+ * down, its batch settled already). */
 static void fz_drain(struct fz_sess *fs)
 {
 	static union {
@@ -689,7 +691,7 @@ static void fz_drain(struct fz_sess *fs)
 	ssize_t r;
 
 	while (fs->peer >= 0 && (r = recv(fs->peer, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
-		if (r != sizeof(m.ev) || m.ev.type != RT_EVICT)
+		if (r != sizeof(m.ev) || m.ev.type != RT_EVICT || fs->s->orphan)
 			continue;
 		FZ_CHECK(m.ev.n >= 1 && m.ev.n <= RT_BATCH, "an RT_EVICT of 1 to RT_BATCH pages");
 		FZ_CHECK(fs->s->inflight && m.ev.n == fs->s->batch_n, "an RT_EVICT for the batch out");
