@@ -556,13 +556,53 @@ static void drop_range(struct rt_session *s, uint64_t start, uint64_t end)
 	free(e);
 }
 
+/*
+ * Forget the entry @val at @key, whatever its state, with its counts: a
+ * page that is overwritten (the destination of a REMAP). An EVICTING or
+ * DEAD one leaves its slot cancelled; the batch's answer then finds
+ * another entry (or none) there and counts the slot as gone.
+ */
+static void forget_entry(struct rt_session *s, uint64_t key, uint64_t val)
+{
+	switch (PT_STATE(val)) {
+	case PS_SWAPPED:
+		mirror_free(s, PT_IDX(val));
+		s->nr_swapped--;
+		break;
+	case PS_EVICTING:
+	case PS_DEAD:
+		cancel_slot(s, PT_IDX(val));
+		resident_add(s, -1);
+		break;
+	case PS_SHARED:		/* rtfork: not counted */
+		break;
+	default:
+		if (PT_STATE(val) == PS_UNEVICTABLE)
+			unevictable_add(s, -1);
+		rt_lru_forget(&s->lru, val);
+		resident_add(s, -1);
+	}
+	pt_del(&s->tab, key);
+}
+
+/*
+ * The program moved [@from, @from + @len) to @to (mremap): the page states
+ * move along. Whatever the destination still held is forgotten first: the
+ * kernel unmapped it (its UNMAP event left a page of the batch out as
+ * DEAD, still counted), or it was never registered with this uffd.
+ */
 static void remap_range(struct rt_session *s, uint64_t from, uint64_t to, uint64_t len)
 {
-	struct pt_ent *e;
+	struct pt_ent *e, *d;
 	size_t n = pt_collect(&s->tab, from, from + len, &e);
+	size_t nd;
 
 	for (size_t i = 0; i < n; i++)
 		pt_del(&s->tab, e[i].key);
+	nd = pt_collect(&s->tab, to, to + len, &d);
+	for (size_t i = 0; i < nd; i++)
+		forget_entry(s, d[i].key, d[i].val);
+	free(d);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t na = to + (e[i].key - from);
 		enum rt_page_state st = PT_STATE(e[i].val);
