@@ -181,7 +181,10 @@ struct uswap_swap_stat {
 	uint64_t reads, writes;		/* I/O requests completed */
 	uint64_t read_errors, write_errors;
 	uint64_t ra_pages, ra_hits;	/* readahead folios added / later used */
-	uint64_t __reserved[16];	/* zeroed; later fields come from here */
+	/* Appended from __reserved (the size stays 256 bytes) */
+	uint64_t compressed_bytes;	/* a compressed-memory device's store: the
+					 * memory holding its data (0 for others) */
+	uint64_t __reserved[15];	/* zeroed; later fields come from here */
 };
 
 /**

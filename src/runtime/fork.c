@@ -40,7 +40,7 @@ static uint64_t pagemap_one(const struct rt_session *s, uint64_t addr)
 {
 	uint64_t pm;
 
-	if (s->pagemap < 0 || pread(s->pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
+	if (s->pg.pagemap < 0 || pread(s->pg.pagemap, &pm, 8, (off_t)(addr / PAGE * 8)) != 8)
 		return 0;
 	return pm;
 }
@@ -64,53 +64,6 @@ struct rt_fork_hello {
 bool rt_fork_events_on(const struct rt_sup *sup)
 {
 	return (sup->features & UFFD_FEATURE_EVENT_FORK) != 0;
-}
-
-static void count_resident(struct rt_session *s, long n)
-{
-	s->nr_resident += (uint64_t)n;
-	s->sup->resident += (uint64_t)n;
-	if (s->sup->resident > s->sup->st.peak_resident)
-		s->sup->st.peak_resident = s->sup->resident;
-}
-
-/* Copy @p's page states into the new session @c (see the file comment). */
-static int copy_states(struct rt_session *c, struct rt_session *p)
-{
-	struct pt_ent *e;
-	size_t n = pt_collect(&p->tab, 0, ~0ULL, &e);
-	int err = 0;
-
-	for (size_t i = 0; i < n && !err; i++) {
-		uint64_t a = e[i].key, v = e[i].val;
-
-		switch (PT_STATE(v)) {
-		case PS_RESIDENT:
-		case PS_UNEVICTABLE:
-		case PS_SHARED:
-			/* The same page in both, copy-on-write: the memory
-			 * cgroup charges it once, to the parent; so do we. */
-			err = pt_set(&c->tab, a, PT_VAL(PS_SHARED, 0));
-			c->nr_shared++;
-			break;
-		case PS_SWAPPED:
-			err = pt_set(&c->tab, a, v);	/* same mirror index: the mirror was forked */
-			c->nr_swapped++;
-			break;
-		case PS_EVICTING:
-		case PS_DEAD:
-			/* In the parent's batch in flight (a fork that did not
-			 * go through the shim's prepare handler): whether the
-			 * move came before the child's page tables were copied
-			 * is known only from the answer; faults wait for it. */
-			err = pt_set(&c->tab, a, PT_VAL(PS_EVICTING, PT_IDX(v)));
-			count_resident(c, 1);
-			c->fork_wait = true;
-			break;
-		}
-	}
-	free(e);
-	return err < 0 ? err : 0;
 }
 
 /**
@@ -138,63 +91,32 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 	c->sock = -1;
 	c->pidfd = -1;
 	c->uffd = ufd;
-	c->pagemap = -1;
 	c->forked = true;
-	c->no_evict = true;		/* until its shim's agent is there */
+	c->phase = RT_PH_UNMET;		/* until its shim's agent is there */
 	c->staging = parent->staging;
 	c->staging_end = parent->staging_end;
-	c->ra_next = parent->ra_next;
-	if ((err = pt_init(&c->tab)))
-		goto fail_free;
-	if ((err = uswap_mm_fork(parent->mm, &c->mm)))
-		goto fail_tab;
-	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
-	c->nr_chunks = parent->nr_chunks;
-	c->next_idx = parent->next_idx;
-	err = -ENOMEM;
-	if (parent->nr_free) {
-		c->free_idx = malloc(parent->nr_free * sizeof(*c->free_idx));
-		if (!c->free_idx)
-			goto fail_mm;
-		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
-		c->nr_free = c->cap_free = parent->nr_free;
-	}
-	if (rt_ranges_copy(&c->ranges, &parent->ranges))
-		goto fail_mm;
-	if ((err = copy_states(c, parent)))
-		goto fail_mm;
-	if (c->fork_wait) {
+	if ((err = pager_fork(&c->pg, &parent->pg, parent->pg.ops, c)))
+		goto fail;
+	if (c->pg.inherited) {
 		/* The batch that decides is the parent's own, or, for a parent
 		 * still waiting on its parent's (a raw clone() of a raw
 		 * clone() child), that one: the parent sends none meanwhile
 		 * (rt_session_evict()), so its slots are that batch's. */
 		sup->st.fork_inflight++;
-		c->fork_parent = parent->fork_wait ? parent->fork_parent : parent;
-		c->batch_n = parent->batch_n;
-		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));
+		c->fork_parent = parent->pg.inherited ? parent->fork_parent : parent;
 	}
-	uswap_mm_get_stats(c->mm, &ms);
+	uswap_mm_get_stats(c->pg.mm, &ms);
 	c->fork_shared = parent->fork_shared = true;
 	c->next = sup->sessions;
 	sup->sessions = c;
 	sup->st.sessions++;
 	sup->st.forks++;
 	sup->st.fork_events++;
-	sup->st.fork_swapped += c->nr_swapped;
+	sup->st.fork_swapped += c->pg.nr_swapped;
 	sup->st.fork_swap_dups += ms.swap_pages;
 	return;
-fail_mm:
-	sup->resident -= c->nr_resident;
-	uswap_mm_destroy(c->mm);
-fail_tab:
-	pt_free(&c->tab);
-	fifo_free(&c->fifo);
-fail_free:
-	free(c ? c->free_idx : NULL);
-	if (c)
-		rt_ranges_free(&c->ranges);
-	free(c);
 fail:
+	free(c);
 	fprintf(stderr, "uswap run: pid %d forked, and its child cannot be followed (%s): "
 		"exiting, every process of the tree is killed\n", (int)parent->pid, strerror(-err));
 	exit(1);
@@ -204,11 +126,9 @@ fail:
 static void learn_run(void *arg, uint64_t a, uint64_t b)
 {
 	struct rt_session *s = arg;
-	uint64_t v;
 
 	for (; a < b; a += PAGE)
-		if (!pt_get(&s->tab, a, &v))
-			rt_track_resident(s, a);
+		pager_learn(&s->pg, a);
 }
 
 /* Pages present in @s's process that the states do not know: learnt from
@@ -216,10 +136,11 @@ static void learn_run(void *arg, uint64_t a, uint64_t b)
  * after the copy leaves such a page in the child). */
 static void learn_present(struct rt_session *s)
 {
-	if (s->pagemap < 0)
+	if (s->pg.pagemap < 0)
 		return;
-	for (size_t r = 0; r < s->ranges.n; r++)
-		rt_present_scan(s->pagemap, s->ranges.v[r].start, s->ranges.v[r].end, learn_run, s);
+	for (size_t r = 0; r < s->pg.ranges.n; r++)
+		rt_present_scan(s->pg.pagemap, s->pg.ranges.v[r].start, s->pg.ranges.v[r].end,
+				learn_run, s);
 }
 
 /* Send @s's shim the answer and its uffd. Return: 0, -errno. */
@@ -268,10 +189,7 @@ static void attach(struct rt_session *s, int sock, int memfd)
 	s->sock = sock;
 	fcntl(sock, F_SETFL, O_NONBLOCK);
 	learn_present(s);
-	/* Evicting starts with the agent's first message (RT_AGENT_UP).
-	 * no_evict was never cleared here, so a followed child
-	 * evicted nothing and the tree went over its budget. */
-	s->no_evict = false;
+	s->phase = RT_PH_RUN;	/* batches once the agent says RT_AGENT_UP */
 }
 
 /* Match @s (pid known) with an RT_HELLO_FORK of that pid, if one came. */
@@ -309,7 +227,7 @@ void rt_fork_fault(struct rt_session *s, uint32_t ptid)
 	if (s->pidfd >= 0)
 		fcntl(s->pidfd, F_SETFD, FD_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)s->pid);
-	s->pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	s->pg.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	match(s);
 }
 
@@ -357,7 +275,7 @@ void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 			attach(s, sock, memfd);
 			return;
 		}
-		if (s->pid == pid && s->sock >= 0 && !s->orphan) {
+		if (s->pid == pid && s->sock >= 0 && s->phase != RT_PH_ORPHAN) {
 			send_ack(NULL, sock, -EEXIST);	/* it has its session */
 			close(sock);
 			close(memfd);
@@ -394,63 +312,48 @@ void rt_fork_free_hellos(struct rt_sup *sup)
 		drop_hello(sup, &sup->fork_hellos);
 }
 
-/* Settle @c's entry @a, slot @i of its parent's batch, moved (@st 0, the
- * bytes at @bytes) or not. */
-static void settle(struct rt_session *c, uint64_t a, int st, const char *bytes)
+/*
+ * Settle slot @i of the parent's batch that @c inherited (pager_settle(),
+ * an inherited slot): moved (@st >= 0, the bytes at @bytes) it left the
+ * parent before the child's page tables were copied (a page copied into
+ * the child is shared and cannot be moved) or after the parent wrote its
+ * own copy, in which case the child has its page and never faults for
+ * it: either way a fault in the child wants these bytes. Not moved: it
+ * is present in both. Gone: a fault in the child reads zeros, as in the
+ * parent.
+ */
+static void settle(struct rt_session *c, uint32_t i, int st, const char *bytes)
 {
-	uint32_t idx;
+	if (pager_settle(&c->pg, i, st, bytes) != -ENOSPC)
+		return;
+	pager_settle(&c->pg, i, -ENOSPC, NULL);
+	fprintf(stderr, "uswap run: swap is full: killing pid %d as the OOM killer would\n",
+		(int)c->pid);
+	c->sup->kill_reason = "out of memory and swap (killed by uswap run)";
+	rt_session_kill(c, "swap is full");
+}
 
-	if (st >= 0) {	/* 1: moved after make_exclusive(), the same here */
-		/* Moved: it left the parent before the child's page tables
-		 * were copied (a page copied into the child is shared and
-		 * cannot be moved) or after the parent wrote its own copy, in
-		 * which case the child has its page and never faults for it.
-		 * Either way a fault in the child wants these bytes. */
-		if (rt_mirror_store(c, bytes, &idx)) {
-			pt_del(&c->tab, a);
-			count_resident(c, -1);
-			fprintf(stderr, "uswap run: swap is full: killing pid %d as the OOM killer "
-				"would\n", (int)c->pid);
-			c->sup->kill_reason = "out of memory and swap (killed by uswap run)";
-			if (c->pid > 0)
-				kill(c->pid, SIGKILL);
-			c->dead = true;
-			return;
-		}
-		pt_set(&c->tab, a, PT_VAL(PS_SWAPPED, idx));
-		count_resident(c, -1);
-		c->nr_swapped++;
-	} else if (st == -EBUSY || st == -EAGAIN || st == -ECANCELED) {
-		/* Not moved: present in both (a page the parent dropped
-		 * before the copy is absent here too; its fault reads zeros) */
-		pt_set(&c->tab, a, PT_VAL(PS_RESIDENT, 0));
-		fifo_push(&c->fifo, a);
-	} else {
-		pt_del(&c->tab, a);	/* gone from the parent before the copy */
-		count_resident(c, -1);
-	}
+/* @c's inherited batch is settled: it may send its own. */
+static void inherited_done(struct rt_session *c)
+{
+	pager_batch_end(&c->pg);
+	c->fork_parent = NULL;
 }
 
 /**
  * rt_fork_batch_done() - @parent's batch answer @m arrived: settle the
- * entries its children forked while it was in flight.
- * Context: supervisor thread; before @parent's own states are updated.
+ * slots its children inherited while it was out.
+ * Context: supervisor thread; before @parent's own slots are settled.
  */
 void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m)
 {
 	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
-		uint64_t v;
-
-		if (!c->fork_wait || c->fork_parent != parent)
+		if (!c->pg.inherited || c->fork_parent != parent)
 			continue;
-		for (uint32_t i = 0; i < c->batch_n; i++)
-			if (pt_get(&c->tab, c->batch_addr[i], &v) && PT_STATE(v) == PS_EVICTING &&
-			    PT_IDX(v) == i)
-				settle(c, c->batch_addr[i], i < m->n ? m->status[i] : -EINVAL,
-				       parent->xfer + i * PAGE);
-		c->fork_wait = false;
-		c->fork_parent = NULL;
-		c->batch_n = 0;
+		for (uint32_t i = 0; i < c->pg.batch_n; i++)
+			settle(c, i, i < m->n ? m->status[i] : -EINVAL,
+			       parent->xfer + (uint64_t)i * PAGE);
+		inherited_done(c);
 	}
 }
 
@@ -464,20 +367,14 @@ void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m)
 void rt_fork_parent_gone(struct rt_session *parent)
 {
 	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
-		uint64_t v;
-
-		if (!c->fork_wait || c->fork_parent != parent)
+		if (!c->pg.inherited || c->fork_parent != parent)
 			continue;
-		for (uint32_t i = 0; i < c->batch_n; i++) {
-			uint64_t a = c->batch_addr[i];
-			bool present = pagemap_one(c, a) & PM_PRESENT;
+		for (uint32_t i = 0; i < c->pg.batch_n; i++) {
+			bool present = pagemap_one(c, c->pg.batch_addr[i]) & PM_PRESENT;
 
-			if (pt_get(&c->tab, a, &v) && PT_STATE(v) == PS_EVICTING && PT_IDX(v) == i)
-				settle(c, a, present ? -EBUSY : 0, parent->xfer + i * PAGE);
+			settle(c, i, present ? -EBUSY : 0, parent->xfer + (uint64_t)i * PAGE);
 		}
-		c->fork_wait = false;
-		c->fork_parent = NULL;
-		c->batch_n = 0;
+		inherited_done(c);
 	}
 }
 
@@ -534,14 +431,14 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 		uint64_t v;
 
 		if (c == s || !c->fork_shared || c->dead ||
-		    !pt_get(&c->tab, addr, &v) || PT_STATE(v) != PS_SHARED)
+		    !pager_get(&c->pg, addr, &v) || PT_STATE(v) != PS_SHARED)
 			continue;
 		if ((pagemap_one(c, addr) & (PM_PRESENT | PM_EXCLUSIVE)) !=
 		    (PM_PRESENT | PM_EXCLUSIVE))
 			continue;	/* still shared (a third process), or gone */
-		rt_track_resident(c, addr);
+		pager_own(&c->pg, addr);
 		s->sup->st.fork_owned++;
-		fifo_push(&c->evict_first, addr);
+		fifo_push(&c->pg.evict_first, addr);
 		return;		/* mapped by one process alone */
 	}
 }
@@ -562,22 +459,24 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
  * Context: supervisor thread.
  * Return: true to pass over it now.
  */
-bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr)
+bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr)
 {
+	struct rt_session *s = p->ops_arg;
+	struct rt_sup *sup = arg;
 	uint64_t v;
 
-	if (!s->fork_shared || s->pagemap < 0)
+	if (!s->fork_shared || p->pagemap < 0)
 		return false;
-	if (s->passed.cap && pt_get(&s->passed, addr, &v)) {
-		pt_del(&s->passed, addr);
+	if (p->passed.cap && pt_get(&p->passed, addr, &v)) {
+		pt_del(&p->passed, addr);
 		return false;		/* its second time at the tail */
 	}
-	if (s->sup->resident >= s->sup->budget + s->sup->slack ||
+	if (sup->tree.resident >= sup->tree.budget + sup->slack ||
 	    (pagemap_one(s, addr) & (PM_PRESENT | PM_EXCLUSIVE)) != PM_PRESENT)
 		return false;
-	if ((!s->passed.cap && pt_init(&s->passed)) || pt_set(&s->passed, addr, 1))
+	if ((!p->passed.cap && pt_init(&p->passed)) || pt_set(&p->passed, addr, 1))
 		return false;
-	s->sup->st.shared_passed++;
+	sup->st.shared_passed++;
 	return true;
 }
 
@@ -608,16 +507,16 @@ static void account_run(void *arg, uint64_t a, uint64_t b)
 
 		if (n > 512)
 			n = 512;
-		got = pread(s->pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
+		got = pread(s->pg.pagemap, pm, n * 8, (off_t)(a / PAGE * 8));
 		if (got <= 0)
 			return;
 		n = (uint64_t)got / 8;
 		for (uint64_t i = 0; i < n; i++) {
-			if (!(pm[i] & PM_PRESENT) || !pt_get(&s->tab, a + i * PAGE, &v) ||
+			if (!(pm[i] & PM_PRESENT) || !pager_get(&s->pg, a + i * PAGE, &v) ||
 			    PT_STATE(v) != PS_SHARED)
 				continue;
 			if (pm[i] & PM_EXCLUSIVE) {
-				rt_track_resident(s, a + i * PAGE);
+				pager_own(&s->pg, a + i * PAGE);
 				s->sup->st.fork_owned++;
 			} else {
 				c->left++;
@@ -641,8 +540,8 @@ static uint64_t account_one(struct rt_session *s)
 
 	/* The present runs first (PAGEMAP_SCAN skips the holes), then their
 	 * entries, for the exclusive bit PAGEMAP_SCAN does not report. */
-	for (size_t r = 0; r < s->ranges.n; r++)
-		rt_present_scan(s->pagemap, s->ranges.v[r].start, s->ranges.v[r].end,
+	for (size_t r = 0; r < s->pg.ranges.n; r++)
+		rt_present_scan(s->pg.pagemap, s->pg.ranges.v[r].start, s->pg.ranges.v[r].end,
 				account_run, &c);
 	return c.left;
 }
@@ -665,8 +564,8 @@ void rt_fork_account(struct rt_sup *sup)
 	if (t0 < next)
 		return;
 	for (struct rt_session *s = sup->sessions; s; s = s->next)
-		if (s->nr_shared && s->pagemap >= 0 && !s->dead)
-			s->nr_shared = account_one(s);
+		if (s->pg.nr_shared && s->pg.pagemap >= 0 && !s->dead)
+			account_one(s);
 	/* A look reads 8 bytes of pagemap per registered page (~90 ns a
 	 * page here): the next comes after 20 ms or ten times its cost,
 	 * whichever is later, so it takes at most a tenth of the loop. */

@@ -7,10 +7,9 @@
  * sequential prefetch) and, when the budget is exceeded, moves pages out
  * with UFFDIO_MOVE into a staging area and writes them into a mirror
  * address space of the mm layer, whose reclaim puts them on the swap
- * devices. Each region has its own mapping in the mirror, at the same
- * offsets. Cold pages come from the supervisor's lists (lru.c): resident
- * pages are keyed by address in pool->tab, a swapped page keeps its
- * shadow (the eviction clock as it left) in its region's shadow array.
+ * devices. The pages' states, the cold-page lists, the mirror and the
+ * waiting faults are the pool's pager's (pager.h), one space per pool, as
+ * the supervisor has one per process.
  *
  * Locking: pool->lock protects everything of a pool; the handler holds it
  * while it serves a round, the API calls while they change the regions.
@@ -80,9 +79,9 @@ static void atfork_child(void)
 		p->child = true;
 		close(p->uffd);
 		close(p->efd);
-		if (p->pagemap >= 0)
-			close(p->pagemap);
-		p->uffd = p->efd = p->pagemap = -1;
+		if (p->pg.pagemap >= 0)
+			close(p->pg.pagemap);
+		p->uffd = p->efd = p->pg.pagemap = -1;
 	}
 	pthread_mutex_init(&pools_lock, NULL);
 }
@@ -112,8 +111,12 @@ static bool config_ok(const struct uswap_region_config *cfg)
 /* Undo a partly made pool. Context: the pool's thread not started. */
 static void pool_free(struct uswap_region_pool *pool)
 {
-	if (pool->mm)
-		uswap_mm_destroy(pool->mm);
+	if (pool->pg_ready) {
+		if (pool->pg.pagemap >= 0)
+			close(pool->pg.pagemap);
+		pager_destroy(&pool->pg);
+		pg_tree_fini(&pool->tree);
+	}
 	if (pool->mem)
 		uswap_mem_destroy(pool->mem);
 	if (pool->swap_type >= 0)
@@ -124,15 +127,10 @@ static void pool_free(struct uswap_region_pool *pool)
 		close(pool->uffd);
 	if (pool->efd >= 0)
 		close(pool->efd);
-	if (pool->pagemap >= 0)
-		close(pool->pagemap);
-	pt_free(&pool->tab);
-	rt_lru_free(&pool->lru);
 	if (pool->staging)
-		munmap(pool->staging - PAGE, (RG_BATCH + 2) * PAGE);
+		munmap(pool->staging - PAGE, (PG_BATCH + 2) * PAGE);
 	pthread_mutex_destroy(&pool->lock);
 	pthread_cond_destroy(&pool->cond);
-	free(pool->pending);
 	free(pool);
 }
 
@@ -153,7 +151,7 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->cond, NULL);
 	pool->swap_type = -1;
-	pool->efd = pool->pagemap = -1;
+	pool->efd = -1;
 	pool->budget = pool->limit = cfg->budget_bytes / PAGE;
 	pool->total = cfg->total_bytes / PAGE;
 	pool->flags = cfg->flags;
@@ -170,24 +168,32 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 		goto fail;
 	}
 	err = -ENOMEM;
-	if (pt_init(&pool->tab))
-		goto fail;
-	/* Written bits where the kernel has WP_ASYNC and pagemap can be read. */
-	if (pool->features & UFFD_FEATURE_WP_ASYNC) {
-		pool->pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-		pool->wp = pool->pagemap >= 0;
-	}
 	pool->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (pool->efd < 0)
 		goto fail;
 	/* Guard pages on both sides: the staging area never merges with a
 	 * neighbour, so that registering it again never splits one. */
-	m = mmap(NULL, (RG_BATCH + 2) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((err = uswap_mem_create(&mc, &pool->mem)) ||
+	    (err = pg_tree_init(&pool->tree, pool->mem, pool->budget,
+				cfg->flags & USWAP_REGION_EVICT_FIFO ? RT_EVICT_FIFO : RT_EVICT_LRU)))
+		goto fail;
+	if ((err = pager_init(&pool->pg, &pool->tree, &rg_pager_ops, pool))) {
+		pg_tree_fini(&pool->tree);
+		goto fail;
+	}
+	pool->pg_ready = true;
+	/* Written bits where the kernel has WP_ASYNC and pagemap can be read. */
+	if (pool->features & UFFD_FEATURE_WP_ASYNC) {
+		pool->pg.pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		pool->pg.wp = pool->pg.pagemap >= 0;
+	}
+	err = -ENOMEM;
+	m = mmap(NULL, (PG_BATCH + 2) * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		goto fail;
 	pool->staging = m + PAGE;
-	if (mprotect(pool->staging, RG_BATCH * PAGE, PROT_READ | PROT_WRITE) ||
-	    (err = rg_register(pool, (uint64_t)(uintptr_t)pool->staging, RG_BATCH * PAGE)))
+	if (mprotect(pool->staging, PG_BATCH * PAGE, PROT_READ | PROT_WRITE) ||
+	    (err = rg_register(pool, (uint64_t)(uintptr_t)pool->staging, PG_BATCH * PAGE)))
 		goto fail;
 	if (cfg->swap) {
 		char why[256] = "";
@@ -198,8 +204,6 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 			goto fail;
 		pool->swap_type = err;
 	}
-	if ((err = uswap_mem_create(&mc, &pool->mem)) || (err = uswap_mm_create(pool->mem, &pool->mm)))
-		goto fail;
 	if ((err = -pthread_create(&pool->thread, NULL, rg_handler_main, pool)))
 		goto fail;
 	pthread_once(&atfork_once, atfork_register);
@@ -236,13 +240,19 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool)
 			 * is the child's own. */
 			if (!(pool->flags & USWAP_REGION_NOFORK))
 				munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
-			free(r->state);
-			free(r->shadow);
 			free(r);
 		}
-		pt_free(&pool->tab);
-		rt_lru_free(&pool->lru);
-		free(pool->pending);
+		/* The pager's own allocations; its mirror and devices are the
+		 * parent's (the mm layer is not called in a forked child). */
+		pt_free(&pool->pg.tab);
+		pt_free(&pool->pg.passed);
+		rt_lru_free(&pool->pg.lru);
+		fifo_free(&pool->pg.evict_first);
+		rt_ranges_free(&pool->pg.ranges);
+		free(pool->pg.pending);
+		free(pool->pg.free_idx);
+		free(pool->pg.dbg_nz);
+		free(pool->tree.buf);
 		free(pool);
 		return;
 	}
@@ -280,12 +290,10 @@ USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->npages = r->mirror_pages = len / PAGE;
-	r->state = calloc(r->npages, 1);
-	r->shadow = calloc(r->npages, sizeof(*r->shadow));
+	r->npages = len / PAGE;
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		 -1, 0);
-	if (!r->state || !r->shadow || m == MAP_FAILED) {
+	if (m == MAP_FAILED) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -295,11 +303,10 @@ USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, 
 	if (pool->flags & USWAP_REGION_NOFORK)
 		madvise(m, len, MADV_DONTFORK);
 	pthread_mutex_lock(&pool->lock);
-	err = uswap_mm_mmap(pool->mm, len, &r->mirror);
+	err = rt_ranges_add(&pool->pg.ranges, r->start, r->start + len);
 	if (!err && (err = rg_register(pool, r->start, len)))
-		uswap_mm_munmap(pool->mm, r->mirror);
+		rt_ranges_sub(&pool->pg.ranges, r->start, r->start + len);
 	if (!err) {
-		r->id = ++pool->next_id;
 		r->next = pool->regions;
 		pool->regions = r;
 		pool->st.regions++;
@@ -313,8 +320,6 @@ USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, 
 fail:
 	if (m != MAP_FAILED)
 		munmap(m, len);
-	free(r->state);
-	free(r->shadow);
 	free(r);
 	return err;
 }
@@ -324,7 +329,6 @@ USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr)
 {
 	uint64_t a = (uint64_t)(uintptr_t)addr, len;
 	struct rg_region *r;
-	size_t j = 0;
 
 	if (!pool)
 		return -EINVAL;
@@ -339,10 +343,7 @@ USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr)
 	if (!pool->child) {
 		/* No event from here on; the waiters are woken. */
 		rt_uffd_unregister(pool->uffd, a, len);
-		for (size_t i = 0; i < pool->nr_pending; i++)
-			if (pool->pending[i].addr < a || pool->pending[i].addr >= a + len)
-				pool->pending[j++] = pool->pending[i];
-		pool->nr_pending = j;
+		pager_forget_pending(&pool->pg, a, a + len);
 	}
 	rg_region_free(pool, r);
 	pthread_mutex_unlock(&pool->lock);
@@ -376,13 +377,23 @@ USWAP_API int uswap_region_pool_stat(struct uswap_region_pool *pool,
 		return -EINVAL;
 	pthread_mutex_lock(&pool->lock);
 	*st = pool->st;
-	st->resident_pages = pool->resident;
-	st->swapped_pages = pool->swapped;
+	st->resident_pages = pool->tree.resident;
+	st->swapped_pages = pool->pg.nr_swapped;
+	st->peak_resident_pages = pool->tree.st.peak_resident;
+	st->zero_fills = pool->tree.st.zero_fills;
+	st->zero_pages = pool->tree.st.zero_pages;
+	st->swapins = pool->tree.st.swapins;
+	st->prefetched = pool->tree.st.prefetched;
+	st->evict_batches = pool->tree.st.evict_batches;
+	st->evicted = pool->tree.st.evicted;
+	st->evict_busy = pool->tree.st.evict_busy;
+	st->poisoned = pool->tree.st.poisoned;
+	st->written = pool->tree.lru_st.written;
 	st->fault_p50_us = lat_quantile(pool->lat, 0.5);
 	st->fault_p99_us = lat_quantile(pool->lat, 0.99);
-	st->refaults = pool->lru_st.refaults;
-	st->refaults_activated = pool->lru_st.activated;
-	st->refault_ppm = pool->st.evicted ? pool->lru_st.refaults * 1000000 / pool->st.evicted : 0;
+	st->refaults = pool->tree.lru_st.refaults;
+	st->refaults_activated = pool->tree.lru_st.activated;
+	st->refault_ppm = st->evicted ? st->refaults * 1000000 / st->evicted : 0;
 	pthread_mutex_unlock(&pool->lock);
 	memset(st->__reserved, 0, sizeof(st->__reserved));
 	return 0;

@@ -1,111 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-process mode: the handler thread, its faults (zero runs, swap-in
- * runs with sequential prefetch) and its latency counts (docs/RUNTIME.md).
+ * The in-process mode: the handler thread and its faults, served by the
+ * pool's pager (pager.h: zero runs, swap-in runs with sequential
+ * prefetch), and their latency counts (docs/RUNTIME.md).
  */
 #include "runtime/region_internal.h"
 
-/* First touches are served from these: a run of zeros. */
-static const char rg_zeros[RG_RUN * PAGE];
-
-
-/*
- * Serve a first touch (or a fault on a page that is present already):
- * zeros for @i and the absent pages after it, up to @room.
- * Return: 0, -EAGAIN (retry after the pending event).
- */
-static int serve_zero(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
-		      uint64_t room)
+/* The pager's copies, wake-ups and poisons go to the pool's uffd. */
+static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
 {
-	uint64_t n = 1, done;
-	int err;
+	struct uswap_region_pool *pool = arg;
 
-	if (r->state[i] == RG_ABSENT)
-		while (n < room && i + n < r->npages && r->state[i + n] == RG_ABSENT)
-			n++;
-	err = rt_uffd_copy(pool->uffd, r->start + i * PAGE, rg_zeros, n * PAGE, &done);
-	done /= PAGE;
-	for (uint64_t k = 0; k < done; k++)
-		if (r->state[i + k] == RG_ABSENT)
-			set_resident_lru(pool, r, i + k, false, LRU_AHEAD);
-	if (done) {
-		pool->st.zero_fills++;
-		pool->st.zero_pages += done;
-	}
-	if (err == -EAGAIN && !done)
-		return -EAGAIN;
-	if (err == -EEXIST && !done) {	/* present already: served by a run */
-		if (r->state[i] == RG_ABSENT)
-			set_resident(pool, r, i);
-		rt_uffd_wake(pool->uffd, r->start + i * PAGE, PAGE);
-	}
-	return 0;
+	return rt_uffd_copy(pool->uffd, dst, src, len, done);
 }
 
-/*
- * Swap @i in, with the swapped pages after it up to @room when the access
- * looks sequential (@i follows the last run), in one copy; the mirror is
- * dropped for the pages copied. A page the devices lost is poisoned.
- * Return: 0, -EAGAIN (retry after the pending event).
- */
-static int serve_swapin(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
-			uint64_t room)
+static void ops_wake(void *arg, uint64_t addr)
 {
-	uint64_t a = r->start + i * PAGE, n = 1, done;
-	int err;
+	struct uswap_region_pool *pool = arg;
 
-	if (a != pool->ra_next)
-		room = 1;
-	while (n < room && i + n < r->npages && r->state[i + n] == RG_SWAPPED)
-		n++;
-	err = uswap_mm_read(pool->mm, r->mirror + i * PAGE, pool->buf, n * PAGE);
-	if (err && n > 1) {
-		n = 1;
-		err = uswap_mm_read(pool->mm, r->mirror + i * PAGE, pool->buf, PAGE);
-	}
-	if (err) {
-		fprintf(stderr, "uswap: region page 0x%llx cannot be read back (%s): SIGBUS on "
-			"access\n", (unsigned long long)a, strerror(-err));
-		err = rt_uffd_poison(pool->uffd, a, PAGE);
-		if (err == -EAGAIN)
-			return -EAGAIN;
-		if (err) {	/* never let the thread read zeros instead */
-			fprintf(stderr, "uswap: cannot poison it (%s): aborting\n", strerror(-err));
-			abort();
-		}
-		uswap_mm_madvise_dontneed(pool->mm, r->mirror + i * PAGE, PAGE);
-		r->state[i] = RG_ABSENT;
-		pool->swapped--;
-		pool->st.poisoned++;
-		return 0;
-	}
-	err = rt_uffd_copy(pool->uffd, a, pool->buf, n * PAGE, &done);
-	done /= PAGE;
-	if (done) {
-		uswap_mm_madvise_dontneed(pool->mm, r->mirror + i * PAGE, done * PAGE);
-		/* Refaults: the workingset test activates a page that came back
-		 * within the active list's room (half the budget), as the
-		 * kernel's workingset_refault() does for each page read in. */
-		for (uint64_t k = 0; k < done; k++) {
-			bool active = !(pool->flags & USWAP_REGION_EVICT_FIFO) &&
-				      rt_lru_refault(LRU_SWAPPED(0, r->shadow[i + k]),
-						     pool->st.evicted, pool->limit / 2);
-
-			set_resident_lru(pool, r, i + k, active, LRU_AHEAD);
-			pool->lru_st.activated += active;
-		}
-		pool->lru_st.refaults += done;
-		pool->swapped -= done;
-		pool->ra_next = a + done * PAGE;
-		pool->st.swapins++;
-		pool->st.prefetched += done - 1;
-	}
-	if (err == -EAGAIN && !done)
-		return -EAGAIN;
-	if (err == -EEXIST && !done)
-		rt_uffd_wake(pool->uffd, a, PAGE);	/* cannot happen to a swapped page */
-	return 0;
+	rt_uffd_wake(pool->uffd, addr, PAGE);
 }
+
+static int ops_poison(void *arg, uint64_t addr)
+{
+	struct uswap_region_pool *pool = arg;
+
+	return rt_uffd_poison(pool->uffd, addr, PAGE);
+}
+
+const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison };
 
 /*
  * The VMA holding @addr, from /proc/self/maps: *@start, *@end.
@@ -136,18 +59,14 @@ static int vma_of(uint64_t addr, uint64_t *start, uint64_t *end)
  * A region grew by mremap() (in place, which raises no event, or moved:
  * the REMAP event gives the old length only): a fault at @addr past a
  * region's end, in the same VMA. The region takes the VMA up to the next
- * region. Its mirror, if too small, is replaced by a larger one, the
- * swapped pages copied over (if the devices fail that, the program is
- * aborted with a message rather than read a lost page).
+ * region, and the pager's range grows with it.
  * Context: handler, pool->lock held.
  * Return: the region, or NULL (no region grew there).
  */
 static struct rg_region *region_grow(struct uswap_region_pool *pool, uint64_t addr)
 {
 	struct rg_region *r = NULL;
-	uint64_t vs, ve, end, np, nm;
-	uint8_t *ns;
-	uint32_t *nsh;
+	uint64_t vs, ve, end, np;
 
 	if (vma_of(addr, &vs, &ve))
 		return NULL;
@@ -161,44 +80,20 @@ static struct rg_region *region_grow(struct uswap_region_pool *pool, uint64_t ad
 		if (x->start > r->start && x->start < end)
 			end = x->start;
 	np = (end - r->start) / PAGE;
-	ns = realloc(r->state, np);
-	if (ns)
-		r->state = ns;
-	nsh = ns ? realloc(r->shadow, np * sizeof(*nsh)) : NULL;
-	if (!nsh)
+	if (rt_ranges_add(&pool->pg.ranges, r->start + r->npages * PAGE, end))
 		return NULL;
-	r->shadow = nsh;
-	memset(r->state + r->npages, RG_ABSENT, np - r->npages);
-	memset(r->shadow + r->npages, 0, (np - r->npages) * sizeof(*nsh));
-	if (np > r->mirror_pages) {
-		uint64_t old = r->mirror;
-
-		if (uswap_mm_mmap(pool->mm, np * PAGE, &nm))
-			return NULL;
-		for (uint64_t i = 0; i < r->npages; i++) {
-			if (r->state[i] != RG_SWAPPED ||
-			    (!uswap_mm_read(pool->mm, old + i * PAGE, pool->buf, PAGE) &&
-			     !uswap_mm_write(pool->mm, nm + i * PAGE, pool->buf, PAGE)))
-				continue;
-			fprintf(stderr, "uswap: a region grown by mremap() cannot keep its swapped "
-				"page 0x%llx (swap full or a read error): aborting\n",
-				(unsigned long long)(r->start + i * PAGE));
-			abort();
-		}
-		uswap_mm_munmap(pool->mm, old);
-		r->mirror = nm;
-		r->mirror_pages = np;
-	}
 	pool->st.region_bytes += (np - r->npages) * PAGE;
 	r->npages = np;
 	return r;
 }
 
-/* Serve the fault at @addr. Return: 0 done, -EAGAIN keep it pending. */
-static int serve_fault(struct uswap_region_pool *pool, uint64_t addr)
+/* Serve the fault at @addr. Return: 0 done, -EAGAIN/-EBUSY keep it waiting. */
+static int serve_fault(void *arg, uint64_t addr)
 {
+	struct uswap_region_pool *pool = arg;
 	struct rg_region *r = region_of(pool, addr);
-	uint64_t i, room;
+	uint64_t room;
+	int err;
 
 	if (!r)
 		r = region_grow(pool, addr);
@@ -207,52 +102,53 @@ static int serve_fault(struct uswap_region_pool *pool, uint64_t addr)
 		return 0;
 	}
 	rg_make_room(pool);
-	r = region_of(pool, addr);	/* eviction may have read an UNMAP */
-	if (!r) {
+	if (!region_of(pool, addr)) {	/* eviction may have read an UNMAP */
 		rt_uffd_wake(pool->uffd, addr, PAGE);
 		return 0;
 	}
-	i = (addr - r->start) / PAGE;
-	room = pool->prefork || pool->resident + RG_RUN <= pool->limit ? RG_RUN : 1;
-	if (r->state[i] == RG_SWAPPED)
-		return serve_swapin(pool, r, i, room);
-	return serve_zero(pool, r, i, room);
+	room = pool->prefork || pool->tree.resident + PG_RUN <= pool->limit ? PG_RUN : 1;
+	err = pager_serve(&pool->pg, addr, room);
+	if (err == -EAGAIN || err == -EBUSY)
+		return err;
+	if (err == -EHWPOISON) {
+		fprintf(stderr, "uswap: region page 0x%llx cannot be read back: SIGBUS on access\n",
+			(unsigned long long)addr);
+	} else if (err) {	/* never let the thread read zeros instead */
+		fprintf(stderr, "uswap: region page 0x%llx cannot be read back (%s): aborting\n",
+			(unsigned long long)addr, strerror(-err));
+		abort();
+	}
+	peak_total(pool);
+	return 0;
 }
 
-static void count_latency(struct uswap_region_pool *pool, uint64_t t0)
+static void count_latency(void *arg, uint64_t t0)
 {
+	struct uswap_region_pool *pool = arg;
+
 	pool->lat[rt_lat_bucket(t0, RG_LAT_BUCKETS)]++;
 }
 
-/* Serve the queued faults that can be. Return: true if some wait still. */
+/* Serve the faults read that can be. Return: true if some wait still. */
 static bool serve_pending(struct uswap_region_pool *pool)
 {
-	size_t j = 0;
+	bool left = pager_retry(&pool->pg, serve_fault, pool, count_latency) != 0;
 
-	/* By index: eviction may read more faults into the queue meanwhile. */
-	for (size_t i = 0; i < pool->nr_pending; i++) {
-		struct rg_pending p = pool->pending[i];
-
-		if (serve_fault(pool, p.addr))
-			pool->pending[j++] = p;
-		else
-			count_latency(pool, p.t0);
-	}
-	pool->nr_pending = j;
-	return j != 0;
+	PAGER_CHECK(&pool->pg);
+	return left;
 }
 
 /* A fork is being prepared: bring every page in. Return: true when done. */
 static bool prefork_swapin(struct uswap_region_pool *pool)
 {
-	for (struct rg_region *r = pool->regions; r; r = r->next)
-		for (uint64_t i = 0; i < r->npages && pool->swapped; i++)
-			if (r->state[i] == RG_SWAPPED) {
-				pool->ra_next = r->start + i * PAGE;
-				if (serve_swapin(pool, r, i, RG_RUN))
-					return false;
-			}
-	return pool->swapped == 0;
+	int err = pager_swapin_all(&pool->pg);
+
+	if (err && err != -EAGAIN) {	/* never let the child read zeros instead */
+		fprintf(stderr, "uswap: a region page cannot be read back before fork (%s): "
+			"aborting\n", strerror(-err));
+		abort();
+	}
+	return !err;
 }
 
 /* The handler thread: one round per wake-up. */
@@ -289,12 +185,12 @@ void *rg_handler_main(void *arg)
 		rg_make_room(pool);
 		/* Eviction may have read faults (while it waited for an event):
 		 * serve them now, for no message will wake the poll for them. */
-		if (pool->nr_pending && !again)
+		if (pool->pg.nr_pending && !again)
 			again = serve_pending(pool);
-		again = again || pool->nr_pending;
+		again = again || pool->pg.nr_pending;
 		/* A fork() returns in the parent once the pool is within its
 		 * budget again, or nothing more can be moved out for now. */
-		if (pool->postfork && (pool->resident <= pool->limit || pool->stall_until)) {
+		if (pool->postfork && (pool->tree.resident <= pool->limit || pool->stall_until)) {
 			pool->postfork = false;
 			pthread_cond_broadcast(&pool->cond);
 		}

@@ -27,50 +27,30 @@
 #include <uswap/region.h>
 #include <uswap/swap.h>
 
-#include "io/backend.h"
-#include "runtime/lru.h"
+#include "runtime/pager.h"
 #include "runtime/uffd_ops.h"
-#include "swap/swap_internal.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
 
 #define PAGE		RT_UFFD_PAGE
-#define RG_RUN		16		/* pages per fault: zero-fill and prefetch runs */
-#define RG_BATCH	64		/* pages per eviction batch */
 #define RG_HEADROOM	32		/* pages evicted below the budget per batch */
 #define RG_MIN_BUDGET	(64ULL << 10)
 #define RG_MAX_LEN	(64ULL << 30)
 #define RG_MIRROR_MEM	(1ULL << 20)	/* the mirror's frames: pages in transit */
 #define RG_STALL_NS	10000000ULL	/* eviction retried after a futile batch */
 #define RG_LAT_BUCKETS	32		/* bucket b: service time in [2^b, 2^(b+1)) us */
-#define RG_FLOOR	16		/* pages: the least resident budget total_bytes leaves */
 
 #define RG_REQUIRED	(UFFD_FEATURE_MOVE | UFFD_FEATURE_EVENT_REMOVE | \
 			 UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMAP)
 #define RG_OPTIONAL	(UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)
 
-enum rg_state {
-	RG_ABSENT = 0,	/* never touched, or dropped: reads as zeros */
-	RG_RESIDENT,	/* present in the region */
-	RG_MOVING,	/* moved into the staging area, in the batch being evicted */
-	RG_SWAPPED,	/* in the mirror at the same offset */
-};
-
-/* Invariant: a RESIDENT page is in pool->tab (on an LRU list) and no
- * other page is; MOVING pages are off the lists. */
+/* A region of the API: where it is now (mremap moves it). Its pages are
+ * the pool's pager's (pool->pg), its range one of the pager's ranges. */
 struct rg_region {
 	struct rg_region *next;
-	uint64_t id;			/* unique in the pool: found again after events */
-	uint64_t start, npages;		/* where it is now (mremap moves it) */
-	uint64_t mirror, mirror_pages;	/* its mapping in the mirror mm (>= npages) */
-	uint8_t *state;			/* enum rg_state per page */
-	uint32_t *shadow;		/* SWAPPED: the eviction clock as it left */
-};
-
-struct rg_pending {
-	uint64_t addr, t0;
+	uint64_t start, npages;
 };
 
 struct uswap_region_pool {
@@ -81,28 +61,22 @@ struct uswap_region_pool {
 	pthread_t thread;
 	bool stop, prefork, prefork_done, child;
 	bool postfork;			/* fork() waits in the parent for the budget */
-	bool wp;			/* regions registered for WP_ASYNC written bits */
-	int pagemap;			/* /proc/self/pagemap for PAGEMAP_SCAN, or -1 */
 	uint64_t features, flags;
 	struct uswap_mem *mem;
-	struct uswap_mm *mm;		/* the mirror */
 	int swap_type;			/* the pool's own device, or -1 */
-	char *staging;			/* RG_BATCH pages between two guard pages */
+	char *staging;			/* PG_BATCH pages between two guard pages */
 	struct rg_region *regions;
-	uint64_t budget, resident, swapped, ra_next;
+	uint64_t budget;		/* pages: the budget given */
 	uint64_t limit;			/* the resident budget now: budget, or less
-					 * under total (bound_total()) */
+					 * under total (bound_total()); tree.budget */
 	uint64_t total, cp_pages;	/* the total bound; compressed pages now */
-	uint64_t next_id, scan_clock;
-	struct pagetab tab;		/* RESIDENT pages: LRU values (lru.h) */
-	struct rt_lru lru;
-	struct rt_lru_stats lru_st;
+	struct pg_tree tree;		/* the pool's one space and its counts */
+	struct pager pg;		/* the regions' pages (pager.h) */
+	bool pg_ready;			/* pg and tree made */
 	uint64_t stall_until;		/* make_room() waits until then (ns) */
-	struct rg_pending *pending;	/* faults read, not served yet */
-	size_t nr_pending, cap_pending;
-	struct uswap_region_stat st;
+	struct uswap_region_stat st;	/* the pool's own counters (the pager's are
+					 * in tree.st, copied at stat time) */
 	uint64_t lat[RG_LAT_BUCKETS];
-	char buf[RG_RUN * PAGE];	/* a swap-in run */
 };
 
 
@@ -124,61 +98,22 @@ static inline struct rg_region *region_of(struct uswap_region_pool *pool, uint64
 	return NULL;
 }
 
-/* The region with id @id, or NULL (freed). Context: pool->lock held. */
-static inline struct rg_region *region_by_id(struct uswap_region_pool *pool, uint64_t id)
-{
-	for (struct rg_region *r = pool->regions; r; r = r->next)
-		if (r->id == id)
-			return r;
-	return NULL;
-}
-
 static inline void peak_total(struct uswap_region_pool *pool)
 {
-	if (pool->resident + pool->cp_pages > pool->st.peak_total_pages)
-		pool->st.peak_total_pages = pool->resident + pool->cp_pages;
-}
-
-/*
- * Page @i of @r is resident now: counted, and put on a list (the active
- * one if @active; @flags: LRU_AHEAD for a page a copy mapped, lru.h).
- * A page the list cannot take (-ENOMEM) stays resident
- * and is never chosen. Context: pool->lock held.
- */
-static inline void set_resident_lru(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i,
-			     bool active, uint64_t flags)
-{
-	r->state[i] = RG_RESIDENT;
-	rt_lru_add_flags(&pool->lru, &pool->tab, r->start + i * PAGE, active, flags);
-	if (++pool->resident > pool->st.peak_resident_pages)
-		pool->st.peak_resident_pages = pool->resident;
-	peak_total(pool);
-}
-
-static inline void set_resident(struct uswap_region_pool *pool, struct rg_region *r, uint64_t i)
-{
-	set_resident_lru(pool, r, i, false, 0);
-}
-
-/* The RESIDENT page at @addr leaves its list. Context: pool->lock held. */
-static inline void lru_out(struct uswap_region_pool *pool, uint64_t addr)
-{
-	uint64_t v;
-
-	if (pt_get(&pool->tab, addr, &v)) {
-		rt_lru_forget(&pool->lru, v);
-		pt_del(&pool->tab, addr);
-	}
+	if (pool->tree.resident + pool->cp_pages > pool->st.peak_total_pages)
+		pool->st.peak_total_pages = pool->tree.resident + pool->cp_pages;
 }
 
 /* region_events.c */
 void rg_region_free(struct uswap_region_pool *pool, struct rg_region *r);
 void rg_read_msgs(struct uswap_region_pool *pool);
+/* region_fault.c */
+extern const struct pg_ops rg_pager_ops;
 /* region_evict.c */
 int rg_register(struct uswap_region_pool *pool, uint64_t start, uint64_t len);
 uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *again);
+void rg_bound_total(struct uswap_region_pool *pool);
 void rg_make_room(struct uswap_region_pool *pool);
-/* region_fault.c */
 void *rg_handler_main(void *arg);
 
 #endif

@@ -14,6 +14,7 @@
 #include <uswap/uswap.h>
 #include "runtime/lru.h"
 #include "runtime/pagetab.h"
+#include "runtime/pager.h"
 #include "runtime/proto.h"
 #include "runtime/ranges.h"
 
@@ -60,11 +61,10 @@ int uswap_runtime_stat(pid_t pid, bool json);
 
 #define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
 
+/* The supervisor's counters; the pager's are in sup->tree.st (pager.h). */
 struct rt_stats {
-	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;
-	uint64_t evict_batches, evicted, evict_busy, evict_gone, evict_other;
-	uint64_t removes, unmaps, remaps, forks, poisoned, deferred, over_budget;
-	uint64_t peak_resident;
+	uint64_t sessions, faults;
+	uint64_t removes, unmaps, remaps, forks, over_budget;
 	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
 	/* rtfork */
 	uint64_t fork_events;			/* FORK events read (children followed) */
@@ -76,49 +76,50 @@ struct rt_stats {
 	uint64_t fork_owned;			/* shared pages found one process's own */
 	uint64_t child_faults;			/* faults of forked sessions */
 	uint64_t child_evicted;			/* pages evicted from forked sessions */
-	uint64_t evict_unshared;		/* pages moved only after make_exclusive()
-						 * (a copy, or a reuse, in that process) */
 	uint64_t shared_passed;			/* shared pages given a second trip */
-	uint64_t evict_cancelled;		/* remapped while their batch was out */
 	uint64_t lock_busy;			/* uffd reads put off: the agent was moving */
 	uint64_t learnt_over;			/* pages found present (pagemap) beyond
 						 * budget + slack: also in over_budget */
-	uint64_t peak_unevictable;		/* pages the kernel would not move (mlock) */
 	uint64_t peak_locked;			/* the tree's Locked: pages (smaps_rollup),
 						 * looked at while stalled over budget */
 	uint64_t locked_kills;			/* processes killed: locked memory > budget */
-	/* USWAP_DEBUG >= 2: pages of zeros handed out (session.c) */
-	uint64_t dbg_zero_tracked, dbg_xfer_zero, dbg_mirror_zero;
-
-	/* Why a fault was deferred (each fault counted once) */
-	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
-	uint64_t wait_evicting;			/* its page was in the batch in flight */
-	uint64_t wait_event;			/* its copy met a pending event (EAGAIN) */
+	/* USWAP_DEBUG >= 2: slots reported moved the agent did not write */
+	uint64_t dbg_xfer_zero;
 	uint64_t reclaim_rounds;		/* times resident crossed the high watermark */
 	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
 	uint64_t poll_ns;			/* --poll-us: time spent in them */
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
-#define RT_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
-#define RT_MIRROR_MAX	256		/* mirror mappings per process (64 GiB) */
 
-/* A fault not served yet, and when it was read (ns, CLOCK_MONOTONIC). */
-struct rt_pending {
-	uint64_t addr, t0;
+
+/* Where a process's agent is (docs/RUNTIME.md, "Sessions"). */
+enum rt_phase {
+	RT_PH_UNMET,		/* a forked child whose shim has not said hello */
+	RT_PH_RUN,		/* batches may be sent (once agent_up) */
+	RT_PH_PREFORK,		/* a fork is prepared: the batch out, then (without
+				 * fork events) every page in; then PREFORK_DONE */
+	RT_PH_FORKING,		/* PREFORK_DONE sent: no batch until POSTFORK */
+	RT_PH_ORPHAN,		/* the agent's socket closed: faults only */
 };
 
-/* One process of the tree. Invariant: nr_resident == number of RESIDENT,
- * EVICTING, DEAD and UNEVICTABLE entries of tab. */
+/* The batch of a session's pager space. */
+enum rt_batch_phase {
+	RT_B_NONE,		/* none out */
+	RT_B_OUT,		/* sent, not answered */
+	RT_B_ANSWERED,		/* answered, its slots settled a few per turn */
+};
+
 struct rt_xfer_ctl;
 
+/* One process of the tree: the transport around its pager space. */
 struct rt_session {
 	struct rt_session *next;
 	struct rt_sup *sup;
 	pid_t pid;				/* the kernel's (SO_PEERCRED, a fault's
 						 * thread id), never the message's */
 	int pidfd;				/* the process, for its OOM kill, or -1 */
-	int sock, uffd, pagemap;
+	int sock, uffd;
 	char *xfer;				/* transfer buffer, shared with the agent */
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
 	size_t pidx;				/* its uffd's index in the event loop's poll
@@ -126,51 +127,20 @@ struct rt_session {
 	bool uffd_held;				/* the uffd is left unread: the agent holds
 						 * the move lock (rt_session_uffd()) */
 	uint64_t staging, staging_end;		/* the agent's staging area */
-	struct pagetab tab;
-	struct rt_fifo fifo;
-	uint64_t nr_resident, nr_swapped;
-	uint64_t nr_unevictable;		/* PS_UNEVICTABLE entries (in nr_resident) */
-	struct rt_ranges ranges;		/* registered ranges */
-	struct uswap_mm *mm;			/* the mirror: swapped pages' data */
-	uint64_t chunk[RT_MIRROR_MAX];
-	unsigned int nr_chunks;
-	uint32_t next_idx, *free_idx;
-	size_t nr_free, cap_free;
-	uint64_t ra_next;			/* the page after the last swap-in run */
-	uint32_t ra_win;			/* prefetch window (pages), serve_swapin() */
-	bool inflight;				/* an EVICT is out */
-	uint32_t batch_n;
-	uint64_t batch_addr[RT_BATCH];		/* updated by REMAP */
-	/* The answer to the batch out, stored a few pages per turn */
-	bool answered;				/* it came; pages [batch_next, batch_n) left */
-	uint32_t batch_next, batch_moved;	/* moved: pages it took off the resident count */
-	struct rt_evict answer;
-	struct rt_pending *pending;		/* faults waiting */
-	size_t nr_pending, cap_pending;
-	bool prefork, no_evict, dead;
-	int wait_why;				/* serve_fault()'s reason to defer */
-	bool orphan;				/* the agent's socket closed */
-	/* rtfork: a session made by a FORK event (pid 0 and sock -1 until its
-	 * first fault names its pid and its shim's RT_HELLO_FORK arrives) */
+	struct pager pg;			/* its pages (pager.h); pg.pagemap is ours */
+	enum rt_phase phase;
+	enum rt_batch_phase batch;
+	struct rt_evict answer;			/* the answer to the batch out */
+	bool agent_up;				/* RT_AGENT_UP came */
+	bool dead;				/* killed by us */
+	int wait_why;				/* serve_fault()'s reason to defer (pg_wait) */
+	/* fork events: a session made by a FORK event (pid 0 and sock -1
+	 * until its first fault names its pid and its shim's RT_HELLO_FORK
+	 * arrives) */
 	bool forked;
-	struct rt_session *fork_parent;		/* while fork_wait: whose batch decides */
-	bool fork_wait;				/* EVICTING entries wait for that batch */
 	bool fork_shared;			/* forked or forked from: pages may be shared */
-	uint64_t balance_mark;			/* balance(): asked in that round */
-	struct pagetab passed;			/* shared pages passed over once
-						 * (rt_fork_pass_shared()); cap 0 until used */
-	struct rt_fifo evict_first;		/* pages left to this process alone by
-						 * another's eviction of a shared page
-						 * (rt_fork_unshared()): evicted next */
-	bool agent_up;				/* RT_AGENT_UP came: batches may be sent */
-	uint64_t nr_shared;			/* PS_SHARED pages still shared at the
-						 * last look (rt_fork_account()) */
-	/* Which pages to evict */
-	struct rt_lru lru;			/* resident pages: inactive, active */
-	uint64_t scan_clock;			/* sup->st.evicted at the last written-bit scan */
-	bool wp;				/* ranges registered for WP_ASYNC too */
-	uint8_t *dbg_nz;			/* USWAP_DEBUG >= 2: mirror index -> stored non-zero */
-	size_t dbg_cap;
+	struct rt_session *fork_parent;		/* while pg.inherited: whose batch decides */
+	uint64_t balance_mark;			/* rt_sup_reclaim(): asked in that round */
 };
 
 #define RT_HELLO_WAIT	16		/* connections waiting for their first message */
@@ -179,11 +149,10 @@ struct rt_session {
 struct rt_sup {
 	struct rt_session *sessions;
 	struct uswap_mem *mem;
-	uint64_t budget, slack;			/* pages */
-	uint64_t resident;			/* sum of nr_resident */
-	uint64_t unevictable;			/* sum of nr_unevictable */
+	struct pg_tree tree;			/* the budget (tree.budget pages), what is
+						 * resident, the pager's counters */
+	uint64_t slack;				/* pages */
 	uint64_t locked_ns;			/* rt_sup_locked()'s last look */
-	uint64_t inflight_pages;
 	unsigned int inflight;			/* batches out */
 	uint64_t poll_us;			/* --poll-us */
 	const struct rt_session *fault_last;	/* whose fault was read last (compared, never
@@ -214,9 +183,7 @@ struct rt_sup {
 	unsigned int refusals;			/* connections refused (said 32 times) */
 	unsigned int violations;		/* processes killed for their messages */
 	unsigned int nr_fork_hellos;		/* in fork_hellos */
-	/* Eviction policy, the resident + compressed bound */
-	enum rt_evict_policy policy;
-	struct rt_lru_stats lru_st;
+	/* The resident + compressed bound */
 	uint64_t resident_budget;		/* pages: --memory */
 	uint64_t total;				/* pages: --memory-total, 0 none */
 	uint64_t compressed;			/* bytes the compressed devices hold (last read) */
@@ -255,10 +222,10 @@ bool rt_fork_mm_alive(struct rt_session *s);
 void rt_fork_free_hellos(struct rt_sup *sup);
 bool rt_fork_events_on(const struct rt_sup *sup);
 void rt_fork_unshared(struct rt_session *s, uint64_t addr);
-bool rt_fork_pass_shared(struct rt_session *s, uint64_t addr);
+bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
-int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
-void rt_track_resident(struct rt_session *s, uint64_t addr);
+extern const struct pg_ops rt_session_ops;
+void rt_sup_check(struct rt_sup *sup);
 
 /* Who may reach the supervisor (peer.c) */
 int rt_sock_listen(char *path, size_t len, bool *temp_dir);

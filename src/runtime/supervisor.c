@@ -27,10 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/backend.h"
 #include "runtime/runtime.h"
 #include "runtime/uffd_compat.h"
-#include "swap/swap_internal.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -414,7 +412,6 @@ static void hello_poll(struct rt_sup *sup, const struct pollfd *p, size_t n)
 		}
 }
 
-#define TOTAL_FLOOR	64	/* pages: the least resident budget --memory-total leaves */
 
 /*
  * Bytes the compressed devices hold now: zram's pool (the chunks holding
@@ -429,18 +426,17 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
 	uint64_t sum = 0;
 
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
-		struct swap_info_struct *si = atomic_load(&swap_info[sup->types[i]]);
-		struct swap_zram_stats zs;
+		struct uswap_swap_stat st;
 
-		if (si && si->bdev && !swap_backend_zram_stats(si->bdev, &zs))
-			sum += zs.pool_bytes;
+		if (!uswap_swap_stat((unsigned int)sup->types[i], &st))
+			sum += st.compressed_bytes;
 	}
 	return sum;
 }
 
 /*
  * --memory-total: the resident budget is what the bound leaves after the
- * compressed store (never above --memory, never below TOTAL_FLOOR pages);
+ * compressed store (never above --memory, never below PG_TOTAL_FLOOR pages);
  * a store that leaves less than the floor kills the program as an OOM
  * would. Peaks are kept with or without the bound.
  * Context: supervisor thread.
@@ -453,92 +449,21 @@ static void bound_total(struct rt_sup *sup)
 	cp = (sup->compressed + RT_PAGE - 1) / RT_PAGE;
 	if (sup->compressed > sup->peak_compressed)
 		sup->peak_compressed = sup->compressed;
-	if (sup->resident + cp > sup->peak_total)
-		sup->peak_total = sup->resident + cp;
+	if (sup->tree.resident + cp > sup->peak_total)
+		sup->peak_total = sup->tree.resident + cp;
 	if (!sup->total)
 		return;
 	room = sup->total > cp ? sup->total - cp : 0;
-	if (room < TOTAL_FLOOR && !sup->kill_reason && sup->child > 0) {
+	if (room < PG_TOTAL_FLOOR && !sup->kill_reason && sup->child > 0) {
 		fprintf(stderr, "uswap run: the compressed store (%llu bytes) fills --memory-total: "
 			"killing pid %d as the OOM killer would\n",
 			(unsigned long long)sup->compressed, (int)sup->child);
 		sup->kill_reason = "out of memory: --memory-total reached (killed by uswap run)";
 		kill(sup->child, SIGKILL);
 	}
-	if (room < TOTAL_FLOOR)
-		room = TOTAL_FLOOR;
-	sup->budget = room < sup->resident_budget ? room : sup->resident_budget;
-}
-
-/*
- * The distance between the watermarks under the budget: a quarter
- * of a batch, or an eighth of a small budget. Small batches (16-32 pages)
- * keep the agent's and the supervisor's work per batch short; with a gap
- * of a whole batch the random-read p99 was higher (docs/BENCHMARKS.md).
- * Context: supervisor thread. Return: pages.
- */
-static uint64_t wmark_gap(const struct rt_sup *sup)
-{
-	uint64_t gap = sup->budget / 8;
-
-	return gap > RT_BATCH / 4 ? RT_BATCH / 4 : gap;
-}
-
-/**
- * rt_sup_reclaim() - evict ahead of demand, as kswapd between its
- * watermarks: when the tree's resident pages, less those of the batches in
- * flight, cross the high watermark (budget - gap), send batches until they
- * are under the low one (budget - 2 gap). Faults go on being served
- * meanwhile; one waits only at budget + slack (serve_fault()), which the
- * batches out ahead almost never let it reach.
- * Context: supervisor thread: balance(), once per turn of the event loop,
- * and serve_fault() at budget + slack with no batch in flight.
- * Return: true if a batch was sent.
- */
-bool rt_sup_reclaim(struct rt_sup *sup)
-{
-	uint64_t want, net, gap, high, low;
-	bool sent = true, any = false;
-
-	gap = wmark_gap(sup);
-	high = sup->budget - gap;
-	low = sup->budget - 2 * gap;
-	while (sent) {
-		net = sup->resident > sup->inflight_pages ? sup->resident - sup->inflight_pages : 0;
-		if (!sup->reclaiming && net > high) {
-			sup->reclaiming = true;
-			sup->st.reclaim_rounds++;
-		}
-		if (sup->reclaiming && net <= low)
-			sup->reclaiming = false;
-		if (!sup->reclaiming)
-			break;
-		/* At least a gap's worth per batch: a fault that crosses
-		 * the line by one page does not cost a round trip for one. */
-		want = net - low > gap ? net - low : gap;
-		sent = false;
-		/* The process with the most resident pages first, as one LRU
-		 * over the tree would take them in proportion (a page shared
-		 * after a fork is charged to the parent). */
-		sup->balance_mark++;
-		while (want) {
-			struct rt_session *best = NULL;
-
-			for (struct rt_session *s = sup->sessions; s; s = s->next)
-				if (s->balance_mark != sup->balance_mark &&
-				    (!best || s->nr_resident > best->nr_resident))
-					best = s;
-			if (!best)
-				break;
-			best->balance_mark = sup->balance_mark;
-			if (rt_session_evict(best, want)) {
-				want = want > best->batch_n ? want - best->batch_n : 0;
-				sent = true;
-				any = true;
-			}
-		}
-	}
-	return any;
+	if (room < PG_TOTAL_FLOOR)
+		room = PG_TOTAL_FLOOR;
+	sup->tree.budget = room < sup->resident_budget ? room : sup->resident_budget;
 }
 
 /*
@@ -601,7 +526,7 @@ static void rt_sup_locked(struct rt_sup *sup)
 	}
 	if (total > sup->st.peak_locked)
 		sup->st.peak_locked = total;
-	if (worst && total > sup->budget) {
+	if (worst && total > sup->tree.budget) {
 		sup->st.locked_kills++;
 		rt_session_kill(worst, "locked memory (mlock) is over the budget");
 		sup->kill_reason = "locked memory over the budget (killed by uswap run)";
@@ -612,7 +537,7 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
 	rt_fork_account(sup);	/* pages a fork left to one side */
-	if (sup->resident > sup->budget + sup->slack)
+	if (sup->tree.resident > sup->tree.budget + sup->slack)
 		rt_sup_locked(sup);
 
 	if (sup->stalled && sup->st.faults == *stall_mark)
@@ -648,12 +573,12 @@ static double ratio(uint64_t num, uint64_t den)
  * resident + compressed bound. */
 static void json_lru(FILE *f, const struct rt_sup *sup)
 {
-	const struct rt_lru_stats *l = &sup->lru_st;
+	const struct rt_lru_stats *l = &sup->tree.lru_st;
 	uint64_t active = 0, inactive = 0;
 
 	for (const struct rt_session *s = sup->sessions; s; s = s->next) {
-		inactive += s->lru.nr[0];
-		active += s->lru.nr[1];
+		inactive += s->pg.lru.nr[0];
+		active += s->pg.lru.nr[1];
 	}
 	fprintf(f, "\"evict_policy\":\"%s\",\"active_pages\":%llu,\"inactive_pages\":%llu,"
 		"\"swapin_pages\":%llu,\"refaults\":%llu,\"refaults_activated\":%llu,"
@@ -663,16 +588,16 @@ static void json_lru(FILE *f, const struct rt_sup *sup)
 		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
 		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
 		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
-		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
+		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
 		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
 		(unsigned long long)l->refaults, (unsigned long long)l->activated,
 		(unsigned long long)l->deactivated, (unsigned long long)l->scans,
 		(unsigned long long)l->written, (unsigned long long)l->rotated,
-		(unsigned long long)l->promoted, ratio(l->refaults, sup->st.swapins),
-		ratio(l->refaults, sup->st.evicted), (unsigned long long)sup->resident_budget,
+		(unsigned long long)l->promoted, ratio(l->refaults, sup->tree.st.swapins),
+		ratio(l->refaults, sup->tree.st.evicted), (unsigned long long)sup->resident_budget,
 		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
 		(unsigned long long)sup->peak_compressed,
-		(unsigned long long)(sup->resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
+		(unsigned long long)(sup->tree.resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
 		(unsigned long long)sup->peak_total);
 }
 
@@ -705,44 +630,44 @@ static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int 
 		"\"wait_budget\":%llu,\"wait_evicting\":%llu,\"wait_event\":%llu,"
 		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,"
 		"\"poll_ms\":%llu,\"cpu_ms\":%llu,",
-		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
-		(unsigned long long)st->peak_resident,
+		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident,
+		(unsigned long long)sup->tree.st.peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
-		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
-		(unsigned long long)st->evict_batches, (unsigned long long)st->evicted,
-		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
-		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
+		(unsigned long long)sup->tree.st.zero_fills, (unsigned long long)sup->tree.st.zero_pages,
+		(unsigned long long)sup->tree.st.swapins, (unsigned long long)sup->tree.st.prefetched,
+		(unsigned long long)sup->tree.st.evict_batches, (unsigned long long)sup->tree.st.evicted,
+		(unsigned long long)sup->tree.st.evict_busy, (unsigned long long)sup->tree.st.evict_gone,
+		(unsigned long long)sup->tree.st.evict_other, (unsigned long long)st->removes,
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)st->forks, (unsigned long long)sup->tree.st.poisoned,
+		(unsigned long long)sup->tree.st.deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
 		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
 		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
-		(unsigned long long)st->fork_inflight, (unsigned long long)st->wait_budget,
-		(unsigned long long)st->wait_evicting, (unsigned long long)st->wait_event,
+		(unsigned long long)st->fork_inflight, (unsigned long long)sup->tree.st.wait_budget,
+		(unsigned long long)sup->tree.st.wait_evicting, (unsigned long long)sup->tree.st.wait_event,
 		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
 		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits,
 		(unsigned long long)(st->poll_ns / 1000000), (unsigned long long)cpu_ms());
 	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
 		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
 		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
-		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
+		(unsigned long long)st->child_evicted, (unsigned long long)sup->tree.st.evict_unshared,
 		(unsigned long long)st->shared_passed);
 	fprintf(f, "\"evict_cancelled\":%llu,\"lock_busy\":%llu,\"dbg_zero_tracked\":%llu,"
 		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,\"learnt_over_budget\":%llu,"
 		"\"peak_unevictable_pages\":%llu,\"peak_locked_pages\":%llu,\"locked_kills\":%llu,",
-		(unsigned long long)st->evict_cancelled, (unsigned long long)st->lock_busy,
-		(unsigned long long)st->dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
-		(unsigned long long)st->dbg_mirror_zero, (unsigned long long)st->learnt_over,
-		(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
+		(unsigned long long)sup->tree.st.evict_cancelled, (unsigned long long)st->lock_busy,
+		(unsigned long long)sup->tree.st.dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
+		(unsigned long long)sup->tree.st.dbg_mirror_zero, (unsigned long long)st->learnt_over,
+		(unsigned long long)sup->tree.st.peak_unevictable, (unsigned long long)st->peak_locked,
 		(unsigned long long)st->locked_kills);
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
 			s == sup->sessions ? "" : ",", (int)s->pid,
-			(unsigned long long)s->nr_resident, (unsigned long long)s->nr_swapped);
+			(unsigned long long)s->pg.nr_resident, (unsigned long long)s->pg.nr_swapped);
 	fprintf(f, "],\"devices\":[");
 	for (unsigned int i = 0; i < nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
@@ -799,29 +724,29 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		"evicted %llu in %llu batches (busy %llu, gone %llu, other %llu); events: remove "
 		"%llu, unmap %llu, remap %llu; forks %llu; poisoned %llu; deferred %llu, over "
 		"budget %llu; fault service p50 < %llu us, p99 < %llu us\n",
-		(unsigned long long)sup->budget, (unsigned long long)st->peak_resident,
+		(unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.st.peak_resident,
 		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
-		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
-		(unsigned long long)st->evicted, (unsigned long long)st->evict_batches,
-		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
-		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
+		(unsigned long long)sup->tree.st.zero_fills, (unsigned long long)sup->tree.st.zero_pages,
+		(unsigned long long)sup->tree.st.swapins, (unsigned long long)sup->tree.st.prefetched,
+		(unsigned long long)sup->tree.st.evicted, (unsigned long long)sup->tree.st.evict_batches,
+		(unsigned long long)sup->tree.st.evict_busy, (unsigned long long)sup->tree.st.evict_gone,
+		(unsigned long long)sup->tree.st.evict_other, (unsigned long long)st->removes,
 		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
+		(unsigned long long)st->forks, (unsigned long long)sup->tree.st.poisoned,
+		(unsigned long long)sup->tree.st.deferred, (unsigned long long)st->over_budget,
 		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
-	if (st->learnt_over || st->peak_unevictable || st->peak_locked)
+	if (st->learnt_over || sup->tree.st.peak_unevictable || st->peak_locked)
 		fprintf(stderr, "uswap run: over the budget: %llu pages found already filled "
 			"(MAP_POPULATE or a mapping registered late); unevictable peak %llu pages, "
 			"locked (mlock) peak %llu pages; %llu process(es) killed for locked memory\n",
 			(unsigned long long)st->learnt_over,
-			(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
+			(unsigned long long)sup->tree.st.peak_unevictable, (unsigned long long)st->peak_locked,
 			(unsigned long long)st->locked_kills);
 	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
 		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
 		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
-		(unsigned long long)st->wait_budget, (unsigned long long)st->wait_evicting,
-		(unsigned long long)st->wait_event, (unsigned long long)st->reclaim_rounds,
+		(unsigned long long)sup->tree.st.wait_budget, (unsigned long long)sup->tree.st.wait_evicting,
+		(unsigned long long)sup->tree.st.wait_event, (unsigned long long)st->reclaim_rounds,
 		(unsigned long long)sup->poll_us, (unsigned long long)st->poll_spins,
 		(unsigned long long)st->poll_hits, (unsigned long long)(st->poll_ns / 1000000),
 		(unsigned long long)cpu_ms());
@@ -837,12 +762,12 @@ static void print_stats(const struct rt_sup *sup, const int *types, unsigned int
 		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
 		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
 		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
-		sup->policy == RT_EVICT_FIFO ? "fifo" : "lru",
-		(unsigned long long)sup->lru_st.refaults, ratio(sup->lru_st.refaults, st->swapins),
-		ratio(sup->lru_st.refaults, st->evicted), (unsigned long long)sup->lru_st.activated,
-		(unsigned long long)sup->lru_st.deactivated, (unsigned long long)sup->lru_st.scans,
-		(unsigned long long)sup->lru_st.written, (unsigned long long)sup->lru_st.rotated,
-		(unsigned long long)sup->lru_st.promoted, (unsigned long long)sup->peak_total,
+		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru",
+		(unsigned long long)sup->tree.lru_st.refaults, ratio(sup->tree.lru_st.refaults, sup->tree.st.swapins),
+		ratio(sup->tree.lru_st.refaults, sup->tree.st.evicted), (unsigned long long)sup->tree.lru_st.activated,
+		(unsigned long long)sup->tree.lru_st.deactivated, (unsigned long long)sup->tree.lru_st.scans,
+		(unsigned long long)sup->tree.lru_st.written, (unsigned long long)sup->tree.lru_st.rotated,
+		(unsigned long long)sup->tree.lru_st.promoted, (unsigned long long)sup->peak_total,
 		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
 		sup->total ? "" : " (none)");
 	for (unsigned int i = 0; i < nr_types; i++) {
@@ -1074,8 +999,9 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			need += 2;
-			busy |= s->nr_pending || s->prefork || s->orphan || s->uffd_held;
-			stepping |= s->answered;	/* a batch to store: no sleep */
+			busy |= s->pg.nr_pending || s->phase == RT_PH_PREFORK ||
+				s->phase == RT_PH_ORPHAN || s->uffd_held;
+			stepping |= s->batch == RT_B_ANSWERED;	/* a batch to store: no sleep */
 		}
 		if (need > cap) {
 			struct pollfd *np = realloc(p, need * sizeof(*p));
@@ -1095,7 +1021,7 @@ static int serve(struct rt_sup *sup, int lfd, int sfd)
 			 * at the agent's RT_KICK or after a millisecond. */
 			s->pidx = n;
 			p[n++] = (struct pollfd){ .fd = s->uffd_held ? -1 : s->uffd, .events = POLLIN };
-			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
+			p[n++] = (struct pollfd){ .fd = s->phase == RT_PH_ORPHAN ? -1 : s->sock, .events = POLLIN };
 		}
 		nh = sup->nr_hello;	/* after the sessions' pairs */
 		for (unsigned int k = 0; k < nh; k++)
@@ -1179,7 +1105,7 @@ polled:
 			/* The agent's socket closed: exit or exec if the mm is
 			 * gone; else the program closed the shim's descriptors,
 			 * and its faults are served until it goes. */
-			if (s->orphan)
+			if (s->phase == RT_PH_ORPHAN)
 				gone = !rt_session_mm_alive(s);
 			else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
 				gone = !rt_fork_mm_alive(s);
@@ -1198,6 +1124,7 @@ polled:
 			pp = &s->next;
 		}
 		balance(sup, &stall_mark);
+		rt_sup_check(sup);
 	}
 	rt_fork_free_hellos(sup);
 	free(p);
@@ -1244,10 +1171,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		sup.features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
 	if (cfg->no_fork_events && cfg->verbose)
 		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
-	sup.budget = cfg->memory / RT_PAGE;
-	sup.resident_budget = sup.budget;
+	sup.resident_budget = cfg->memory / RT_PAGE;
 	sup.total = cfg->memory_total / RT_PAGE;
-	sup.policy = (enum rt_evict_policy)cfg->policy;
 	sup.slack = 256;	/* 1 MiB: faults beyond it wait for eviction */
 	sup.poll_us = cfg->poll_us;
 	for (unsigned int i = 0; i < (cfg->nr_swap ? cfg->nr_swap : 1); i++) {
@@ -1259,10 +1184,14 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	sup.types = types;
 	sup.nr_types = (unsigned int)nr_types;
-	if ((ret = uswap_mem_create(&mc, &sup.mem))) {
+	if ((ret = uswap_mem_create(&mc, &sup.mem)) ||
+	    (ret = pg_tree_init(&sup.tree, sup.mem, sup.resident_budget,
+				(enum rt_evict_policy)cfg->policy))) {
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
 		goto out_swap;
 	}
+	sup.tree.pass_over = rt_fork_pass_shared;
+	sup.tree.pass_arg = &sup;
 	lfd = rt_sock_listen(sock, sizeof(sock), &sock_temp);
 	if (lfd < 0) {
 		fprintf(stderr, "uswap run: socket: %s\n", strerror(-lfd));
@@ -1299,6 +1228,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	 * slots of pages still in the swap cache (swapped in, or written
 	 * back just before their process ended) are freed only when the
 	 * cache is dropped, here (uswap_mem_destroy() waits for writeback). */
+	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
 	if (cfg->stats)
 		print_stats(&sup, types, (unsigned int)nr_types);
@@ -1309,6 +1239,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
 out_mem:
+	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
 out_swap:
 	for (int i = 0; i < nr_types; i++)

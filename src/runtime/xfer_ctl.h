@@ -58,6 +58,10 @@ struct rt_xfer_ctl {
 #define RT_XFER_BYTES	((uint64_t)RT_XFER_PAGES * RT_PAGE)
 
 /* The control page of the transfer buffer mapped at @xfer. */
+/* USWAP_DEBUG >= 2: the pattern of a transfer slot the agent did not
+ * write (word k holds RT_XFER_CANARY ^ k). */
+#define RT_XFER_CANARY	0x5a17c0de0ddba11ULL
+
 static inline struct rt_xfer_ctl *rt_xfer_ctl(void *xfer)
 {
 	return (struct rt_xfer_ctl *)((char *)xfer + (uint64_t)RT_BATCH * RT_PAGE);

@@ -863,6 +863,12 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	st->write_errors = atomic_load(&si->nr_write_errors);
 	st->ra_pages = atomic_load(&si->nr_ra_pages);
 	st->ra_hits = atomic_load(&si->nr_ra_hits);
+	if (si->bdev) {
+		struct swap_zram_stats zs;
+
+		if (!swap_backend_zram_stats(si->bdev, &zs))
+			st->compressed_bytes = zs.pool_bytes;
+	}
 	si->design->stat(si, st);
 	put_swap_device(si);
 	return 0;

@@ -656,8 +656,8 @@ static void prog_settle(void)
 			FZ_CHECK(fd < 0, "prog sent a descriptor unasked");
 			return;
 		}
-		for (size_t i = 0; i < s->nr_pending && !waits; i++)
-			waits = !prog_present(s->pending[i].addr);
+		for (size_t i = 0; i < s->pg.nr_pending && !waits; i++)
+			waits = !prog_present(s->pg.pending[i].addr);
 		if ((p[1].revents & (POLLIN | POLLERR)) || s->dead || waits)
 			return;
 		FZ_CHECK(now_ns() - t0 < FZ_WAIT_NS,
@@ -691,10 +691,10 @@ static void fz_drain(struct fz_sess *fs)
 	ssize_t r;
 
 	while (fs->peer >= 0 && (r = recv(fs->peer, &m, sizeof(m), MSG_DONTWAIT)) > 0) {
-		if (r != sizeof(m.ev) || m.ev.type != RT_EVICT || fs->s->orphan)
+		if (r != sizeof(m.ev) || m.ev.type != RT_EVICT || (fs->s->phase == RT_PH_ORPHAN))
 			continue;
 		FZ_CHECK(m.ev.n >= 1 && m.ev.n <= RT_BATCH, "an RT_EVICT of 1 to RT_BATCH pages");
-		FZ_CHECK(fs->s->inflight && m.ev.n == fs->s->batch_n, "an RT_EVICT for the batch out");
+		FZ_CHECK((fs->s->batch != RT_B_NONE) && m.ev.n == fs->s->pg.batch_n, "an RT_EVICT for the batch out");
 		for (uint32_t i = 0; i < m.ev.n; i++)
 			FZ_CHECK(!(m.ev.addr[i] & (FZ_PAGE - 1)), "an RT_EVICT of page addresses");
 		fs->ev = m.ev;
@@ -721,7 +721,7 @@ static struct fz_sess *fz_target(uint8_t sel)
 /* The event loop's read of @fs's socket (never after its hang-up). */
 static void fz_sock(struct fz_sess *fs)
 {
-	if (!fs->s->orphan && rt_session_sock(fs->s))
+	if (!(fs->s->phase == RT_PH_ORPHAN) && rt_session_sock(fs->s))
 		rt_session_orphan(fs->s);
 }
 
@@ -779,43 +779,31 @@ static void fz_base(void)
 
 /* ---- invariants ---- */
 
-/* Whether @addr is queued on @f (a resident page not on a list yet). */
-static FZ_NO_COVERAGE bool fz_on_fifo(const struct rt_fifo *f, uint64_t addr)
-{
-	for (size_t i = 0; i < f->len; i++)
-		if (f->a[(f->head + i) & (f->cap - 1)] == addr)
-			return true;
-	return false;
-}
-
 /* Every RESIDENT page of @s has its live entry on its list (lru.h; tickets
- * are unique, so counting the live entries is enough), or is queued on
- * s->fifo: otherwise it is never chosen for eviction. */
+ * are unique, so counting the live entries is enough): otherwise it is
+ * never chosen for eviction. */
 static FZ_NO_COVERAGE void fz_check_lru(const struct rt_session *s)
 {
 	uint64_t live = 0, want = 0, v;
 
 	for (unsigned int l = 0; l < 2; l++) {
-		const struct rt_lru_ring *r = &s->lru.ring[l];
+		const struct rt_lru_ring *r = &s->pg.lru.ring[l];
 
 		FZ_CHECK(r->len <= r->cap, "an LRU ring holds at most its capacity");
 		for (uint64_t k = 0; k < r->len; k++) {
 			const struct rt_lru_ent *e = &r->a[(r->head + k) & (r->cap - 1)];
 
-			live += pt_get(&s->tab, e->addr, &v) && PT_STATE(v) == PS_RESIDENT &&
+			live += pt_get(&s->pg.tab, e->addr, &v) && PT_STATE(v) == PS_RESIDENT &&
 				LRU_TICKET(v) == e->ticket && LRU_ACTIVE(v) == l;
 		}
 	}
-	for (size_t i = 0; i < s->tab.cap; i++) {
-		const struct pt_ent *e = &s->tab.e[i];
+	for (size_t i = 0; i < s->pg.tab.cap; i++) {
+		const struct pt_ent *e = &s->pg.tab.e[i];
 
 		if (!e->key || PT_STATE(e->val) != PS_RESIDENT)
 			continue;
-		if (LRU_TICKET(e->val))
-			want++;
-		else
-			FZ_CHECK(fz_on_fifo(&s->fifo, e->key),
-				 "a resident page on no list is queued for one");
+		FZ_CHECK(LRU_TICKET(e->val), "a resident page is on a list");
+		want++;
 	}
 	FZ_CHECK(live == want, "every resident page has its entry on its LRU list");
 }
@@ -830,29 +818,30 @@ static FZ_NO_COVERAGE void fz_check_session(const struct rt_session *s, uint64_t
 	uint64_t n_res = 0, n_swp = 0, n_unev = 0, count = 0;
 	uint8_t *seen = NULL;
 
-	FZ_CHECK(rt_ranges_valid(&s->ranges), "the registered ranges are valid");
+	pager_check(&s->pg);
+	FZ_CHECK(rt_ranges_valid(&s->pg.ranges), "the registered ranges are valid");
 	FZ_CHECK(s->staging && !(s->staging & (FZ_PAGE - 1)) &&
 		 s->staging_end - s->staging == RT_BATCH * FZ_PAGE &&
 		 s->staging_end <= rt_user_top(), "the staging area is one batch of pages");
 	/* pagetab.h says count < cap / 2; pt_set() lets it reach cap / 2 */
-	FZ_CHECK(s->tab.cap >= 64 && !(s->tab.cap & (s->tab.cap - 1)) &&
-		 s->tab.count <= s->tab.cap / 2, "the page table's size");
-	FZ_CHECK(s->batch_n <= RT_BATCH && s->batch_next <= s->batch_n, "the batch's bounds");
-	FZ_CHECK(s->inflight || (!s->answered && !s->batch_n), "no batch out: none answered");
-	FZ_CHECK(!s->inflight || s->batch_n, "a batch out has pages");
-	FZ_CHECK(s->nr_pending <= s->cap_pending, "pending faults within their array");
-	FZ_CHECK(s->next_idx <= (uint64_t)s->nr_chunks * RT_MIRROR_CHUNK &&
-		 s->nr_free <= s->next_idx, "mirror indices within the chunks");
-	if (s->next_idx)
-		FZ_CHECK((seen = calloc(s->next_idx, 1)), "out of memory");
-	for (size_t i = 0; i < s->nr_free; i++) {
-		uint32_t idx = s->free_idx[i];
+	FZ_CHECK(s->pg.tab.cap >= 64 && !(s->pg.tab.cap & (s->pg.tab.cap - 1)) &&
+		 s->pg.tab.count <= s->pg.tab.cap / 2, "the page table's size");
+	FZ_CHECK(s->pg.batch_n <= RT_BATCH && s->pg.batch_done <= s->pg.batch_n, "the batch's bounds");
+	FZ_CHECK((s->batch != RT_B_NONE) || (!(s->batch == RT_B_ANSWERED) && !s->pg.batch_n), "no batch out: none answered");
+	FZ_CHECK(!(s->batch != RT_B_NONE) || s->pg.batch_n, "a batch out has pages");
+	FZ_CHECK(s->pg.nr_pending <= s->pg.cap_pending, "pending faults within their array");
+	FZ_CHECK(s->pg.next_idx <= (uint64_t)s->pg.nr_chunks * PG_MIRROR_CHUNK &&
+		 s->pg.nr_free <= s->pg.next_idx, "mirror indices within the chunks");
+	if (s->pg.next_idx)
+		FZ_CHECK((seen = calloc(s->pg.next_idx, 1)), "out of memory");
+	for (size_t i = 0; i < s->pg.nr_free; i++) {
+		uint32_t idx = s->pg.free_idx[i];
 
-		FZ_CHECK(idx < s->next_idx && !seen[idx], "a free mirror index, once");
+		FZ_CHECK(idx < s->pg.next_idx && !seen[idx], "a free mirror index, once");
 		seen[idx] = 1;
 	}
-	for (size_t i = 0; i < s->tab.cap; i++) {
-		const struct pt_ent *e = &s->tab.e[i];
+	for (size_t i = 0; i < s->pg.tab.cap; i++) {
+		const struct pt_ent *e = &s->pg.tab.e[i];
 		uint32_t idx = PT_IDX(e->val);
 
 		if (!e->key)
@@ -869,13 +858,13 @@ static FZ_NO_COVERAGE void fz_check_session(const struct rt_session *s, uint64_t
 		case PS_EVICTING:
 		case PS_DEAD:
 			n_res++;
-			FZ_CHECK(s->inflight && idx < s->batch_n && s->batch_addr[idx] == e->key &&
-				 (!s->answered || idx >= s->batch_next),
+			FZ_CHECK((s->batch != RT_B_NONE) && idx < s->pg.batch_n && s->pg.batch_addr[idx] == e->key &&
+				 (!(s->batch == RT_B_ANSWERED) || idx >= s->pg.batch_done),
 				 "an EVICTING page is its slot's page in the batch out, not settled yet");
 			break;
 		case PS_SWAPPED:
 			n_swp++;
-			FZ_CHECK(idx < s->next_idx && !seen[idx],
+			FZ_CHECK(idx < s->pg.next_idx && !seen[idx],
 				 "a swapped page has a mirror index of its own, not free");
 			seen[idx] = 1;
 			break;
@@ -884,17 +873,17 @@ static FZ_NO_COVERAGE void fz_check_session(const struct rt_session *s, uint64_t
 		}
 	}
 	free(seen);
-	FZ_CHECK(count == s->tab.count, "the page table's count");
-	FZ_CHECK(n_res == s->nr_resident,
+	FZ_CHECK(count == s->pg.tab.count, "the page table's count");
+	FZ_CHECK(n_res == s->pg.nr_resident,
 		 "nr_resident == RESIDENT + EVICTING + DEAD + UNEVICTABLE entries");
-	FZ_CHECK(n_swp == s->nr_swapped, "nr_swapped == SWAPPED entries");
-	FZ_CHECK(n_unev == s->nr_unevictable, "nr_unevictable == UNEVICTABLE entries");
+	FZ_CHECK(n_swp == s->pg.nr_swapped, "nr_swapped == SWAPPED entries");
+	FZ_CHECK(n_unev == s->pg.nr_unevictable, "nr_unevictable == UNEVICTABLE entries");
 	if (deep)
 		fz_check_lru(s);
-	*res += s->nr_resident;
-	*unev += s->nr_unevictable;
-	if (s->inflight)
-		*ipages += s->batch_n - s->batch_next;
+	*res += s->pg.nr_resident;
+	*unev += s->pg.nr_unevictable;
+	if ((s->batch != RT_B_NONE))
+		*ipages += s->pg.batch_n - s->pg.batch_done;
 }
 
 static int fz_fd_count(void);
@@ -926,18 +915,18 @@ static FZ_NO_COVERAGE void fz_check_all(bool fds)
 		 fz_ino(F.agent) == F.ino[2] && fz_ino(F.prog_pagemap) == F.ino[3],
 		 "the helpers' descriptors are still ours");
 	for (const struct rt_session *s = F.sup.sessions; s; s = s->next, n++) {
-		fz_check_session(s, &res, &unev, &ipages, s->tab.count <= 8192);
-		inflight += s->inflight;
-		held += (s->sock >= 0) + (s->uffd >= 0) + (s->pagemap >= 0) + (s->pidfd >= 0);
+		fz_check_session(s, &res, &unev, &ipages, s->pg.tab.count <= 8192);
+		inflight += (s->batch != RT_B_NONE);
+		held += (s->sock >= 0) + (s->uffd >= 0) + (s->pg.pagemap >= 0) + (s->pidfd >= 0);
 	}
 	for (unsigned int i = 0; i < nr_s; i++)
 		held += S[i].peer >= 0;
 	FZ_CHECK(!fds || fz_fd_count() == held, "the descriptors open are those held");
 	FZ_CHECK(n == nr_s, "the sessions are those made");
-	FZ_CHECK(res == F.sup.resident, "sup->resident == the sum of nr_resident");
-	FZ_CHECK(unev == F.sup.unevictable, "sup->unevictable == the sum of nr_unevictable");
+	FZ_CHECK(res == F.sup.tree.resident, "sup->resident == the sum of nr_resident");
+	FZ_CHECK(unev == F.sup.tree.unevictable, "sup->unevictable == the sum of nr_unevictable");
 	FZ_CHECK(inflight == F.sup.inflight, "sup->inflight == the sessions with a batch out");
-	FZ_CHECK(ipages == F.sup.inflight_pages, "sup->inflight_pages == the pages not stored yet");
+	FZ_CHECK(ipages == F.sup.tree.inflight_pages, "sup->inflight_pages == the pages not stored yet");
 	FZ_CHECK(F.sup.nr_fork_hellos <= 1, "one fork hello per process at most");
 	FZ_CHECK(F.sup.nr_hello == 0, "no connection left waiting");
 }
@@ -1317,7 +1306,7 @@ static void op_turn(void)
 	for (unsigned int i = 0; i < nr_s; i++) {
 		struct rt_session *s = S[i].s;
 
-		if (s->orphan)
+		if ((s->phase == RT_PH_ORPHAN))
 			rt_session_mm_alive(s);
 		rt_session_batch_step(s, RT_STEP_PAGES);
 		rt_session_retry(s);
@@ -1376,7 +1365,7 @@ static void fz_poll_turn(void)
 	for (unsigned int i = 0; i < nr_s; i++) {
 		struct rt_session *s = S[i].s;
 		struct pollfd p[2] = { { .fd = s->uffd_held ? -1 : s->uffd, .events = POLLIN },
-				       { .fd = s->orphan ? -1 : s->sock, .events = POLLIN } };
+				       { .fd = (s->phase == RT_PH_ORPHAN) ? -1 : s->sock, .events = POLLIN } };
 
 		poll(p, 2, 0);
 		if ((p[0].revents & POLLIN) || s->uffd_held)
@@ -1425,7 +1414,7 @@ static void op_agent(struct fz_sess *fs, struct fz_in *in)
 		fs->req = false;
 		fz_say(fs, &m, sizeof(m));
 	}
-	for (int k = 0; k < RT_BATCH / RT_STEP_PAGES && fs->s->answered; k++) {
+	for (int k = 0; k < RT_BATCH / RT_STEP_PAGES && (fs->s->batch == RT_B_ANSWERED); k++) {
 		rt_session_batch_step(fs->s, RT_STEP_PAGES);
 		rt_session_retry(fs->s);
 	}
@@ -1479,16 +1468,16 @@ static void fz_trace_state(void)
 	for (const struct rt_session *s = F.sup.sessions; s; s = s->next) {
 		unsigned int st[8] = { 0 };
 
-		for (size_t i = 0; i < s->tab.cap; i++)
-			if (s->tab.e[i].key)
-				st[PT_STATE(s->tab.e[i].val) & 7]++;
+		for (size_t i = 0; i < s->pg.tab.cap; i++)
+			if (s->pg.tab.e[i].key)
+				st[PT_STATE(s->pg.tab.e[i].val) & 7]++;
 		fprintf(stderr, "fuzz_proto:   session %p: nr_resident %llu (resident %u evicting %u "
 			"dead %u unevictable %u) nr_swapped %llu (swapped %u); batch %s%u; %s%s\n",
-			(const void *)s, (unsigned long long)s->nr_resident, st[PS_RESIDENT],
+			(const void *)s, (unsigned long long)s->pg.nr_resident, st[PS_RESIDENT],
 			st[PS_EVICTING], st[PS_DEAD], st[PS_UNEVICTABLE],
-			(unsigned long long)s->nr_swapped, st[PS_SWAPPED],
-			s->inflight ? "out, pages " : "none ", s->batch_n, s->dead ? "dead " : "",
-			s->orphan ? "orphan" : "");
+			(unsigned long long)s->pg.nr_swapped, st[PS_SWAPPED],
+			(s->batch != RT_B_NONE) ? "out, pages " : "none ", s->pg.batch_n, s->dead ? "dead " : "",
+			(s->phase == RT_PH_ORPHAN) ? "orphan" : "");
 	}
 }
 
@@ -1563,6 +1552,9 @@ static void fz_init(void)
 	F.type = uswap_swapon_spec("zram:64M", 0, err, sizeof(err));
 	FZ_CHECK(F.type >= 0, err);
 	FZ_CHECK(!uswap_mem_create(&mc, &F.sup.mem), "the mirror's memory");
+	FZ_CHECK(!pg_tree_init(&F.sup.tree, F.sup.mem, 64, RT_EVICT_LRU), "the pager's tree");
+	F.sup.tree.pass_over = rt_fork_pass_shared;
+	F.sup.tree.pass_arg = &F.sup;
 	F.sup.types = &F.type;
 	F.sup.nr_types = 1;
 	prog_send(&c);
@@ -1601,8 +1593,8 @@ static void fz_teardown(void)
 			close(S[i].peer);
 	nr_s = 0;
 	rt_fork_free_hellos(&F.sup);
-	FZ_CHECK(!F.sup.resident && !F.sup.unevictable && !F.sup.inflight &&
-		 !F.sup.inflight_pages && !F.sup.nr_fork_hellos && !F.sup.fork_hellos,
+	FZ_CHECK(!F.sup.tree.resident && !F.sup.tree.unevictable && !F.sup.inflight &&
+		 !F.sup.tree.inflight_pages && !F.sup.nr_fork_hellos && !F.sup.fork_hellos,
 		 "the totals are back at zero with no session");
 	if (prog_busy)
 		FZ_CHECK(prog_answer(&r) < 0, "prog's last answer");
@@ -1624,8 +1616,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_teardown();
 	}
 	F.nr_fds = fz_fd_count();
-	F.sup.policy = cfg & 1 ? RT_EVICT_FIFO : RT_EVICT_LRU;
-	F.sup.budget = F.sup.resident_budget = budgets[(cfg >> 1) & 3];
+	F.sup.tree.policy = cfg & 1 ? RT_EVICT_FIFO : RT_EVICT_LRU;
+	F.sup.tree.budget = F.sup.resident_budget = budgets[(cfg >> 1) & 3];
 	F.sup.slack = cfg & 8 ? 256 : 16;
 	F.sup.reclaiming = false;
 	F.sup.stalled = false;

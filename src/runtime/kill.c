@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the supervisor does to a process of the tree that must stop: the
+ * OOM kill (swap full, a page that cannot be read back, locked memory
+ * over the budget) and the kill for a protocol violation. Always through
+ * the process's pidfd when there is one.
+ * Context of everything here: the supervisor's one thread.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "runtime/runtime.h"
+
+/*
+ * SIGKILL @s's process: through its pidfd when there is one (a pid
+ * alone may name another process by the time the signal is sent).
+ * Context: supervisor thread.
+ */
+static void kill_session(struct rt_session *s)
+{
+	if (s->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+	else if (s->pid > 0)
+		kill(s->pid, SIGKILL);
+	s->dead = true;
+}
+
+/**
+ * rt_session_violation() - @s's process sent what no shim sends (@why):
+ * it is killed, with a message, and its socket is shut down, so that
+ * nothing more of its is read: the session goes on as an orphan's (its
+ * batch settled from pagemap, rt_session_orphan()) until the process is
+ * gone. Only that process is touched: the supervisor and the rest of the
+ * tree go on.
+ * Context: supervisor thread.
+ */
+void rt_session_violation(struct rt_session *s, const char *why)
+{
+	if (s->sup->violations++ < 32)
+		fprintf(stderr, "uswap run: pid %d broke the protocol (%s): killing it\n",
+			(int)s->pid, why);
+	if (!s->dead)
+		kill_session(s);
+	if (s->sock >= 0)
+		shutdown(s->sock, SHUT_RDWR);
+}
+
+/**
+ * rt_session_kill() - kill @s's process as the OOM killer would, saying
+ * @why (once: a process killed already, or a forked child not named yet,
+ * is left alone).
+ * Context: supervisor thread.
+ */
+void rt_session_kill(struct rt_session *s, const char *why)
+{
+	if (s->dead || s->pid <= 0)
+		return;
+	fprintf(stderr, "uswap run: %s: killing pid %d as the OOM killer would\n", why, (int)s->pid);
+	s->sup->kill_reason = "out of memory and swap (killed by uswap run)";
+	kill_session(s);
+}

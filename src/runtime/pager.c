@@ -1,0 +1,1094 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pager (pager.h): page states and their one transition function, the
+ * mirror, faults (zero runs, swap-in runs with sequential prefetch,
+ * deferral), drop and remap, eviction batches settled page by page, the
+ * written-bit scan, fork, and the invariant checks.
+ * Context of everything here: the tree's one thread (pager.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/pager.h"
+#include "util/debug.h"
+
+#define PAGE		PG_PAGE
+#define ST_BIT(s)	(1U << (s))	/* a state in a mask; bit 0: absent */
+#define ABSENT		ST_BIT(0)
+#define RES_CLASS	(ST_BIT(PS_RESIDENT) | ST_BIT(PS_EVICTING) | ST_BIT(PS_DEAD) | \
+			 ST_BIT(PS_UNEVICTABLE))
+
+static const char zeros[PG_ZERO_RUN * PAGE];
+
+/* Each transition's states: where from, where to (pager.h's drawing). */
+static const struct {
+	uint32_t from, to;
+} trans[PGT_NR] = {
+	[PGT_FIRST_TOUCH] = { ABSENT, ST_BIT(PS_RESIDENT) },
+	[PGT_LEARN] = { ABSENT, ST_BIT(PS_RESIDENT) },
+	[PGT_PICK] = { ST_BIT(PS_RESIDENT), ST_BIT(PS_EVICTING) },
+	[PGT_STORE] = { ST_BIT(PS_EVICTING), ST_BIT(PS_SWAPPED) },
+	[PGT_PUTBACK] = { ST_BIT(PS_EVICTING), ST_BIT(PS_RESIDENT) },
+	[PGT_REFUSE] = { ST_BIT(PS_EVICTING), ST_BIT(PS_UNEVICTABLE) },
+	[PGT_VANISH] = { ST_BIT(PS_EVICTING), ABSENT },
+	[PGT_DROP_OUT] = { ST_BIT(PS_EVICTING), ST_BIT(PS_DEAD) },
+	[PGT_BURY] = { ST_BIT(PS_DEAD), ABSENT },
+	[PGT_SWAPIN] = { ST_BIT(PS_SWAPPED), ST_BIT(PS_RESIDENT) },
+	[PGT_POISON] = { ST_BIT(PS_SWAPPED), ABSENT },
+	[PGT_OWN] = { ST_BIT(PS_SHARED), ST_BIT(PS_RESIDENT) },
+	[PGT_DROP] = { ST_BIT(PS_RESIDENT) | ST_BIT(PS_UNEVICTABLE) | ST_BIT(PS_SWAPPED) |
+		       ST_BIT(PS_SHARED), ABSENT },
+	[PGT_OVERWRITE] = { ~ABSENT, ABSENT },
+	[PGT_INHERIT] = { ABSENT, ST_BIT(PS_SHARED) | ST_BIT(PS_SWAPPED) | ST_BIT(PS_EVICTING) |
+			  ST_BIT(PS_DEAD) },
+};
+
+static uint32_t state_bit(bool known, uint64_t val)
+{
+	return known ? ST_BIT(PT_STATE(val)) : ABSENT;
+}
+
+static void tree_resident(struct pg_tree *t, int64_t n)
+{
+	t->resident += (uint64_t)n;
+	if (t->resident > t->st.peak_resident)
+		t->st.peak_resident = t->resident;
+}
+
+/*
+ * The one transition function: the page at @addr goes by @tr to @val (a
+ * PT_VAL; 0 for absent). Every count of the space and its tree follows
+ * from the two states; a RESIDENT page that leaves its state leaves its
+ * list (PGT_PICK excepted: rt_lru_pop() took it off already). A
+ * transition from a state it does not start in is a bug: asserted.
+ * Return: 0, -ENOMEM (the map could not grow: nothing changed).
+ */
+static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t val)
+{
+	struct pg_tree *t = p->t;
+	uint64_t old = 0;
+	bool known = pt_get(&p->tab, addr, &old);
+	uint32_t ob = state_bit(known, old), nb = val ? ST_BIT(PT_STATE(val)) : ABSENT;
+	int err;
+
+	uswap_assert(trans[tr].from & ob);
+	uswap_assert(trans[tr].to & nb);
+	if (val) {
+		if ((err = pt_set(&p->tab, addr, val)))
+			return err;
+	} else if (known) {
+		pt_del(&p->tab, addr);
+	}
+	if (ob == ST_BIT(PS_RESIDENT) && tr != PGT_PICK)
+		rt_lru_forget(&p->lru, old);
+	if (!(ob & RES_CLASS) != !(nb & RES_CLASS)) {
+		int64_t d = nb & RES_CLASS ? 1 : -1;
+
+		p->nr_resident += (uint64_t)d;
+		tree_resident(t, d);
+	}
+	if ((ob == ST_BIT(PS_UNEVICTABLE)) != (nb == ST_BIT(PS_UNEVICTABLE))) {
+		int64_t d = nb == ST_BIT(PS_UNEVICTABLE) ? 1 : -1;
+
+		p->nr_unevictable += (uint64_t)d;
+		t->unevictable += (uint64_t)d;
+		if (t->unevictable > t->st.peak_unevictable)
+			t->st.peak_unevictable = t->unevictable;
+	}
+	if ((ob == ST_BIT(PS_SWAPPED)) != (nb == ST_BIT(PS_SWAPPED)))
+		p->nr_swapped += nb == ST_BIT(PS_SWAPPED) ? 1 : (uint64_t)-1;
+	if ((ob == ST_BIT(PS_SHARED)) != (nb == ST_BIT(PS_SHARED)))
+		p->nr_shared += nb == ST_BIT(PS_SHARED) ? 1 : (uint64_t)-1;
+	return 0;
+}
+
+/* @addr becomes RESIDENT by @tr, on the inactive list or the active one
+ * (@flags: LRU_AHEAD for a page a copy mapped, lru.h). */
+static void make_resident(struct pager *p, uint64_t addr, enum pg_trans tr, bool active,
+			  uint64_t flags)
+{
+	if (!transit(p, addr, tr, PT_VAL(PS_RESIDENT, 0)))
+		rt_lru_add_flags(&p->lru, &p->tab, addr, active, flags);
+}
+
+/* ---- the mirror: a page index in the space's mm ---- */
+
+static uint64_t mirror_addr(const struct pager *p, uint32_t idx)
+{
+	return p->chunk[idx / PG_MIRROR_CHUNK] + (uint64_t)(idx % PG_MIRROR_CHUNK) * PAGE;
+}
+
+static int mirror_alloc(struct pager *p, uint32_t *idx)
+{
+	if (p->nr_free) {
+		*idx = p->free_idx[--p->nr_free];
+		return 0;
+	}
+	if (p->next_idx == p->nr_chunks * PG_MIRROR_CHUNK) {
+		int err;
+
+		if (p->nr_chunks == PG_MIRROR_MAX)
+			return -ENOMEM;
+		err = uswap_mm_mmap(p->mm, (uint64_t)PG_MIRROR_CHUNK * PAGE, &p->chunk[p->nr_chunks]);
+		if (err)
+			return err;
+		p->nr_chunks++;
+	}
+	*idx = p->next_idx++;
+	return 0;
+}
+
+/* Drop the mirror page @idx: its frame freed, its swap entry put. */
+static void mirror_free(struct pager *p, uint32_t idx)
+{
+	uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx), PAGE);
+	if (p->nr_free == p->cap_free) {
+		size_t ncap = p->cap_free ? p->cap_free * 2 : 1024;
+		uint32_t *n = realloc(p->free_idx, ncap * sizeof(*n));
+
+		if (!n)
+			return;		/* the index is leaked, its page is not */
+		p->free_idx = n;
+		p->cap_free = ncap;
+	}
+	p->free_idx[p->nr_free++] = idx;
+}
+
+/* ---- debug: pages of zeros where data was (docs/RUNTIME.md) ---- */
+
+#if USWAP_DEBUG >= 2
+static void dbg_say(uint64_t *count, const char *what, uint64_t addr)
+{
+	if ((*count)++ < 16)
+		fprintf(stderr, "uswap run: DBG %s 0x%llx\n", what, (unsigned long long)addr);
+}
+
+static bool page_is_zero(const void *pg)
+{
+	const uint64_t *w = pg;
+
+	for (size_t i = 0; i < PAGE / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
+{
+	if (idx >= p->dbg_cap) {
+		size_t ncap = idx + 1 > 2 * p->dbg_cap ? idx + 1024 : 2 * p->dbg_cap;
+		uint8_t *n = realloc(p->dbg_nz, ncap);
+
+		if (!n)
+			return;
+		memset(n + p->dbg_cap, 0, ncap - p->dbg_cap);
+		p->dbg_nz = n;
+		p->dbg_cap = ncap;
+	}
+	p->dbg_nz[idx] = !page_is_zero(pg);
+}
+
+static void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *pg)
+{
+	if (idx < p->dbg_cap && p->dbg_nz[idx] && page_is_zero(pg))
+		dbg_say(&p->t->st.dbg_mirror_zero, "mirror-zero", addr);
+}
+#else
+static inline void dbg_say(uint64_t *count, const char *what, uint64_t addr)
+{
+	(void)count; (void)what; (void)addr;
+}
+static inline void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
+{
+	(void)p; (void)idx; (void)pg;
+}
+static inline void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *pg)
+{
+	(void)p; (void)idx; (void)addr; (void)pg;
+}
+#endif
+
+/* ---- the tree and the spaces ---- */
+
+/**
+ * pg_tree_init() - a tree of budget @budget pages, its mirrors charged to
+ * @mem, its eviction order @policy.
+ * Return: 0, -ENOMEM.
+ */
+int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
+		 enum rt_evict_policy policy)
+{
+	memset(t, 0, sizeof(*t));
+	t->mem = mem;
+	t->budget = budget;
+	t->policy = policy;
+	t->buf = malloc((size_t)PG_RUN * PAGE);
+	return t->buf ? 0 : -ENOMEM;
+}
+
+/** pg_tree_fini() - free what pg_tree_init() took (its spaces are gone). */
+void pg_tree_fini(struct pg_tree *t)
+{
+	free(t->buf);
+	t->buf = NULL;
+}
+
+/**
+ * pager_init() - an empty space in tree @t, its faults served through
+ * @ops with @arg.
+ * Return: 0, -ENOMEM, or the mm layer's error.
+ */
+int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, void *arg)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->t = t;
+	p->ops = ops;
+	p->ops_arg = arg;
+	p->pagemap = -1;
+	if ((err = pt_init(&p->tab)))
+		return err;
+	if ((err = uswap_mm_create(t->mem, &p->mm))) {
+		pt_free(&p->tab);
+		return err;
+	}
+	t->nr_spaces++;
+	return 0;
+}
+
+/**
+ * pager_destroy() - the process has gone: its counts leave the tree, its
+ * mirror is freed (swap entries put). The pagemap descriptor is the
+ * transport's. Context: no batch of it is settled afterwards.
+ */
+void pager_destroy(struct pager *p)
+{
+	struct pg_tree *t = p->t;
+
+	if (!t)
+		return;
+	if (p->inflight && !p->inherited)
+		t->inflight_pages -= p->batch_n - p->batch_done;
+	t->resident -= p->nr_resident;
+	t->unevictable -= p->nr_unevictable;
+	t->nr_spaces--;
+	uswap_mm_destroy(p->mm);
+	pt_free(&p->tab);
+	fifo_free(&p->evict_first);
+	pt_free(&p->passed);
+	rt_lru_free(&p->lru);
+	rt_ranges_free(&p->ranges);
+	free(p->free_idx);
+	free(p->pending);
+	free(p->dbg_nz);
+	p->t = NULL;
+}
+
+/*
+ * Copy @parent's page states into @c at a fork: a page present in both
+ * is charged once, to the parent (SHARED in the child, as the memory
+ * cgroup charges it); a swapped page keeps its index (the mirror was
+ * forked); a page of the parent's batch out keeps its state in the child,
+ * settled by the parent's answer (pager.h, "inherited").
+ */
+static int copy_states(struct pager *c, const struct pager *parent)
+{
+	struct pt_ent *e;
+	size_t n = pt_collect(&parent->tab, 0, ~0ULL, &e);
+	int err = 0;
+
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t v = e[i].val;
+
+		switch (PT_STATE(v)) {
+		case PS_SWAPPED:
+			err = transit(c, e[i].key, PGT_INHERIT, v);
+			break;
+		case PS_EVICTING:
+		case PS_DEAD:
+			/* DEAD stays DEAD: the drop was read before the fork,
+			 * so the child's page is gone too, or (the zap after
+			 * the copy) present and learnt from its pagemap. */
+			err = transit(c, e[i].key, PGT_INHERIT, v);
+			c->inflight = c->inherited = true;
+			break;
+		default:
+			err = transit(c, e[i].key, PGT_INHERIT, PT_VAL(PS_SHARED, 0));
+		}
+	}
+	free(e);
+	return err;
+}
+
+/**
+ * pager_fork() - @c becomes the child of @parent at a fork: its states
+ * copied (copy_states()), its mirror forked (uswap_mm_fork(): every
+ * swapped page's swap count goes to 2, as copy_pte_range() ->
+ * swap_duplicate() does), its ranges and prefetch window the parent's.
+ * Return: 0, -errno (@c is left empty and destroyed).
+ */
+int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg)
+{
+	struct pg_tree *t = parent->t;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->t = t;
+	c->ops = ops;
+	c->ops_arg = arg;
+	c->pagemap = -1;
+	c->wp = parent->wp;
+	c->ra_next = parent->ra_next;
+	if ((err = pt_init(&c->tab)))
+		return err;
+	if ((err = uswap_mm_fork(parent->mm, &c->mm))) {
+		pt_free(&c->tab);
+		return err;
+	}
+	t->nr_spaces++;
+	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
+	c->nr_chunks = parent->nr_chunks;
+	c->next_idx = parent->next_idx;
+	err = -ENOMEM;
+	if (parent->nr_free) {
+		c->free_idx = malloc(parent->nr_free * sizeof(*c->free_idx));
+		if (!c->free_idx)
+			goto fail;
+		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
+		c->nr_free = c->cap_free = parent->nr_free;
+	}
+	if (rt_ranges_copy(&c->ranges, &parent->ranges))
+		goto fail;
+	if ((err = copy_states(c, parent)))
+		goto fail;
+	if (c->inflight) {
+		c->batch_n = parent->batch_n;
+		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));
+	}
+	return 0;
+fail:
+	c->inflight = false;
+	pager_destroy(c);
+	return err;
+}
+
+/* ---- faults ---- */
+
+/*
+ * Zero-fill @addr and, for a first touch, the absent pages after it in
+ * its registered range, up to @room. @tracked: the states hold the page
+ * already (dropped without an event seen): zeros, counted in the debug
+ * build, the state kept.
+ * Return: 0, -EAGAIN (an event is pending: retry after it).
+ */
+static int serve_zero(struct pager *p, uint64_t addr, bool tracked, uint64_t room)
+{
+	const struct rt_range *r = rt_ranges_find(&p->ranges, addr);
+	uint64_t n = 1, v, done = 0;
+	int err;
+
+	if (!tracked && r)
+		while (n < PG_ZERO_RUN && n < room && addr + n * PAGE < r->end &&
+		       !pt_get(&p->tab, addr + n * PAGE, &v))
+			n++;
+	if (tracked)
+		dbg_say(&p->t->st.dbg_zero_tracked, "zero-tracked", addr);
+	err = p->ops->copy(p->ops_arg, addr, zeros, n * PAGE, &done);
+	done /= PAGE;
+	if (!tracked)
+		for (uint64_t i = 0; i < done; i++)
+			make_resident(p, addr + i * PAGE, PGT_FIRST_TOUCH, false, LRU_AHEAD);
+	p->t->st.zero_pages += done;
+	if (done)
+		p->t->st.zero_fills++;
+	if (err == -EAGAIN && !done)
+		return -EAGAIN;
+	if (err == -EEXIST && !done) {	/* present already: someone served it */
+		if (!tracked)
+			make_resident(p, addr, PGT_LEARN, false, 0);
+		p->ops->wake(p->ops_arg, addr);
+	}
+	return 0;
+}
+
+/*
+ * The page at @addr, SWAPPED, could not be read back (@err). A device
+ * error (-EIO) poisons it: SIGBUS for this page alone.
+ * Return: 0 poisoned, -EAGAIN, or the error (the transport decides).
+ */
+static int lost_page(struct pager *p, uint64_t addr, uint32_t idx, int err)
+{
+	int perr;
+
+	if (err != -EIO)
+		return err;
+	perr = p->ops->poison(p->ops_arg, addr);
+	if (perr == -EAGAIN)
+		return -EAGAIN;
+	mirror_free(p, idx);
+	transit(p, addr, PGT_POISON, 0);
+	p->t->st.poisoned++;
+	return perr ? perr : -EHWPOISON;
+}
+
+/*
+ * Swap @addr in with the SWAPPED pages after it, in one copy: only as
+ * many as the prefetch window allows (sequential faults double it, 2, 4,
+ * ... PG_RUN; any other fault sets it back to one page, as the kernel's
+ * swap readahead sizes its window by hits) and @room. The mirror is
+ * dropped for the pages copied, each put on a list by the workingset
+ * test (active when it came back within half the budget).
+ * Return: 0, -EAGAIN, -EHWPOISON (the page was poisoned), or a read error.
+ */
+static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
+{
+	struct pg_tree *t = p->t;
+	uint32_t idx[PG_RUN];
+	uint64_t n = 0, v, done = 0, old[PG_RUN];
+	int err = 0;
+
+	if (addr != p->ra_next)
+		p->ra_win = 1;
+	else
+		p->ra_win = p->ra_win < 2 ? 2 : p->ra_win * 2 > PG_RUN ? PG_RUN : p->ra_win * 2;
+	if (room > p->ra_win)
+		room = p->ra_win;
+	while (n < PG_RUN && (n == 0 || n < room) && pt_get(&p->tab, addr + n * PAGE, &v) &&
+	       PT_STATE(v) == PS_SWAPPED) {
+		idx[n] = PT_IDX(v);
+		old[n] = v;
+		err = uswap_mm_read(p->mm, mirror_addr(p, idx[n]), t->buf + n * PAGE, PAGE);
+		if (err)
+			break;
+		dbg_read(p, idx[n], addr + n * PAGE, t->buf + n * PAGE);
+		n++;
+	}
+	if (!n)
+		return err ? lost_page(p, addr, idx[0], err) : 0;
+	err = p->ops->copy(p->ops_arg, addr, t->buf, n * PAGE, &done);
+	done /= PAGE;
+	for (uint64_t i = 0; i < done; i++) {
+		bool active = t->policy == RT_EVICT_LRU &&
+			      rt_lru_refault(old[i], t->st.evicted, t->budget / 2);
+
+		mirror_free(p, idx[i]);
+		make_resident(p, addr + i * PAGE, PGT_SWAPIN, active, LRU_AHEAD);
+		t->lru_st.refaults++;
+		t->lru_st.swapin_pages++;
+		t->lru_st.activated += active;
+	}
+	if (done) {
+		p->ra_next = addr + done * PAGE;
+		t->st.swapins++;
+		t->st.prefetched += done - 1;
+	}
+	if (err == -EAGAIN && !done)
+		return -EAGAIN;
+	if (err == -EEXIST && !done)
+		p->ops->wake(p->ops_arg, addr);	/* cannot happen to a SWAPPED page */
+	return 0;
+}
+
+/**
+ * pager_serve() - serve the fault at @addr as its page's state says:
+ * zeros for a page never seen (a run of up to @room pages), its bytes for
+ * a swapped one (a run of up to @room), a wait for one in the batch out.
+ * The transport decides @room from the budget (1: no run).
+ * Return: 0 served; -EBUSY wait for the batch (PG_WAIT_EVICTING);
+ * -EAGAIN wait for the pending event (PG_WAIT_EVENT); -EHWPOISON the page
+ * was lost and poisoned (served); another -errno: it cannot be read back.
+ */
+int pager_serve(struct pager *p, uint64_t addr, uint64_t room)
+{
+	uint64_t v;
+	bool known = pt_get(&p->tab, addr, &v);
+
+	if (known && (PT_STATE(v) == PS_EVICTING || PT_STATE(v) == PS_DEAD))
+		return -EBUSY;
+	if (known && PT_STATE(v) == PS_SWAPPED)
+		return serve_swapin(p, addr, room);
+	return serve_zero(p, addr, known, room);
+}
+
+/**
+ * pager_defer() - keep the fault at @addr (read at @t0) waiting, counted
+ * once by @why.
+ * Return: 0, -ENOMEM (not kept).
+ */
+int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
+{
+	struct pg_stats *st = &p->t->st;
+
+	for (size_t i = 0; i < p->nr_pending; i++)
+		if (p->pending[i].addr == addr)
+			return 0;
+	if (p->nr_pending == p->cap_pending) {
+		size_t ncap = p->cap_pending ? p->cap_pending * 2 : 64;
+		struct pg_pending *n = realloc(p->pending, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->pending = n;
+		p->cap_pending = ncap;
+	}
+	p->pending[p->nr_pending++] = (struct pg_pending){ addr, t0 };
+	st->deferred++;
+	if (why == PG_WAIT_BUDGET)
+		st->wait_budget++;
+	else if (why == PG_WAIT_EVICTING)
+		st->wait_evicting++;
+	else
+		st->wait_event++;
+	return 0;
+}
+
+/**
+ * pager_retry() - offer each waiting fault to @serve (the transport's
+ * fault path, 0 when served), and @served its read time when it was.
+ * Faults may be deferred again meanwhile (they join the list).
+ * Return: the faults still waiting.
+ */
+size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void *arg,
+		   void (*served)(void *arg, uint64_t t0))
+{
+	size_t n = p->nr_pending, j = 0;
+	struct pg_pending *w;
+
+	if (!n)
+		return 0;
+	w = p->pending;
+	p->pending = NULL;
+	p->nr_pending = p->cap_pending = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (serve(arg, w[i].addr))
+			w[j++] = w[i];
+		else if (served)
+			served(arg, w[i].t0);
+	}
+	/* Those deferred again by serve() are in the new list: merge. */
+	for (size_t i = 0; i < p->nr_pending; i++) {
+		bool dup = false;
+
+		for (size_t k = 0; k < j && !dup; k++)
+			dup = w[k].addr == p->pending[i].addr;
+		if (!dup)
+			w[j++] = p->pending[i];
+	}
+	free(p->pending);
+	p->pending = w;
+	p->nr_pending = j;
+	p->cap_pending = n > j ? n : j;
+	return j;
+}
+
+/**
+ * pager_forget_pending() - the waiting faults in [@start, @end) are
+ * dropped (the range left the uffd: its threads were woken).
+ */
+void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < p->nr_pending; i++)
+		if (p->pending[i].addr < start || p->pending[i].addr >= end)
+			p->pending[j++] = p->pending[i];
+	p->nr_pending = j;
+}
+
+/**
+ * pager_swapin_all() - bring every swapped page in, in long runs (a fork
+ * on the path without fork events: the child's copy is not registered).
+ * Return: 0 when none is left; -EAGAIN (an event is pending: again
+ * later); the error of a page that cannot be read back.
+ */
+int pager_swapin_all(struct pager *p)
+{
+	struct pt_ent *e;
+	size_t n;
+	int err = 0;
+
+	if (!p->nr_swapped)
+		return 0;
+	n = pt_collect(&p->tab, 0, ~0ULL, &e);
+	for (size_t i = 0; i < n && !err; i++) {
+		uint64_t v;
+
+		if (!pt_get(&p->tab, e[i].key, &v) || PT_STATE(v) != PS_SWAPPED)
+			continue;	/* a run took it */
+		p->ra_next = e[i].key;	/* long runs, as a sequential read */
+		p->ra_win = PG_RUN;
+		err = serve_swapin(p, e[i].key, PG_RUN);
+		if (err == -EHWPOISON)
+			err = 0;
+	}
+	free(e);
+	if (err)
+		return err;
+	return p->nr_swapped ? -EAGAIN : 0;
+}
+
+/* ---- what the process did ---- */
+
+/**
+ * pager_learn() - the page at @addr is present, and the states did not
+ * know it (filled before its range was seen, or by a copy of another):
+ * RESIDENT on the inactive list. A page it knows is left alone.
+ */
+void pager_learn(struct pager *p, uint64_t addr)
+{
+	uint64_t v;
+
+	if (!pt_get(&p->tab, addr, &v))
+		make_resident(p, addr, PGT_LEARN, false, 0);
+}
+
+/**
+ * pager_own() - the SHARED page at @addr is mapped by this process alone
+ * now (pagemap's exclusive bit): charged here, on the inactive list.
+ * Return: true if it was SHARED.
+ */
+bool pager_own(struct pager *p, uint64_t addr)
+{
+	uint64_t v;
+
+	if (!pt_get(&p->tab, addr, &v) || PT_STATE(v) != PS_SHARED)
+		return false;
+	make_resident(p, addr, PGT_OWN, false, 0);
+	return true;
+}
+
+/* Slot @idx of the batch out is not to be moved any more. */
+static uint64_t cancel_slot(struct pager *p, uint32_t idx)
+{
+	uint64_t bit;
+
+	if (!p->inflight || idx >= PG_BATCH)
+		return 0;
+	bit = 1ULL << idx;
+	p->cancel |= bit;
+	return bit;
+}
+
+/**
+ * pager_drop() - the process dropped [@start, @end) (MADV_DONTNEED,
+ * munmap): every page there reads zeros now. A page of the batch out
+ * becomes DEAD: its slot is cancelled, its answer then decides nothing.
+ * Return: the slots newly cancelled (a bit each), for the transport to
+ * pass to whoever moves the pages: a move of a cancelled slot would take
+ * whatever a new mapping put at the address (the stress-ng wrong data).
+ */
+uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
+{
+	struct pt_ent *e;
+	size_t n = pt_collect(&p->tab, start, end, &e);
+	uint64_t cancelled = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = e[i].val;
+
+		switch (PT_STATE(v)) {
+		case PS_EVICTING:
+			transit(p, e[i].key, PGT_DROP_OUT, PT_VAL(PS_DEAD, PT_IDX(v)));
+			cancelled |= cancel_slot(p, PT_IDX(v));
+			break;
+		case PS_DEAD:
+			break;
+		case PS_SWAPPED:
+			mirror_free(p, PT_IDX(v));
+			/* fall through */
+		default:
+			transit(p, e[i].key, PGT_DROP, 0);
+		}
+	}
+	free(e);
+	if (p->ra_next > start && p->ra_next <= end)
+		p->ra_next = 0;
+	return cancelled;
+}
+
+/*
+ * Forget the entry @val at @key with its counts: the page is overwritten
+ * (a remap's destination). A page of the batch out has its slot
+ * cancelled; its answer then finds another entry, or none, and counts the
+ * slot as gone. Return: the slot's bit, or 0.
+ */
+static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
+{
+	uint64_t bit = 0;
+
+	if (PT_STATE(val) == PS_SWAPPED)
+		mirror_free(p, PT_IDX(val));
+	if (PT_STATE(val) == PS_EVICTING || PT_STATE(val) == PS_DEAD)
+		bit = cancel_slot(p, PT_IDX(val));
+	transit(p, key, PGT_OVERWRITE, 0);
+	return bit;
+}
+
+/**
+ * pager_remap() - the process moved [@from, @from + @len) to @to
+ * (mremap): the states move along, a RESIDENT page with its list and its
+ * flags. Whatever the destination held is forgotten first. A page of the
+ * batch out keeps its slot, renamed to the new address, and the slot is
+ * cancelled (the move request names the old address, where a new mapping
+ * may come; a move made before the event took the page now at @to).
+ * Return: the slots newly cancelled.
+ */
+uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
+{
+	struct pt_ent *e, *d;
+	size_t n = pt_collect(&p->tab, from, from + len, &e);
+	size_t nd;
+	uint64_t cancelled = 0;
+
+	/* Off the map (not a transition: the pages live on at @to), then
+	 * the destination's entries forgotten. */
+	for (size_t i = 0; i < n; i++)
+		pt_del(&p->tab, e[i].key);
+	nd = pt_collect(&p->tab, to, to + len, &d);
+	for (size_t i = 0; i < nd; i++)
+		cancelled |= overwrite(p, d[i].key, d[i].val);
+	free(d);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t na = to + (e[i].key - from), v = e[i].val;
+		enum rt_page_state st = PT_STATE(v);
+
+		if (st == PS_RESIDENT && LRU_TICKET(v)) {
+			rt_lru_forget(&p->lru, v);
+			if (rt_lru_add_flags(&p->lru, &p->tab, na, LRU_ACTIVE(v),
+					     v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)))
+				pt_set(&p->tab, na, PT_VAL(PS_RESIDENT, 0));
+			continue;
+		}
+		pt_set(&p->tab, na, v);
+		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(v) < PG_BATCH) {
+			p->batch_addr[PT_IDX(v)] = na;
+			cancelled |= cancel_slot(p, PT_IDX(v));
+		}
+	}
+	free(e);
+	rt_ranges_move(&p->ranges, from, to, len);
+	p->ra_next = 0;
+	return cancelled;
+}
+
+/* ---- eviction ---- */
+
+/*
+ * Read the written bits of the registered ranges when a quarter of the
+ * resident pages (at least a batch) was evicted since the last read: a
+ * page's bit then tells whether it was written in the last stretch of its
+ * time on a list (lru.c).
+ */
+static void scan_written(struct pager *p)
+{
+	struct pg_tree *t = p->t;
+	uint64_t every = p->nr_resident / 4 > PG_BATCH ? p->nr_resident / 4 : PG_BATCH;
+
+	if (!p->wp || p->pagemap < 0 || t->policy != RT_EVICT_LRU ||
+	    t->st.evicted - p->scan_clock < every)
+		return;
+	p->scan_clock = t->st.evicted;
+	t->lru_st.scans++;
+	for (size_t i = 0; i < p->ranges.n; i++) {
+		long n = rt_lru_scan(p->pagemap, &p->tab, p->ranges.v[i].start, p->ranges.v[i].end);
+
+		if (n > 0)
+			t->lru_st.written += (uint64_t)n;
+	}
+}
+
+/* Page @a (RESIDENT, off its list) takes slot p->batch_n. */
+static void take(struct pager *p, uint64_t a, uint64_t *addr)
+{
+	uint32_t i = p->batch_n;
+
+	if (transit(p, a, PGT_PICK, PT_VAL(PS_EVICTING, i))) {
+		rt_lru_add(&p->lru, &p->tab, a, false);	/* no room in the map: stays */
+		return;
+	}
+	p->batch_addr[i] = a;
+	addr[i] = a;
+	p->batch_n++;
+}
+
+/**
+ * pager_pick() - the batch to move out: up to @want pages (<= PG_BATCH),
+ * the pages queued on evict_first first, then the coldest by the lists
+ * (a page the tree's pass_over() hook passes over gets one more trip).
+ * The written bits are read first when due. Nothing is picked while a
+ * batch is out.
+ * Return: the pages picked, their addresses in @addr[slot].
+ */
+uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr)
+{
+	struct pg_tree *t = p->t;
+	uint64_t a, v, skipped = 0;
+
+	if (p->inflight)
+		return 0;
+	if (want > PG_BATCH)
+		want = PG_BATCH;
+	p->batch_n = 0;
+	p->batch_done = 0;
+	p->batch_moved = 0;
+	p->cancel = 0;
+	scan_written(p);
+	while (p->batch_n < want && fifo_pop(&p->evict_first, &a))
+		if (pt_get(&p->tab, a, &v) && PT_STATE(v) == PS_RESIDENT) {
+			rt_lru_forget(&p->lru, v);
+			pt_set(&p->tab, a, v & ~(~0ULL << 12));	/* off its list: no ticket */
+			take(p, a, addr);
+		}
+	while (p->batch_n < want && skipped < 4 * PG_BATCH &&
+	       rt_lru_pop(&p->lru, &p->tab, &a, p->nr_resident, &t->lru_st)) {
+		if (t->pass_over && t->pass_over(t->pass_arg, p, a)) {
+			rt_lru_add(&p->lru, &p->tab, a, false);
+			skipped++;
+			continue;
+		}
+		take(p, a, addr);
+	}
+	if (!p->batch_n)
+		return 0;
+	p->inflight = true;
+	t->inflight_pages += p->batch_n;
+	t->st.evict_batches++;
+	return p->batch_n;
+}
+
+/**
+ * pager_unpick() - the batch just picked cannot go out (its message was
+ * not sent): its pages are RESIDENT again, on the inactive list.
+ */
+void pager_unpick(struct pager *p)
+{
+	for (uint32_t i = 0; i < p->batch_n; i++) {
+		uint64_t v;
+
+		if (pt_get(&p->tab, p->batch_addr[i], &v) && PT_STATE(v) == PS_EVICTING &&
+		    PT_IDX(v) == i)
+			make_resident(p, p->batch_addr[i], PGT_PUTBACK, false, 0);
+	}
+	p->t->inflight_pages -= p->batch_n;
+	p->t->st.evict_batches--;
+	p->inflight = false;
+	p->batch_n = 0;
+}
+
+/**
+ * pager_settle() - slot @i of the batch out is answered: @status >= 0
+ * moved (1: after make_exclusive(), a copy of a page shared after a
+ * fork), its bytes at @bytes; -EBUSY or -EAGAIN not moved (busy or
+ * shared); -ECANCELED cancelled (not moved); -ENOENT not there; -ENOSPC
+ * its bytes cannot be kept; any other: the kernel refuses to move it
+ * (mlock). A slot whose page was dropped meanwhile (DEAD) or forgotten
+ * is only counted.
+ * Return: 0; 1 stored after make_exclusive(); -ENOSPC the bytes could
+ * not be stored (the slot stays EVICTING: settle it again, -ENOSPC to
+ * let the page go, -EBUSY after putting it back).
+ */
+int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes)
+{
+	struct pg_tree *t = p->t;
+	uint64_t a = p->batch_addr[i], v;
+	uint32_t idx;
+	int ret = 0;
+
+	if (!pt_get(&p->tab, a, &v) || PT_IDX(v) != i ||
+	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD)) {
+		/* Unmapped, dropped or overwritten meanwhile: it left the
+		 * resident count too, so the batch is progress. */
+		p->batch_moved++;
+		goto done;
+	}
+	if (PT_STATE(v) == PS_DEAD) {
+		transit(p, a, PGT_BURY, 0);
+		p->batch_moved++;
+		goto done;
+	}
+	if (status >= 0) {
+		int err = mirror_alloc(p, &idx);
+
+		if (!err && (err = uswap_mm_write(p->mm, mirror_addr(p, idx), bytes, PAGE)))
+			mirror_free(p, idx);
+		if (err)
+			return -ENOSPC;
+		dbg_stored(p, idx, bytes);
+		/* the shadow: the eviction clock as it leaves */
+		transit(p, a, PGT_STORE, LRU_SWAPPED(idx, t->st.evicted));
+		p->batch_moved++;
+		if (!p->inherited)
+			t->st.evicted++;
+		if (status == 1 && !p->inherited) {
+			t->st.evict_unshared++;
+			ret = 1;
+		}
+	} else if (status == -EBUSY || status == -EAGAIN || status == -ECANCELED) {
+		/* rotated, as the kernel's putback */
+		make_resident(p, a, PGT_PUTBACK, false, 0);
+		if (p->inherited)
+			;
+		else if (status == -ECANCELED)
+			t->st.evict_cancelled++;
+		else
+			t->st.evict_busy++;
+	} else if (status == -ENOENT || status == -ENOSPC || p->inherited) {
+		/* Not there (an inherited slot: gone from the parent before
+		 * the copy, or refused there, where the child's copy is its
+		 * own), or its bytes lost: the page reads zeros. */
+		transit(p, a, PGT_VANISH, 0);
+		p->batch_moved++;
+		if (status == -ENOENT && !p->inherited)
+			t->st.evict_gone++;
+	} else {
+		transit(p, a, PGT_REFUSE, PT_VAL(PS_UNEVICTABLE, 0));
+		t->st.evict_other++;
+	}
+done:
+	p->batch_done++;
+	if (!p->inherited)
+		t->inflight_pages--;
+	return ret;
+}
+
+/**
+ * pager_batch_end() - every slot of the batch out was settled: the next
+ * may be picked.
+ * Return: the slots that took a page off the resident count (0: the
+ * batch freed nothing, a stall).
+ */
+uint32_t pager_batch_end(struct pager *p)
+{
+	uint32_t moved = p->batch_moved;
+
+	uswap_assert(p->batch_done == p->batch_n);
+	p->inflight = p->inherited = false;
+	p->batch_n = p->batch_done = p->batch_moved = 0;
+	p->cancel = 0;
+	return moved;
+}
+
+/** pager_get() - the value of the page at @addr. Return: false if absent. */
+bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val)
+{
+	return pt_get(&p->tab, addr, val);
+}
+
+/* ---- invariants ---- */
+
+static void broken(const struct pager *p, const char *what, uint64_t addr, uint64_t a,
+		   uint64_t b)
+{
+	fprintf(stderr, "pager_check: %s (page 0x%llx: %llu against %llu; resident %llu "
+		"swapped %llu unevictable %llu shared %llu, batch %u%s)\n", what,
+		(unsigned long long)addr, (unsigned long long)a, (unsigned long long)b,
+		(unsigned long long)p->nr_resident, (unsigned long long)p->nr_swapped,
+		(unsigned long long)p->nr_unevictable, (unsigned long long)p->nr_shared,
+		p->batch_n, p->inflight ? " out" : "");
+	abort();
+}
+
+/**
+ * pager_check() - walk @p's map and check every invariant pager.h lists;
+ * abort with a message on the first broken one.
+ */
+void pager_check(const struct pager *p)
+{
+	uint64_t res = 0, sw = 0, unev = 0, sh = 0, listed[2] = { 0, 0 };
+	uint8_t *used = NULL;
+
+	if (!p->t)
+		return;
+	if (p->next_idx)
+		used = calloc(p->next_idx, 1);
+	for (size_t k = 0; used && k < p->nr_free; k++) {
+		if (p->free_idx[k] >= p->next_idx || used[p->free_idx[k]])
+			broken(p, "a free mirror index out of range or free twice", 0,
+			       p->free_idx[k], p->next_idx);
+		used[p->free_idx[k]] = 1;
+	}
+	for (size_t k = 0; k < p->tab.cap; k++) {
+		const struct pt_ent *e = &p->tab.e[k];
+		uint64_t v = e->val;
+
+		if (!e->key)
+			continue;
+		switch (PT_STATE(v)) {
+		case PS_RESIDENT:
+			res++;
+			if (LRU_TICKET(v))
+				listed[LRU_ACTIVE(v)]++;
+			break;
+		case PS_UNEVICTABLE:
+			res++;
+			unev++;
+			break;
+		case PS_EVICTING:
+		case PS_DEAD:
+			res++;
+			if (!p->inflight || PT_IDX(v) >= p->batch_n ||
+			    p->batch_addr[PT_IDX(v)] != e->key)
+				broken(p, "a page of the batch whose slot does not name it", e->key,
+				       PT_IDX(v), p->batch_n);
+			break;
+		case PS_SWAPPED:
+			sw++;
+			if (PT_IDX(v) >= p->next_idx || !used || used[PT_IDX(v)])
+				broken(p, "a swapped page's mirror index free, shared or unknown",
+				       e->key, PT_IDX(v), p->next_idx);
+			used[PT_IDX(v)] = 1;
+			break;
+		case PS_SHARED:
+			sh++;
+			break;
+		default:
+			broken(p, "an unknown state", e->key, PT_STATE(v), 0);
+		}
+	}
+	free(used);
+	if (res != p->nr_resident)
+		broken(p, "nr_resident", 0, p->nr_resident, res);
+	if (sw != p->nr_swapped)
+		broken(p, "nr_swapped", 0, p->nr_swapped, sw);
+	if (unev != p->nr_unevictable)
+		broken(p, "nr_unevictable", 0, p->nr_unevictable, unev);
+	if (sh != p->nr_shared)
+		broken(p, "nr_shared", 0, p->nr_shared, sh);
+	if (p->next_idx != sw + p->nr_free)
+		broken(p, "a mirror index neither swapped nor free (leaked)", 0, p->next_idx,
+		       sw + p->nr_free);
+	for (int l = 0; l < 2; l++)
+		if (p->lru.nr[l] > listed[l])
+			broken(p, "a list counts more pages than it holds", 0, p->lru.nr[l],
+			       listed[l]);
+	if (p->batch_n > PG_BATCH || p->batch_done > p->batch_n)
+		broken(p, "the batch's size", 0, p->batch_n, p->batch_done);
+}
+
+/**
+ * pager_check_tree() - check each of @t's @n spaces, and that the tree's
+ * counts are their sums.
+ */
+void pager_check_tree(const struct pg_tree *t, struct pager *const *spaces, size_t n)
+{
+	uint64_t res = 0, unev = 0, out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		pager_check(spaces[i]);
+		res += spaces[i]->nr_resident;
+		unev += spaces[i]->nr_unevictable;
+		if (spaces[i]->inflight && !spaces[i]->inherited)
+			out += spaces[i]->batch_n - spaces[i]->batch_done;
+	}
+	if (res != t->resident || unev != t->unevictable || out != t->inflight_pages) {
+		fprintf(stderr, "pager_check_tree: resident %llu/%llu unevictable %llu/%llu "
+			"in flight %llu/%llu (tree/spaces)\n",
+			(unsigned long long)t->resident, (unsigned long long)res,
+			(unsigned long long)t->unevictable, (unsigned long long)unev,
+			(unsigned long long)t->inflight_pages, (unsigned long long)out);
+		abort();
+	}
+}

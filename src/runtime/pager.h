@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pager: one process's pages as the runtime keeps them, for both
+ * modes (docs/RUNTIME.md, "The pager"). A pager space owns the page-state
+ * map, the cold-page lists, the mirror (the swapped pages' bytes, in an
+ * address space of the mm layer), the registered ranges, the faults that
+ * wait and the eviction batch out; a pager tree owns what the spaces of
+ * one budget share (the resident count, the eviction clock, the counters).
+ * A transport (the supervisor's session for a program's process, the
+ * region pool's handler thread in the caller) reads the userfaultfd and
+ * moves pages; it tells the pager each event and gives it a struct
+ * pg_ops for the copies, wake-ups and poisons a fault needs.
+ *
+ * Page states, and the named transitions between them (pg_trans):
+ *
+ *   absent --FIRST_TOUCH/LEARN--> RESIDENT --PICK--> EVICTING
+ *   EVICTING --STORE--> SWAPPED        --PUTBACK--> RESIDENT
+ *            --REFUSE--> UNEVICTABLE   --VANISH--> absent
+ *            --DROP_OUT--> DEAD        (dropped while its batch is out;
+ *                                       its slot is cancelled)
+ *   DEAD --BURY--> absent              SWAPPED --SWAPIN--> RESIDENT
+ *   SWAPPED --POISON--> absent         SHARED --OWN--> RESIDENT
+ *   RESIDENT, UNEVICTABLE, SWAPPED, SHARED --DROP--> absent
+ *   any --OVERWRITE--> absent          (a remap's destination)
+ *   absent --INHERIT--> SHARED, SWAPPED, EVICTING, DEAD (a forked child's copy)
+ *
+ * Invariants (pager_check()): nr_resident counts the RESIDENT, EVICTING,
+ * DEAD and UNEVICTABLE entries, nr_swapped the SWAPPED, nr_unevictable
+ * the UNEVICTABLE, nr_shared the SHARED ones; the tree's resident count
+ * is the sum over its spaces; an EVICTING or DEAD entry's slot is below
+ * the batch's size and its slot names it back; a RESIDENT page on a list
+ * is on one list, under its ticket; every SWAPPED index is in use once.
+ *
+ * Context: one thread at a time per tree (the supervisor's thread; the
+ * pool's lock); no locking here.
+ */
+#ifndef USWAP_RUNTIME_PAGER_H
+#define USWAP_RUNTIME_PAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uswap/mm.h>
+
+#include "runtime/lru.h"
+#include "runtime/pagetab.h"
+#include "runtime/proto.h"
+#include "runtime/ranges.h"
+
+#define PG_PAGE		RT_PAGE
+#define PG_BATCH	RT_BATCH	/* pages per eviction batch */
+#define PG_RUN		64		/* pages per swap-in run (sequential prefetch) */
+#define PG_ZERO_RUN	16		/* pages per zero-fill run (first touches) */
+#define PG_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
+#define PG_MIRROR_MAX	256		/* mirror mappings per space (64 GiB) */
+#define PG_TOTAL_FLOOR	64		/* pages: the least resident budget a bound of
+					 * resident + compressed leaves */
+
+enum pg_trans {
+	PGT_FIRST_TOUCH,	/* absent -> RESIDENT: a zero fill */
+	PGT_LEARN,		/* absent -> RESIDENT: found present (pagemap, EEXIST) */
+	PGT_PICK,		/* RESIDENT -> EVICTING: into the batch */
+	PGT_STORE,		/* EVICTING -> SWAPPED: moved, its bytes in the mirror */
+	PGT_PUTBACK,		/* EVICTING -> RESIDENT: not moved (busy, cancelled) */
+	PGT_REFUSE,		/* EVICTING -> UNEVICTABLE: the kernel will not move it */
+	PGT_VANISH,		/* EVICTING -> absent: it was not there any more */
+	PGT_DROP_OUT,		/* EVICTING -> DEAD: dropped with its batch out */
+	PGT_BURY,		/* DEAD -> absent: its batch settled */
+	PGT_SWAPIN,		/* SWAPPED -> RESIDENT: copied back in */
+	PGT_POISON,		/* SWAPPED -> absent: lost (SIGBUS on access) */
+	PGT_OWN,		/* SHARED -> RESIDENT: one process maps it alone now */
+	PGT_DROP,		/* RESIDENT, UNEVICTABLE, SWAPPED, SHARED -> absent */
+	PGT_OVERWRITE,		/* any -> absent: a remap's destination */
+	PGT_INHERIT,		/* absent -> SHARED, SWAPPED, EVICTING, DEAD: at a fork */
+	PGT_NR
+};
+
+/* Why a fault waits (each deferred fault counted once, by its reason). */
+enum pg_wait { PG_WAIT_EVENT, PG_WAIT_EVICTING, PG_WAIT_BUDGET };
+
+/* The pager's counters, kept in its tree: X(name, what it counts). */
+#define PG_STATS(X)							\
+	X(zero_fills, "zero-fill runs")					\
+	X(zero_pages, "pages zero-filled")				\
+	X(swapins, "swap-in runs")					\
+	X(prefetched, "pages swapped in beyond the faulting one")	\
+	X(evict_batches, "eviction batches picked")			\
+	X(evicted, "pages stored in the mirror")			\
+	X(evict_busy, "pages not moved: busy or shared (put back)")	\
+	X(evict_gone, "pages not there when moved")			\
+	X(evict_other, "pages the kernel refused: unevictable")		\
+	X(evict_cancelled, "pages remapped while their batch was out")	\
+	X(evict_unshared, "pages moved after make_exclusive()")		\
+	X(poisoned, "pages lost to a device read error")		\
+	X(deferred, "faults that waited")				\
+	X(wait_budget, "... for a batch: the budget was reached")	\
+	X(wait_evicting, "... for the batch holding their page")	\
+	X(wait_event, "... for a pending event (EAGAIN)")		\
+	X(peak_resident, "peak of resident pages")			\
+	X(peak_unevictable, "peak of unevictable pages")		\
+	X(dbg_zero_tracked, "USWAP_DEBUG >= 2: zero fills of pages held")	\
+	X(dbg_mirror_zero, "USWAP_DEBUG >= 2: zeros read for non-zero pages")
+
+struct pg_stats {
+#define PG_STAT_FIELD(name, what)	uint64_t name;
+	PG_STATS(PG_STAT_FIELD)
+#undef PG_STAT_FIELD
+};
+
+struct pager;
+
+/* What the spaces of one budget share. */
+struct pg_tree {
+	struct uswap_mem *mem;		/* the mirrors' memory */
+	uint64_t budget;		/* pages: the active list's room is half */
+	uint64_t resident;		/* sum of the spaces' nr_resident */
+	uint64_t unevictable;		/* sum of their nr_unevictable */
+	uint64_t inflight_pages;	/* pages of batches out, not settled */
+	enum rt_evict_policy policy;
+	struct rt_lru_stats lru_st;
+	struct pg_stats st;		/* st.evicted is the eviction clock */
+	unsigned int nr_spaces;
+	char *buf;			/* a swap-in run's bytes */
+	/* Whether eviction passes over @addr of @p once more (a page shared
+	 * after a fork), or NULL. */
+	bool (*pass_over)(void *arg, struct pager *p, uint64_t addr);
+	void *pass_arg;
+};
+
+/* What a transport does for a fault, with UFFDIO_* semantics. */
+struct pg_ops {
+	/* Copy @len bytes at @src to @dst; *@done gets the bytes copied.
+	 * Return: 0, -EAGAIN (an event is pending), -EEXIST (present). */
+	int (*copy)(void *arg, uint64_t dst, const void *src, uint64_t len, uint64_t *done);
+	void (*wake)(void *arg, uint64_t addr);
+	/* Return: 0, -EAGAIN, -errno. */
+	int (*poison)(void *arg, uint64_t addr);
+};
+
+struct pg_pending {
+	uint64_t addr, t0;		/* the fault, read at (now_ns()) */
+};
+
+/* One process's (or pool's) pages. */
+struct pager {
+	struct pg_tree *t;
+	const struct pg_ops *ops;
+	void *ops_arg;
+	struct pagetab tab;		/* address -> PT_VAL(state, ...) (lru.h) */
+	struct rt_lru lru;		/* RESIDENT pages: inactive, active */
+	struct rt_fifo evict_first;	/* evicted before the lists' pages */
+	uint64_t nr_resident, nr_swapped, nr_unevictable, nr_shared;
+	struct rt_ranges ranges;	/* registered ranges */
+	int pagemap;			/* /proc/PID/pagemap, or -1 */
+	bool wp;			/* the ranges have WP_ASYNC written bits */
+	uint64_t scan_clock;		/* t->st.evicted at the last written-bit scan */
+	/* the mirror */
+	struct uswap_mm *mm;
+	uint64_t chunk[PG_MIRROR_MAX];
+	unsigned int nr_chunks;
+	uint32_t next_idx, *free_idx;
+	size_t nr_free, cap_free;
+	/* sequential prefetch */
+	uint64_t ra_next;		/* the page after the last swap-in run */
+	uint32_t ra_win;		/* its window (pages) */
+	/* the batch out: slot i names batch_addr[i] */
+	bool inflight;
+	uint32_t batch_n;
+	uint64_t batch_addr[PG_BATCH];
+	uint64_t cancel;		/* slots not to be moved any more */
+	uint32_t batch_done;		/* slots settled */
+	uint32_t batch_moved;		/* slots that took a page off the count */
+	bool inherited;			/* the batch is a parent's, copied at a fork:
+					 * settled by its answer, counted there */
+	struct pagetab passed;		/* pages the pass_over hook passed once
+					 * (its own; cap 0 until used) */
+	/* faults waiting */
+	struct pg_pending *pending;
+	size_t nr_pending, cap_pending;
+	uint8_t *dbg_nz;		/* USWAP_DEBUG >= 2: index -> stored non-zero */
+	size_t dbg_cap;
+};
+
+int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
+		 enum rt_evict_policy policy);
+void pg_tree_fini(struct pg_tree *t);
+
+int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, void *arg);
+void pager_destroy(struct pager *p);
+int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg);
+
+int pager_serve(struct pager *p, uint64_t addr, uint64_t room);
+int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why);
+size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void *arg,
+		   void (*served)(void *arg, uint64_t t0));
+void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end);
+int pager_swapin_all(struct pager *p);
+
+void pager_learn(struct pager *p, uint64_t addr);
+bool pager_own(struct pager *p, uint64_t addr);
+uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end);
+uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len);
+
+uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr);
+void pager_unpick(struct pager *p);
+int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes);
+uint32_t pager_batch_end(struct pager *p);
+
+bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val);
+
+/* Every invariant above, walked; aborts on the first broken (the model
+ * test calls them after each step). The transports call them after each
+ * event at USWAP_DEBUG >= 2: PAGER_CHECK(). */
+void pager_check(const struct pager *p);
+void pager_check_tree(const struct pg_tree *t, struct pager *const *spaces, size_t n);
+#if USWAP_DEBUG >= 2
+#define PAGER_CHECK(p)	pager_check(p)
+#else
+#define PAGER_CHECK(p)	do { (void)(p); } while (0)
+#endif
+#endif

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Eviction ahead of demand over the tree (docs/RUNTIME.md, "Eviction"):
+ * the watermarks under the budget, which process gives the next batch,
+ * and the batch sent to its agent (its pages picked by the pager).
+ * Context of everything here: the supervisor's one thread.
+ */
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "runtime/runtime.h"
+#include "runtime/xfer_ctl.h"
+
+#define PAGE	RT_PAGE
+
+#if USWAP_DEBUG >= 2
+/* Fill slot @i of the transfer buffer with the pattern of a slot not
+ * written, which session.c looks for when the answer says the page
+ * moved (xfer-zero). */
+static void dbg_canary(struct rt_session *s, uint32_t i)
+{
+	uint64_t *w = (uint64_t *)(void *)(s->xfer + (uint64_t)i * PAGE);
+
+	for (size_t k = 0; k < PAGE / 8; k++)
+		w[k] = RT_XFER_CANARY ^ k;
+}
+#else
+static inline void dbg_canary(struct rt_session *s, uint32_t i) { (void)s; (void)i; }
+#endif
+
+/**
+ * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH),
+ * picked by the pager (pager_pick()), if none is out and the agent can
+ * take it: it is up, no fork is being prepared, no batch of a parent's
+ * decides pages of this process.
+ * Context: supervisor thread.
+ * Return: true if a batch was sent.
+ */
+bool rt_session_evict(struct rt_session *s, uint64_t want)
+{
+	struct rt_evict m = { .type = RT_EVICT };
+
+	if (s->batch != RT_B_NONE || s->phase != RT_PH_RUN || s->dead || !s->agent_up ||
+	    s->pg.inherited)
+		return false;
+	m.n = pager_pick(&s->pg, (uint32_t)(want > RT_BATCH ? RT_BATCH : want), m.addr);
+	if (!m.n)
+		return false;
+	if (s->ctl)	/* the agent reads it only while it serves a batch: none is out */
+		atomic_store(&s->ctl->cancel, 0);
+	for (uint32_t i = 0; i < m.n && s->xfer; i++)
+		dbg_canary(s, i);
+	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
+		pager_unpick(&s->pg);
+		return false;
+	}
+	s->batch = RT_B_OUT;
+	s->sup->inflight++;
+	return true;
+}
+
+/*
+ * The distance between the watermarks under the budget: a quarter
+ * of a batch, or an eighth of a small budget. Small batches (16-32 pages)
+ * keep the agent's and the supervisor's work per batch short; with a gap
+ * of a whole batch the random-read p99 was higher (docs/BENCHMARKS.md).
+ * Context: supervisor thread. Return: pages.
+ */
+static uint64_t wmark_gap(const struct rt_sup *sup)
+{
+	uint64_t gap = sup->tree.budget / 8;
+
+	return gap > RT_BATCH / 4 ? RT_BATCH / 4 : gap;
+}
+
+/**
+ * rt_sup_reclaim() - evict ahead of demand, as kswapd between its
+ * watermarks: when the tree's resident pages, less those of the batches in
+ * flight, cross the high watermark (budget - gap), send batches until they
+ * are under the low one (budget - 2 gap). Faults go on being served
+ * meanwhile; one waits only at budget + slack (serve_fault()), which the
+ * batches out ahead almost never let it reach.
+ * Context: supervisor thread: balance(), once per turn of the event loop,
+ * and serve_fault() at budget + slack with no batch in flight.
+ * Return: true if a batch was sent.
+ */
+bool rt_sup_reclaim(struct rt_sup *sup)
+{
+	uint64_t want, net, gap, high, low;
+	bool sent = true, any = false;
+
+	gap = wmark_gap(sup);
+	high = sup->tree.budget - gap;
+	low = sup->tree.budget - 2 * gap;
+	while (sent) {
+		net = sup->tree.resident > sup->tree.inflight_pages ? sup->tree.resident - sup->tree.inflight_pages : 0;
+		if (!sup->reclaiming && net > high) {
+			sup->reclaiming = true;
+			sup->st.reclaim_rounds++;
+		}
+		if (sup->reclaiming && net <= low)
+			sup->reclaiming = false;
+		if (!sup->reclaiming)
+			break;
+		/* At least a gap's worth per batch: a fault that crosses
+		 * the line by one page does not cost a round trip for one. */
+		want = net - low > gap ? net - low : gap;
+		sent = false;
+		/* The process with the most resident pages first, as one LRU
+		 * over the tree would take them in proportion (a page shared
+		 * after a fork is charged to the parent). */
+		sup->balance_mark++;
+		while (want) {
+			struct rt_session *best = NULL;
+
+			for (struct rt_session *s = sup->sessions; s; s = s->next)
+				if (s->balance_mark != sup->balance_mark &&
+				    (!best || s->pg.nr_resident > best->pg.nr_resident))
+					best = s;
+			if (!best)
+				break;
+			best->balance_mark = sup->balance_mark;
+			if (rt_session_evict(best, want)) {
+				want = want > best->pg.batch_n ? want - best->pg.batch_n : 0;
+				sent = true;
+				any = true;
+			}
+		}
+	}
+	return any;
+}
