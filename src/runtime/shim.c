@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "runtime/proto.h"
-#include "runtime/shim_vm.h"
+#include "runtime/shim_internal.h"
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
@@ -56,30 +56,29 @@ struct shim_range {
 	uint64_t start, end;
 };
 
-/* The session of this process; replaced in a forked child. */
+/* The session of this process (shim_internal.h); replaced in a forked child. */
+struct shim_session shim = { .uffd = -1, .sock = -1 };
+
+/* The rest of the session, which the other files never see. */
 static struct {
-	atomic_bool active;			/* connected and registered */
 	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
 						 * its own (private_table()) */
 	pthread_t agent_thr, watch_thr;		/* set by each thread itself */
 	atomic_bool watch_up;			/* the watchdog serves scan requests */
 	bool fork_events;			/* the supervisor follows fork() by events */
-	int uffd, sock, memfd;			/* kept high (keep_high()) */
+	int memfd;				/* kept high (keep_high()) */
 	dev_t sock_dev;				/* the socket's identity (sock_ours()) */
 	ino_t sock_ino;
 	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
 	ino_t uffd_ino;
-	char *xfer, *staging;			/* transfer buffer (shared), staging (registered) */
-	struct rt_xfer_ctl *ctl;		/* the transfer buffer's control page */
-	char *agent_stack, *watch_stack;
 	pid_t sup_pid;
 	unsigned long last_vm;	/* vm_sig() at the last scan */
 	const uint32_t *lead_cpu;	/* rseq cpu_id of the thread the agent follows */
 	int agent_cpu;			/* the CPU the agent is bound to, or -1 */
 	cpu_set_t agent_mask;		/* the agent's own affinity, as it started */
-} S = { .agent_cpu = -1, .uffd = -1, .sock = -1, .memfd = -1 };
+} S = { .agent_cpu = -1, .memfd = -1 };
 
-/* Whether the program's own descriptor table holds S.uffd and S.sock. It
+/* Whether the program's own descriptor table holds shim.uffd and shim.sock. It
  * does only from their creation until the agent and the watchdog have
  * copied them into tables of their own (leave_table()): from then on the
  * program's table holds nothing of ours, and its threads reach the
@@ -130,7 +129,7 @@ static void shim_say(const char *msg)
 	 * unless the supervisor cannot say it (it is gone, or never came). */
 	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
 	memcpy(lg.text, msg, lg.len);
-	if (sock_ours() && send(S.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
+	if (sock_ours() && send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
 		return;
 	if (own_table())
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
@@ -162,14 +161,9 @@ static void futex_wake_all(atomic_uint *w)
 	futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
-static bool active(void)
-{
-	return atomic_load_explicit(&S.active, memory_order_acquire);
-}
-
 static void set_active(bool on)
 {
-	atomic_store_explicit(&S.active, on, memory_order_release);
+	atomic_store_explicit(&shim.active, on, memory_order_release);
 }
 
 /*
@@ -198,7 +192,7 @@ static int keep_high(int fd)
 }
 
 /*
- * Whether S.sock is still our socket. In the agent's and the watchdog's
+ * Whether shim.sock is still our socket. In the agent's and the watchdog's
  * own table (own_table()) it always is: the program cannot reach that
  * table. In the program's table (its threads: the fork handlers; and every
  * thread when the table could not be made) the program may have closed
@@ -214,7 +208,7 @@ static bool sock_ours(void)
 		return true;
 	if (!main_fds)
 		return false;	/* only the shim's threads hold it */
-	return S.sock >= 0 && !fstat(S.sock, &st) && st.st_dev == S.sock_dev &&
+	return shim.sock >= 0 && !fstat(shim.sock, &st) && st.st_dev == S.sock_dev &&
 	       st.st_ino == S.sock_ino;
 }
 
@@ -257,7 +251,7 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
  */
 static bool private_table(void)
 {
-	int lo = S.sock < S.uffd ? S.sock : S.uffd, hi = S.sock < S.uffd ? S.uffd : S.sock;
+	int lo = shim.sock < shim.uffd ? shim.sock : shim.uffd, hi = shim.sock < shim.uffd ? shim.uffd : shim.sock;
 
 	if (lo < 0 || lo == hi || unshare(CLONE_FILES))
 		return false;
@@ -266,7 +260,7 @@ static bool private_table(void)
 	if (hi > lo + 1)
 		syscall(SYS_close_range, (unsigned int)lo + 1, (unsigned int)hi - 1, 0U);
 	syscall(SYS_close_range, (unsigned int)hi + 1, ~0U, 0U);
-	if (fd_is(S.sock, S.sock_dev, S.sock_ino) && fd_is(S.uffd, S.uffd_dev, S.uffd_ino))
+	if (fd_is(shim.sock, S.sock_dev, S.sock_ino) && fd_is(shim.uffd, S.uffd_dev, S.uffd_ino))
 		return true;
 	/* Not ours (a constructor before ours replaced them?): drop them
 	 * here; the watchdog's check then says so. */
@@ -300,16 +294,16 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
 static bool own_memory(uint64_t s, uint64_t e)
 {
 	struct shim_range own[3] = {
-		{ (uint64_t)S.staging, (uint64_t)S.staging + RT_BATCH * RT_PAGE },
-		{ (uint64_t)S.agent_stack, (uint64_t)S.agent_stack + SHIM_STACK },
-		{ (uint64_t)S.watch_stack, (uint64_t)S.watch_stack + SHIM_STACK },
+		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
+		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
+		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
 	};
 	return overlaps(own, 3, s, e);
 }
 
 static int send_msg(const void *msg, size_t len)
 {
-	return send(S.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
 /* One line of /proc/self/maps. */
@@ -433,7 +427,7 @@ static void scan(void)
 	bool have_prev = false;
 
 	pthread_mutex_lock(&reg_lock);
-	if (!active() || !sock_ours() || read_maps() < 0) {
+	if (!shim_active() || !sock_ours() || read_maps() < 0) {
 		pthread_mutex_unlock(&reg_lock);
 		return;
 	}
@@ -465,7 +459,7 @@ static void scan(void)
 		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
 		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
 			continue;
-		if (rt_uffd_register(S.uffd, v.start, v.end - v.start))
+		if (rt_uffd_register(shim.uffd, v.start, v.end - v.start))
 			continue;
 		reg[nr_reg++] = (struct shim_range){ v.start, v.end };
 		struct rt_range_msg m = { .type = RT_REG, .start = v.start, .end = v.end };
@@ -475,7 +469,7 @@ static void scan(void)
 }
 
 /**
- * shim_forget_range() - see shim_vm.h: a mapping made, unmapped or moved
+ * shim_forget_range() - see shim_internal.h: a mapping made, unmapped or moved
  * away at [@s, @e) ends every registration record there. The agent learns
  * the same from the supervisor's RT_FORGET, but only after the batch it
  * may be busy with; meanwhile a new mapping at the same address (munmap()
@@ -485,7 +479,7 @@ static void scan(void)
  */
 void shim_forget_range(uint64_t s, uint64_t e)
 {
-	if (!active() || e <= s)
+	if (!shim_active() || e <= s)
 		return;
 	pthread_mutex_lock(&reg_lock);
 	forget(s, e);
@@ -493,7 +487,7 @@ void shim_forget_range(uint64_t s, uint64_t e)
 }
 
 /*
- * MADV_FREE of the program's memory (shim_vm.h). The REMOVE event of a
+ * MADV_FREE of the program's memory (shim_internal.h). The REMOVE event of a
  * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
  * mapped (lazily freed: they stay until reclaim, and a write keeps them
  * for good): the supervisor forgot pages that stayed resident (a budget
@@ -586,7 +580,7 @@ static unsigned long vm_sig(void)
  */
 static char *slot(uint32_t k, uint32_t n, uint32_t split)
 {
-	return S.staging + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;
+	return shim.staging + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;
 }
 
 /*
@@ -610,7 +604,7 @@ static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t 
 	uint64_t bytes;
 	uint32_t done;
 
-	*err = rt_uffd_move(S.uffd, (uint64_t)slot(i, n, split), m->addr[i],
+	*err = rt_uffd_move(shim.uffd, (uint64_t)slot(i, n, split), m->addr[i],
 			    (uint64_t)run * RT_PAGE, 0, &bytes);
 	done = (uint32_t)(bytes / RT_PAGE);
 	for (uint32_t k = i; k < i + done; k++)
@@ -685,17 +679,17 @@ static bool staging_on = true;
  */
 static void empty_area(void)
 {
-	uint64_t a = (uint64_t)S.staging, len = RT_BATCH * RT_PAGE;
+	uint64_t a = (uint64_t)shim.staging, len = RT_BATCH * RT_PAGE;
 
-	if (staging_on && rt_uffd_unregister(S.uffd, a, len)) {
+	if (staging_on && rt_uffd_unregister(shim.uffd, a, len)) {
 		/* The old way: a REMOVE, which the supervisor knows by its
 		 * range (HELLO) and only reads. */
-		shim_raw_madvise(S.staging, len, MADV_DONTNEED);
+		shim_raw_madvise(shim.staging, len, MADV_DONTNEED);
 		return;
 	}
 	staging_on = false;
-	shim_raw_madvise(S.staging, len, MADV_DONTNEED);
-	staging_on = rt_uffd_register(S.uffd, a, len) == 0;
+	shim_raw_madvise(shim.staging, len, MADV_DONTNEED);
+	staging_on = rt_uffd_register(shim.uffd, a, len) == 0;
 }
 
 /*
@@ -754,7 +748,7 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
  */
 static uint32_t uncancelled(struct rt_evict *m, uint32_t i, uint32_t run)
 {
-	uint64_t c = atomic_load(&S.ctl->cancel);
+	uint64_t c = atomic_load(&shim.ctl->cancel);
 
 	for (uint32_t k = i; k < i + run; k++)
 		if (c & (1ULL << k)) {
@@ -768,7 +762,7 @@ static uint32_t uncancelled(struct rt_evict *m, uint32_t i, uint32_t run)
 /* Let the move lock go, kicking the supervisor if it asked. Context: agent. */
 static void move_unlock(void)
 {
-	if (rt_ctl_agent_unlock(S.ctl)) {
+	if (rt_ctl_agent_unlock(shim.ctl)) {
 		struct rt_simple k = { .type = RT_KICK };
 
 		send_msg(&k, sizeof(k));
@@ -792,7 +786,7 @@ static void evict(struct rt_evict *m)
 	bool moved = false;
 
 	if (!staging_on)
-		staging_on = rt_uffd_register(S.uffd, (uint64_t)S.staging,
+		staging_on = rt_uffd_register(shim.uffd, (uint64_t)shim.staging,
 					      RT_BATCH * RT_PAGE) == 0;
 	follow_lead(m, n);
 	/* The last run (or all but the first page of a single run) goes to
@@ -811,7 +805,7 @@ static void evict(struct rt_evict *m)
 			while (i + run < n && i + run != split &&
 			       m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
-		rt_ctl_agent_lock(S.ctl);
+		rt_ctl_agent_lock(shim.ctl);
 		run = uncancelled(m, i, run);
 		if (!run) {
 			move_unlock();
@@ -822,7 +816,7 @@ static void evict(struct rt_evict *m)
 		done += move_busy(m, i, run, done, n, split, &err);	/* EBUSY after a fork */
 		move_unlock();
 		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
-			memcpy(S.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
+			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
 		moved |= done > 0;
 		if (err == -EAGAIN && done < run && again++ < 1000) {
 			usleep(50);	/* an event to read: the supervisor has the lock now */
@@ -910,7 +904,7 @@ static void *agent_main(void *arg)
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 
 	for (;;) {
-		struct pollfd p[1] = { { .fd = S.sock, .events = POLLIN } };
+		struct pollfd p[1] = { { .fd = shim.sock, .events = POLLIN } };
 		uint64_t now = mono_ms();
 		int r;
 
@@ -924,7 +918,7 @@ static void *agent_main(void *arg)
 		if (r > 0 && (p[0].revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
-			ssize_t n = sock_ours() ? recv(S.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
+			ssize_t n = sock_ours() ? recv(shim.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
 
 			if (n < 0 && errno == EAGAIN)
 				continue;
@@ -995,7 +989,7 @@ static void *watch_main(void *arg)
 	(void)arg;
 	thread_setup(&S.watch_thr, &S.watch_own, &S.watch_up);
 	for (;;) {
-		struct pollfd p = { .fd = S.sock, .events = POLLRDHUP };
+		struct pollfd p = { .fd = shim.sock, .events = POLLRDHUP };
 		unsigned int req, w = atomic_load(&watch_wake);
 
 		/* Without a table of our own, a descriptor the program
@@ -1134,7 +1128,7 @@ static int send_hello(uint32_t type)
 {
 	struct rt_hello h = {
 		.type = type, .pid = getpid(),
-		.staging = (uint64_t)S.staging, .staging_len = RT_BATCH * RT_PAGE,
+		.staging = (uint64_t)shim.staging, .staging_len = RT_BATCH * RT_PAGE,
 		.xfer_pages = RT_XFER_PAGES,
 	};
 	union {
@@ -1145,7 +1139,7 @@ static int send_hello(uint32_t type)
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int fds[2] = { S.uffd, S.memfd }, nfds = 2;
+	int fds[2] = { shim.uffd, S.memfd }, nfds = 2;
 
 	if (type == RT_HELLO_FORK) {
 		fds[0] = S.memfd;
@@ -1156,7 +1150,7 @@ static int send_hello(uint32_t type)
 	cm->cmsg_type = SCM_RIGHTS;
 	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
 	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-	return sendmsg(S.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
+	return sendmsg(shim.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
 }
 
 /*
@@ -1183,8 +1177,8 @@ static int connect_kept(const char *name)
 {
 	struct stat st;
 
-	S.sock = keep_high(connect_sup(name));
-	if (S.sock < 0 || fstat(S.sock, &st))
+	shim.sock = keep_high(connect_sup(name));
+	if (shim.sock < 0 || fstat(shim.sock, &st))
 		return -1;
 	S.sock_dev = st.st_dev;
 	S.sock_ino = st.st_ino;
@@ -1199,10 +1193,10 @@ static int new_xfer(void)
 	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)RT_XFER_BYTES))
 		return -1;
-	S.xfer = raw_mmap(RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
-	if (S.xfer == MAP_FAILED)
+	shim.xfer = raw_mmap(RT_XFER_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, S.memfd);
+	if (shim.xfer == MAP_FAILED)
 		return -1;
-	S.ctl = rt_xfer_ctl(S.xfer);
+	shim.ctl = rt_xfer_ctl(shim.xfer);
 	return 0;
 }
 
@@ -1221,7 +1215,7 @@ static void start_threads(void)
 	sigset_t all, old;
 	unsigned int n = 0, r;
 
-	if (!fstat(S.uffd, &st)) {
+	if (!fstat(shim.uffd, &st)) {
 		S.uffd_dev = st.st_dev;
 		S.uffd_ino = st.st_ino;
 	}
@@ -1239,12 +1233,12 @@ static void start_threads(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
-	pthread_attr_setstack(&at, S.agent_stack, SHIM_STACK);
+	pthread_attr_setstack(&at, shim.agent_stack, SHIM_STACK);
 	if (pthread_create(&t, &at, agent_main, NULL) == 0) {
 		pthread_detach(t);
 		n++;
 	}
-	pthread_attr_setstack(&at, S.watch_stack, SHIM_STACK);
+	pthread_attr_setstack(&at, shim.watch_stack, SHIM_STACK);
 	if (pthread_create(&t, &at, watch_main, NULL) == 0) {
 		pthread_detach(t);
 		n++;
@@ -1258,13 +1252,13 @@ static void start_threads(void)
 /* Close what the program's table holds of the session, and end it. */
 static void close_session(void)
 {
-	if (main_fds && S.uffd >= 0)
-		close(S.uffd);
-	if (main_fds && S.sock >= 0)
-		close(S.sock);
+	if (main_fds && shim.uffd >= 0)
+		close(shim.uffd);
+	if (main_fds && shim.sock >= 0)
+		close(shim.sock);
 	if (S.memfd >= 0)
 		close(S.memfd);
-	S.uffd = S.sock = S.memfd = -1;
+	shim.uffd = shim.sock = S.memfd = -1;
 	main_fds = false;
 	set_active(false);
 }
@@ -1284,8 +1278,8 @@ static void leave_table(void)
 	S.memfd = -1;
 	if (!atomic_load(&S.agent_own) || !atomic_load(&S.watch_own))
 		return;
-	close(S.uffd);
-	close(S.sock);
+	close(shim.uffd);
+	close(shim.sock);
 	main_fds = false;
 }
 
@@ -1301,29 +1295,29 @@ static void session_start(const char *name)
 	const char *why = "cannot create a userfaultfd";
 
 	main_fds = true;
-	S.uffd = keep_high(new_uffd());
-	if (S.uffd < 0)
+	shim.uffd = keep_high(new_uffd());
+	if (shim.uffd < 0)
 		goto fail;
 	why = "cannot map its buffers";
 	if (new_xfer())
 		goto fail;
-	S.staging = new_staging();
-	S.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
+	shim.staging = new_staging();
+	shim.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
-	S.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
+	shim.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
-	if (S.staging == MAP_FAILED || S.agent_stack == MAP_FAILED || S.watch_stack == MAP_FAILED)
+	if (shim.staging == MAP_FAILED || shim.agent_stack == MAP_FAILED || shim.watch_stack == MAP_FAILED)
 		goto fail;
 	why = "cannot reach the supervisor";
 	if (connect_kept(name) || send_hello(RT_HELLO) ||
-	    recv(S.sock, &ack, sizeof(ack), 0) != sizeof(ack) ||
+	    recv(shim.sock, &ack, sizeof(ack), 0) != sizeof(ack) ||
 	    ack.type != RT_HELLO_ACK)
 		goto fail;
 	why = "was refused by the supervisor";
 	if (ack.err)
 		goto fail;
 	why = "cannot register its staging area";
-	if (rt_uffd_register(S.uffd, (uint64_t)S.staging, RT_BATCH * RT_PAGE))
+	if (rt_uffd_register(shim.uffd, (uint64_t)shim.staging, RT_BATCH * RT_PAGE))
 		goto fail;
 	staging_on = true;
 	S.sup_pid = getppid();
@@ -1353,7 +1347,7 @@ static void shim_prefork(void)
 
 	shim_vm_fork_begin();	/* no madvise/mremap/munmap across the fork */
 	pthread_mutex_lock(&fork_lock);
-	if (!active())
+	if (!shim_active())
 		return;
 	pthread_mutex_lock(&fork_wait_lock);
 	fork_done = false;
@@ -1368,7 +1362,7 @@ static void shim_postfork_parent(void)
 {
 	struct rt_simple m = { .type = RT_POSTFORK };
 
-	if (active())
+	if (shim_active())
 		send_by_watchdog(m.type);
 	pthread_mutex_unlock(&fork_lock);
 	shim_vm_fork_end(0);
@@ -1412,22 +1406,22 @@ static int fork_session(const char *name)
 	/* The parent's: its uffd (the parent's address space), its socket,
 	 * its transfer buffer (shared with the parent). */
 	if (main_fds) {
-		close(S.uffd);
-		close(S.sock);
+		close(shim.uffd);
+		close(shim.sock);
 	}
 	if (S.memfd >= 0)
 		close(S.memfd);
-	raw_munmap(S.xfer, RT_XFER_BYTES);
-	S.uffd = S.sock = S.memfd = -1;
+	raw_munmap(shim.xfer, RT_XFER_BYTES);
+	shim.uffd = shim.sock = S.memfd = -1;
 	main_fds = true;	/* what it makes now is in its table */
 	if (new_xfer())
 		die("cannot map its transfer buffer");
 	if (!name || connect_kept(name) || send_hello(RT_HELLO_FORK))
 		die("cannot reach the supervisor");
 	/* The staging area may hold a page the parent's agent had in hand. */
-	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
-	(void)*(volatile char *)S.staging;	/* the naming fault */
-	if (recvmsg(S.sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(ack) ||
+	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	(void)*(volatile char *)shim.staging;	/* the naming fault */
+	if (recvmsg(shim.sock, &mh, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(ack) ||
 	    ack.type != RT_HELLO_ACK)
 		die("the supervisor did not answer");
 	cm = CMSG_FIRSTHDR(&mh);
@@ -1443,8 +1437,8 @@ static int fork_session(const char *name)
 		close_session();
 		return -1;
 	}
-	S.uffd = keep_high(fd);
-	shim_raw_madvise(S.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
+	shim.uffd = keep_high(fd);
+	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
 	S.last_vm = vm_sig();
 	start_threads();
 	leave_table();
@@ -1456,7 +1450,7 @@ static int fork_session(const char *name)
 static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
-	bool was_active = active();
+	bool was_active = shim_active();
 	uint64_t mine = rseq_cpu_addr();
 
 	/* The child's only thread is the one that forked: the agent follows
@@ -1478,10 +1472,10 @@ static void shim_postfork_child(void)
 		return;
 	}
 	close_session();
-	raw_munmap(S.xfer, RT_XFER_BYTES);
-	raw_munmap(S.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
-	raw_munmap(S.agent_stack, SHIM_STACK);
-	raw_munmap(S.watch_stack, SHIM_STACK);
+	raw_munmap(shim.xfer, RT_XFER_BYTES);
+	raw_munmap(shim.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
+	raw_munmap(shim.agent_stack, SHIM_STACK);
+	raw_munmap(shim.watch_stack, SHIM_STACK);
 	nr_reg = 0;	/* without EVENT_FORK the child's VMAs are not registered */
 	if (name)
 		session_start(name);
@@ -1522,7 +1516,7 @@ static void scan_for_caller(void)
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
 						   int fd, off_t off)
 {
-	bool ours = active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
+	bool ours = shim_active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 		    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 		    len >= SHIM_MIN_VMA;
 	/* MAP_POPULATE would fill the mapping before it is registered, every
@@ -1553,7 +1547,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
 {
 	if (syscall(SYS_mprotect, addr, len, prot))
 		return -1;
-	if (active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
+	if (shim_active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
 		scan_for_caller();
 	}
 	return 0;

@@ -25,7 +25,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "runtime/shim_vm.h"
+#include "runtime/shim_internal.h"
 
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP	4
@@ -61,13 +61,13 @@ static int drops(int advice)
 	       advice == MADV_DONTNEED_LOCKED;
 }
 
-/** shim_vm_fork_begin() - see shim_vm.h. Context: atfork prepare. */
+/** shim_vm_fork_begin() - see shim_internal.h. Context: atfork prepare. */
 void shim_vm_fork_begin(void)
 {
 	pthread_rwlock_wrlock(&vm_lock);
 }
 
-/** shim_vm_fork_end() - see shim_vm.h. Context: atfork parent/child. */
+/** shim_vm_fork_end() - see shim_internal.h. Context: atfork parent/child. */
 void shim_vm_fork_end(int child)
 {
 	if (child)
@@ -76,13 +76,13 @@ void shim_vm_fork_end(int child)
 		pthread_rwlock_unlock(&vm_lock);
 }
 
-/** shim_raw_madvise() - see shim_vm.h. Context: any. */
+/** shim_raw_madvise() - see shim_internal.h. Context: any. */
 int shim_raw_madvise(void *addr, size_t len, int advice)
 {
 	return (int)syscall(SYS_madvise, addr, len, advice);	/* -1 and errno on error */
 }
 
-/** shim_vm_mmap() - see shim_vm.h. Context: any thread of the program. */
+/** shim_vm_mmap() - see shim_internal.h. Context: any thread of the program. */
 long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
 {
 	long r;

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
+ *   shim.c      the session, the agent, the maps scans, mmap() and mprotect()
+ *   shim_vm.c   the fence between fork() and the program's own changes to
+ *               its address space, and the interposers it guards
+ * Part of libuswap_preload.so only. Every symbol declared here is hidden
+ * (the object is built with hidden visibility): the object exports only
+ * the libc functions it interposes.
+ */
+#ifndef USWAP_RUNTIME_SHIM_INTERNAL_H
+#define USWAP_RUNTIME_SHIM_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct rt_xfer_ctl;
+
+/*
+ * The process's session, which shim.c makes (session_start(),
+ * fork_session()) and ends (close_session()).
+ * Every field but @active is written only while no shim thread runs and
+ * no other thread of the program can use it: in the constructor, or in
+ * a child's fork handler (the child's only thread), before
+ * start_threads(); pthread_create() orders those writes before every read
+ * of the agent and the watchdog, and a program thread reads a field only
+ * after it has seen @active set (shim_active(), acquire).
+ */
+struct shim_session {
+	atomic_bool active;	/* connected and registered; written by the session's
+				 * start and end (release), read by every job */
+	int uffd;		/* the process's uffd (kept high); read by the agent
+				 * (moves, the staging area) and the scans (registration) */
+	int sock;		/* the supervisor's socket (kept high); read by the agent
+				 * (requests) and by every sender (shim_send()) */
+	char *staging;		/* RT_BATCH pages, registered, between guard pages: the
+				 * agent's; the scans never register it again */
+	char *xfer;		/* the transfer buffer, shared with the supervisor: the
+				 * agent copies each batch's pages into it */
+	struct rt_xfer_ctl *ctl;	/* its control page: the move lock, the
+					 * cancelled slots (xfer_ctl.h) */
+	char *agent_stack;	/* SHIM_STACK bytes each: the scans never register them */
+	char *watch_stack;
+};
+extern struct shim_session shim;
+
+/* Whether the session is up. Context: any thread. Return: true if so. */
+static inline bool shim_active(void)
+{
+	return atomic_load_explicit(&shim.active, memory_order_acquire);
+}
+
+/* The fence (shim_vm.c). */
+
+/* Wait until no madvise/mremap/munmap of the program is in flight, and
+ * hold new ones back until shim_vm_fork_end(). Context: the forking
+ * thread, in the pthread_atfork prepare handler. */
+void shim_vm_fork_begin(void);
+/* Let them run again: @child is true in the child (one thread: the lock
+ * is made anew). Context: the atfork parent or child handler. */
+void shim_vm_fork_end(int child);
+/* madvise(2) without the fence, for the shim's own memory. Return: 0, -1. */
+int shim_raw_madvise(void *addr, size_t len, int advice);
+/* Run the mmap system call with the fence held when it may replace
+ * mappings (MAP_FIXED). Return: the system call's result. */
+long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
+
+/* The registration records (shim.c). */
+
+/* [@s, @e) was mapped, unmapped or moved away by the program: the shim's
+ * records of registered ranges there are obsolete. */
+void shim_forget_range(uint64_t s, uint64_t e);
+
+/* MADV_FREE as the program asks it, made MADV_DONTNEED on registered
+ * memory. Return: 0, -1 and errno. */
+int shim_free_pages(void *addr, size_t len);
+
+#endif
