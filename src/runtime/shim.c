@@ -39,12 +39,6 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE	23
-#endif
-
-#define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
-#define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 #define SHIM_MAX_RANGES	4096
 #define SHIM_SCAN_MS	10
 #define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
@@ -277,7 +271,7 @@ static void *raw_mmap(size_t len, int prot, int flags, int fd)
 	return p == -1 ? MAP_FAILED : (void *)p;
 }
 
-/* A raw munmap, for the shim's own maps (not fenced: shim_vm.c). */
+/* A raw munmap, for the shim's own maps (not fenced: shim_libc.c). */
 static void raw_munmap(void *addr, size_t len)
 {
 	syscall(SYS_munmap, addr, len);
@@ -500,7 +494,7 @@ void shim_forget_range(uint64_t s, uint64_t e)
  * any other range gets the real MADV_FREE (its result is the call's:
  * EINVAL on a file mapping) and, if that succeeded, MADV_DONTNEED on its
  * registered parts.
- * Context: a program thread, fenced (shim_vm.c); takes reg_lock.
+ * Context: a program thread, fenced (shim_libc.c); takes reg_lock.
  * Return: 0, or -1 and errno.
  */
 int shim_free_pages(void *addr, size_t len)
@@ -1493,68 +1487,18 @@ __attribute__((constructor)) static void shim_init(void)
 	session_start(name);
 }
 
-/*
- * Scan now, for a program thread that just made memory: through the
+/**
+ * shim_scan_for_caller() - scan now, for a program thread that just made
+ * memory: through the
  * watchdog when it runs (in the shim's table, where the program's
  * descriptors cannot be mistaken for ours), else here.
  * Context: a program thread (mmap(), mprotect()) or the watchdog.
  */
-static void scan_for_caller(void)
+void shim_scan_for_caller(void)
 {
 	if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
 	    !pthread_equal(pthread_self(), S.watch_thr))
 		scan_by_watchdog();
 	else
 		scan();
-}
-
-/*
- * mmap() as the program calls it: a large private anonymous mapping is
- * registered before the program can touch it (glibc's own mmaps and brk
- * are found by the agent's rescans instead).
- */
-__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
-						   int fd, off_t off)
-{
-	bool ours = shim_active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
-		    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
-		    len >= SHIM_MIN_VMA;
-	/* MAP_POPULATE would fill the mapping before it is registered, every
-	 * page of it resident past the budget (256 MiB under 16M peaked at
-	 * 66,035 pages for 4,096): it is mapped without, registered, then
-	 * populated through the supervisor's faults, which hold the budget. */
-	bool populate = ours && (flags & MAP_POPULATE) && !(flags & MAP_LOCKED);
-	long p = shim_vm_mmap(addr, len, prot, populate ? flags & ~MAP_POPULATE : flags, fd,
-			      off);	/* MAP_FIXED fenced */
-
-	if (p == -1)
-		return MAP_FAILED;
-	shim_forget_range((uint64_t)p, (uint64_t)p + len);
-	if (ours)
-		scan_for_caller();
-	if (populate)	/* errors ignored, as MAP_POPULATE's are */
-		shim_raw_madvise((void *)p, len, MADV_POPULATE_WRITE);
-	return (void *)p;
-}
-
-/*
- * mprotect() as the program calls it: a large range made read-write (a
- * reservation committed, as V8 and other allocators do) is registered
- * before the program can touch it, as a new mapping is in mmap(). glibc's
- * own calls (arena growth) are found by the agent's rescans (vm_sig()).
- */
-__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
-{
-	if (syscall(SYS_mprotect, addr, len, prot))
-		return -1;
-	if (shim_active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
-		scan_for_caller();
-	}
-	return 0;
-}
-
-__attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
-						     int fd, off_t off)
-{
-	return mmap(addr, len, prot, flags, fd, off);
 }

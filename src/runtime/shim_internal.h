@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim.c      the session, the agent, the maps scans, mmap() and mprotect()
- *   shim_vm.c   the fence between fork() and the program's own changes to
- *               its address space, and the interposers it guards
+ *   shim.c       the session, the agent, the maps scans
+ *   shim_libc.c  the interposed libc functions, and their fence against
+ *                fork()
  * Part of libuswap_preload.so only. Every symbol declared here is hidden
  * (the object is built with hidden visibility): the object exports only
  * the libc functions it interposes.
@@ -17,6 +17,9 @@
 #include <stdint.h>
 
 struct rt_xfer_ctl;
+
+#define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
+#define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 
 /*
  * The process's session, which shim.c makes (session_start(),
@@ -52,7 +55,7 @@ static inline bool shim_active(void)
 	return atomic_load_explicit(&shim.active, memory_order_acquire);
 }
 
-/* The fence (shim_vm.c). */
+/* The fence (shim_libc.c). */
 
 /* Wait until no madvise/mremap/munmap of the program is in flight, and
  * hold new ones back until shim_vm_fork_end(). Context: the forking
@@ -63,9 +66,13 @@ void shim_vm_fork_begin(void);
 void shim_vm_fork_end(int child);
 /* madvise(2) without the fence, for the shim's own memory. Return: 0, -1. */
 int shim_raw_madvise(void *addr, size_t len, int advice);
-/* Run the mmap system call with the fence held when it may replace
- * mappings (MAP_FIXED). Return: the system call's result. */
-long shim_vm_mmap(void *addr, size_t len, int prot, int flags, int fd, long off);
+
+/* The session (shim.c). */
+
+/* Register what a program thread just made (mmap(), mprotect()): the
+ * watchdog scans for it, or the caller itself when there is no watchdog.
+ * Context: a program thread; waits for the scan. */
+void shim_scan_for_caller(void);
 
 /* The registration records (shim.c). */
 
