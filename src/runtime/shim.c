@@ -39,16 +39,10 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
-#define SHIM_MAX_RANGES	4096
 #define SHIM_SCAN_MS	10
-#define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 #define SHIM_FLUSH_CEILING 33		/* x86's tlb_single_page_flush_ceiling */
 #define SHIM_SPREAD_MIN	4		/* evict(): a batch this long is split to span the area */
 #define SHIM_FOLLOW_FLUSHES 8		/* follow_lead(): a batch's flushes worth a bound agent */
-
-struct shim_range {
-	uint64_t start, end;
-};
 
 /* The session of this process (shim_internal.h); replaced in a forked child. */
 struct shim_session shim = { .uffd = -1, .sock = -1 };
@@ -61,12 +55,11 @@ static struct {
 	atomic_bool watch_up;			/* the watchdog serves scan requests */
 	bool fork_events;			/* the supervisor follows fork() by events */
 	int memfd;				/* kept high (keep_high()) */
-	dev_t sock_dev;				/* the socket's identity (sock_ours()) */
+	dev_t sock_dev;				/* the socket's identity (shim_sock_ours()) */
 	ino_t sock_ino;
 	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
 	ino_t uffd_ino;
 	pid_t sup_pid;
-	unsigned long last_vm;	/* vm_sig() at the last scan */
 	const uint32_t *lead_cpu;	/* rseq cpu_id of the thread the agent follows */
 	int agent_cpu;			/* the CPU the agent is bound to, or -1 */
 	cpu_set_t agent_mask;		/* the agent's own affinity, as it started */
@@ -78,13 +71,6 @@ static struct {
  * program's table holds nothing of ours, and its threads reach the
  * supervisor through the watchdog. */
 static bool main_fds;
-
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;	/* reg[], scans */
-static struct shim_range reg[SHIM_MAX_RANGES];			/* registered by us */
-static unsigned int nr_reg;
-static struct shim_range snap[SHIM_MAX_RANGES];			/* anon VMAs at start-up */
-static unsigned int nr_snap;
-static char maps_buf[1 << 20];					/* /proc/self/maps */
 
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;	/* held across fork() */
 static pthread_mutex_t fork_wait_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -110,8 +96,6 @@ static bool own_table(void);
  * /proc (the thread group leader's table), appending.
  * Context: any.
  */
-static bool sock_ours(void);
-
 static void shim_say(const char *msg)
 {
 	struct rt_log lg = { .type = RT_LOG };
@@ -123,7 +107,7 @@ static void shim_say(const char *msg)
 	 * unless the supervisor cannot say it (it is gone, or never came). */
 	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
 	memcpy(lg.text, msg, lg.len);
-	if (sock_ours() && send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
+	if (shim_sock_ours() && send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
 		return;
 	if (own_table())
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
@@ -185,8 +169,8 @@ static int keep_high(int fd)
 	return n;
 }
 
-/*
- * Whether shim.sock is still our socket. In the agent's and the watchdog's
+/**
+ * shim_sock_ours() - whether shim.sock is still our socket. In the agent's and the watchdog's
  * own table (own_table()) it always is: the program cannot reach that
  * table. In the program's table (its threads: the fork handlers; and every
  * thread when the table could not be made) the program may have closed
@@ -194,7 +178,7 @@ static int keep_high(int fd)
  * device and inode noted at connect time tell.
  * Context: any. Return: true if it is ours.
  */
-static bool sock_ours(void)
+bool shim_sock_ours(void)
 {
 	struct stat st;
 
@@ -277,293 +261,15 @@ static void raw_munmap(void *addr, size_t len)
 	syscall(SYS_munmap, addr, len);
 }
 
-static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (r[i].start < e && s < r[i].end)
-			return true;
-	return false;
-}
-
-static bool own_memory(uint64_t s, uint64_t e)
-{
-	struct shim_range own[3] = {
-		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
-		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
-		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
-	};
-	return overlaps(own, 3, s, e);
-}
-
-static int send_msg(const void *msg, size_t len)
+/**
+ * shim_send() - send @msg, @len bytes, to the supervisor.
+ * Context: a thread that checked shim_sock_ours() (the agent, the
+ * watchdog, a scan, a program thread without a watchdog).
+ * Return: 0 sent, -1 not.
+ */
+int shim_send(const void *msg, size_t len)
 {
 	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
-/* One line of /proc/self/maps. */
-struct shim_vma {
-	uint64_t start, end;
-	char perms[5];
-	unsigned long inode;
-	const char *path;		/* "" for anonymous */
-};
-
-static bool parse_line(char *line, struct shim_vma *v)
-{
-	unsigned long long s, e, off;
-	unsigned int maj, min;
-	int n = 0;
-
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj, &min,
-		   &v->inode, &n) < 7)
-		return false;
-	v->start = s;
-	v->end = e;
-	v->path = line + n;
-	return true;
-}
-
-static bool is_anon(const struct shim_vma *v)
-{
-	return v->inode == 0 && (!v->path[0] || !strcmp(v->path, "[heap]"));
-}
-
-/*
- * Read /proc/self/maps into maps_buf; returns the length or -1.
- * Context: reg_lock held (maps_buf is shared).
- */
-static ssize_t read_maps(void)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return -1;
-	while ((r = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
-		len += (size_t)r;
-	close(fd);
-	maps_buf[len] = 0;
-	return (ssize_t)len;
-}
-
-/*
- * The address of the calling thread's rseq cpu_id, which the kernel keeps
- * current on every return to user space, if glibc registered rseq for it.
- * Context: any thread. Return: the address, or 0.
- */
-static uint64_t rseq_cpu_addr(void)
-{
-	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
-		return 0;
-	return (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
-	       offsetof(struct rseq, cpu_id);
-}
-
-/* Remember the anonymous VMAs that exist before the program runs. */
-static void snapshot(void)
-{
-	uint64_t lead = rseq_cpu_addr();
-	struct shim_vma v;
-	char *line, *save = NULL;
-
-	pthread_mutex_lock(&reg_lock);
-	if (read_maps() >= 0)
-		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			if (!parse_line(line, &v))
-				continue;
-			/* The agent reads the main thread's rseq cpu_id
-			 * (follow_lead()): only if it lies in memory never
-			 * registered, so that the agent cannot fault on a page
-			 * it would have to evict itself. Of the VMAs existing
-			 * now only [heap] gets registered; the TCB is in ld.so's
-			 * own mapping. */
-			if (lead && v.start <= lead && lead + 4 <= v.end && strcmp(v.path, "[heap]"))
-				S.lead_cpu = (const uint32_t *)(uintptr_t)lead;
-			if (is_anon(&v) && strcmp(v.path, "[heap]") && nr_snap < SHIM_MAX_RANGES)
-				snap[nr_snap++] = (struct shim_range){ v.start, v.end };
-		}
-	pthread_mutex_unlock(&reg_lock);
-}
-
-static bool registered(uint64_t s, uint64_t e)
-{
-	for (unsigned int i = 0; i < nr_reg; i++)
-		if (reg[i].start <= s && e <= reg[i].end)
-			return true;
-	return false;
-}
-
-static void forget(uint64_t s, uint64_t e)
-{
-	for (unsigned int i = 0; i < nr_reg;) {
-		if (reg[i].start < e && s < reg[i].end) {
-			if (reg[i].start < s && nr_reg < SHIM_MAX_RANGES)
-				reg[nr_reg++] = (struct shim_range){ reg[i].start, s };
-			if (e < reg[i].end && nr_reg < SHIM_MAX_RANGES)
-				reg[nr_reg++] = (struct shim_range){ e, reg[i].end };
-			reg[i] = reg[--nr_reg];
-			continue;
-		}
-		i++;
-	}
-}
-
-/*
- * Register every candidate VMA not registered yet (docs/RUNTIME.md, "What
- * is registered") and tell the supervisor.
- * Context: any thread of the process; takes reg_lock.
- */
-static void scan(void)
-{
-	struct shim_vma v, prev = { 0 };
-	char *line, *save = NULL;
-	bool have_prev = false;
-
-	pthread_mutex_lock(&reg_lock);
-	if (!shim_active() || !sock_ours() || read_maps() < 0) {
-		pthread_mutex_unlock(&reg_lock);
-		return;
-	}
-	for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!parse_line(line, &v))
-			continue;
-		bool guard_below = have_prev && prev.end == v.start && is_anon(&prev) &&
-				   !strcmp(prev.perms, "---p");
-		bool heap = !strcmp(v.path, "[heap]");
-
-		/*
-		 * The reserve of a glibc arena heap (a 64 MiB block, aligned,
-		 * read-write at its start): glibc grows the heap with its own
-		 * mprotect(), which no interposer sees; registered, the reserve
-		 * passes its registration on to each piece made read-write.
-		 * Never a thread stack: a stack's guard is below it, and a stack
-		 * is not a 64 MiB-aligned pair.
-		 */
-		bool arena_reserve = have_prev && prev.end == v.start && is_anon(&v) &&
-				     !strcmp(v.perms, "---p") && !strcmp(prev.perms, "rw-p") &&
-				     !(prev.start & (SHIM_ARENA_HEAP - 1)) &&
-				     v.end - prev.start == SHIM_ARENA_HEAP &&
-				     registered(prev.start, prev.end);
-
-		prev = v;
-		have_prev = true;
-		if ((strcmp(v.perms, "rw-p") && !arena_reserve) || !is_anon(&v) || guard_below ||
-		    v.end - v.start < SHIM_MIN_VMA || own_memory(v.start, v.end) ||
-		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
-		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
-			continue;
-		if (rt_uffd_register(shim.uffd, v.start, v.end - v.start))
-			continue;
-		reg[nr_reg++] = (struct shim_range){ v.start, v.end };
-		struct rt_range_msg m = { .type = RT_REG, .start = v.start, .end = v.end };
-		send_msg(&m, sizeof(m));
-	}
-	pthread_mutex_unlock(&reg_lock);
-}
-
-/**
- * shim_forget_range() - see shim_internal.h: a mapping made, unmapped or moved
- * away at [@s, @e) ends every registration record there. The agent learns
- * the same from the supervisor's RT_FORGET, but only after the batch it
- * may be busy with; meanwhile a new mapping at the same address (munmap()
- * then mmap() of the same size: a stress-ng round) looked registered
- * already and was not registered at all until then.
- * Context: a program thread (the interposers); takes reg_lock.
- */
-void shim_forget_range(uint64_t s, uint64_t e)
-{
-	if (!shim_active() || e <= s)
-		return;
-	pthread_mutex_lock(&reg_lock);
-	forget(s, e);
-	pthread_mutex_unlock(&reg_lock);
-}
-
-/*
- * MADV_FREE of the program's memory (shim_internal.h). The REMOVE event of a
- * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
- * mapped (lazily freed: they stay until reclaim, and a write keeps them
- * for good): the supervisor forgot pages that stayed resident (a budget
- * nothing counted or could evict), and a page of the batch in flight
- * (DEAD) lost what the program wrote into it after the call. On
- * registered memory MADV_DONTNEED is a correct MADV_FREE (the kernel may
- * free the pages at once; they then read zeros), and the supervisor
- * follows it exactly. A range that is all registered (the common case: an
- * allocator purging its own arena) is dropped with MADV_DONTNEED alone;
- * any other range gets the real MADV_FREE (its result is the call's:
- * EINVAL on a file mapping) and, if that succeeded, MADV_DONTNEED on its
- * registered parts.
- * Context: a program thread, fenced (shim_libc.c); takes reg_lock.
- * Return: 0, or -1 and errno.
- */
-int shim_free_pages(void *addr, size_t len)
-{
-	struct shim_range cut[16];
-	uint64_t s = (uint64_t)addr, e = s + ((len + RT_PAGE - 1) & ~(RT_PAGE - 1)), at = s;
-	unsigned int n;
-
-	if ((s & (RT_PAGE - 1)) || e < s || !len)
-		return shim_raw_madvise(addr, len, MADV_FREE);
-	do {
-		/* The (at most 16) lowest registered pieces of [at, e), sorted:
-		 * registered ranges do not overlap, so those not taken start
-		 * after the last one taken ends. */
-		n = 0;
-		pthread_mutex_lock(&reg_lock);
-		for (unsigned int i = 0; i < nr_reg; i++) {
-			struct shim_range c = { reg[i].start > at ? reg[i].start : at,
-						reg[i].end < e ? reg[i].end : e };
-			unsigned int j;
-
-			if (c.start >= c.end || (n == 16 && c.start > cut[15].start))
-				continue;
-			for (j = n < 16 ? n++ : 15; j && cut[j - 1].start > c.start; j--)
-				cut[j] = cut[j - 1];
-			cut[j] = c;
-		}
-		pthread_mutex_unlock(&reg_lock);
-		uint64_t end = at;
-
-		for (unsigned int i = 0; i < n && cut[i].start <= end; i++)
-			if (cut[i].end > end)
-				end = cut[i].end;
-		if (at == s && end >= e)	/* all registered */
-			return shim_raw_madvise(addr, len, MADV_DONTNEED);
-		if (at == s && shim_raw_madvise(addr, len, MADV_FREE))
-			return -1;
-		for (unsigned int i = 0; i < n; i++)
-			shim_raw_madvise((void *)cut[i].start, cut[i].end - cut[i].start, MADV_DONTNEED);
-		at = n == 16 ? cut[15].end : e;	/* more than 16 pieces: go on after them */
-	} while (at < e);
-	return 0;
-}
-
-/*
- * The process's virtual size and its private writable size in pages
- * (statm's first and sixth fields), one in each half of the result, 0 on
- * error: either changes when a mapping is added, removed or made writable.
- * The second is what sees mprotect(): a PROT_NONE reservation made
- * read-write (glibc's arena growth, V8's heap) leaves the size alone.
- */
-static unsigned long vm_sig(void)
-{
-	char buf[128], *p;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	unsigned long size, data = 0;
-	ssize_t r;
-
-	if (fd < 0)
-		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = 0;
-	size = strtoul(buf, &p, 10);
-	for (int i = 0; i < 5 && *p; i++)	/* on to the sixth field */
-		data = strtoul(p, &p, 10);
-	return size ^ (data << 32);
 }
 
 /*
@@ -759,7 +465,7 @@ static void move_unlock(void)
 	if (rt_ctl_agent_unlock(shim.ctl)) {
 		struct rt_simple k = { .type = RT_KICK };
 
-		send_msg(&k, sizeof(k));
+		shim_send(&k, sizeof(k));
 	}
 }
 
@@ -833,7 +539,7 @@ static void evict(struct rt_evict *m)
 	if (moved)
 		empty_area();
 	m->type = RT_EVICTED;
-	send_msg(m, sizeof(*m));
+	shim_send(m, sizeof(*m));
 }
 
 /*
@@ -889,10 +595,10 @@ static void *agent_main(void *arg)
 	/* Running: the supervisor may send batches now (it sends none before,
 	 * or a fault of the thread starting us could wait for a batch no one
 	 * answers). */
-	if (sock_ours()) {
+	if (shim_sock_ours()) {
 		struct rt_simple go = { .type = RT_AGENT_UP };
 
-		send_msg(&go, sizeof(go));
+		shim_send(&go, sizeof(go));
 	}
 	uint64_t due = mono_ms() + SHIM_SCAN_MS;
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
@@ -902,7 +608,7 @@ static void *agent_main(void *arg)
 		uint64_t now = mono_ms();
 		int r;
 
-		if (!sock_ours())
+		if (!shim_sock_ours())
 			return NULL;	/* closed, maybe reused: the watchdog says so */
 		r = poll(p, 1, now < due ? (int)(due - now) : 0);
 		if (r < 0 && errno != EINTR)
@@ -912,7 +618,7 @@ static void *agent_main(void *arg)
 		if (r > 0 && (p[0].revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
-			ssize_t n = sock_ours() ? recv(shim.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
+			ssize_t n = shim_sock_ours() ? recv(shim.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
 
 			if (n < 0 && errno == EAGAIN)
 				continue;
@@ -921,24 +627,21 @@ static void *agent_main(void *arg)
 			/* In the shared table (no table of our own), a dup2
 			 * between the check and the read gave the program's
 			 * bytes: never act on them. */
-			if (!sock_ours())
+			if (!shim_sock_ours())
 				return NULL;
 			if (m.type == RT_EVICT) {
 				evict(&m);
 			} else if (m.type == RT_FORGET) {
 				struct rt_range_msg *f = (struct rt_range_msg *)&m;
 
-				pthread_mutex_lock(&reg_lock);
-				forget(f->start, f->end);
-				pthread_mutex_unlock(&reg_lock);
 				/* A mapping of the same size may take or have
 				 * taken its place (glibc's free() and malloc() of
 				 * a large block: no interposer sees either, and
 				 * statm ends as it was): the rescan below runs now
 				 * whatever statm says, then every 1 ms for 100 ms.
-				 * Before, the old record hid the new mapping for
-				 * good. */
-				S.last_vm = 0;
+				 * Without it the old record would hide the new
+				 * mapping for good. */
+				shim_maps_forget(f->start, f->end);
 				due = 0;
 			} else if (m.type == RT_PREFORK_DONE) {
 				pthread_mutex_lock(&fork_wait_lock);
@@ -955,11 +658,7 @@ static void *agent_main(void *arg)
 		 * learnt late, resident already. For 100 ms after a change,
 		 * every 1 ms: the program is growing.
 		 */
-		unsigned long vs = vm_sig();
-
-		if (vs != S.last_vm) {
-			S.last_vm = vs;
-			scan();
+		if (shim_rescan()) {
 			quick = 100;
 		} else if (quick) {
 			quick--;
@@ -989,7 +688,7 @@ static void *watch_main(void *arg)
 		/* Without a table of our own, a descriptor the program
 		 * closed must be seen (POLLNVAL) and not kept open by a
 		 * poll: hence no blocking poll. */
-		if (!sock_ours())
+		if (!shim_sock_ours())
 			p.revents = POLLNVAL;	/* closed, maybe reused */
 		else if (poll(&p, 1, 0) < 0)
 			p.revents = 0;
@@ -1015,14 +714,14 @@ static void *watch_main(void *arg)
 			struct rt_simple m = { .type = atomic_load(&mail_type) };
 
 			mail_seen = req;
-			atomic_store(&mail_err, send_msg(&m, sizeof(m)));
+			atomic_store(&mail_err, shim_send(&m, sizeof(m)));
 			atomic_store(&mail_done, req);
 			futex_wake_all(&mail_done);
 		}
 		req = atomic_load(&scan_req);
 		if (req != seen) {
 			seen = req;
-			scan();
+			shim_scan();
 			atomic_store(&scan_done, req);
 			futex_wake_all(&scan_done);
 		}
@@ -1071,7 +770,7 @@ static int send_by_watchdog(uint32_t type)
 	if (!atomic_load(&S.watch_own) || !atomic_load(&S.watch_up)) {
 		struct rt_simple m = { .type = type };
 
-		return sock_ours() ? send_msg(&m, sizeof(m)) : -1;
+		return shim_sock_ours() ? shim_send(&m, sizeof(m)) : -1;
 	}
 	atomic_store(&mail_type, type);
 	seq = atomic_fetch_add(&mail_req, 1) + 1;
@@ -1317,8 +1016,8 @@ static void session_start(const char *name)
 	S.sup_pid = getppid();
 	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;
 	set_active(true);
-	S.last_vm = vm_sig();
-	scan();
+	shim_scan_mark();
+	shim_scan();
 	start_threads();
 	leave_table();
 	return;
@@ -1433,7 +1132,7 @@ static int fork_session(const char *name)
 	}
 	shim.uffd = keep_high(fd);
 	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
-	S.last_vm = vm_sig();
+	shim_scan_mark();
 	start_threads();
 	leave_table();
 	return 0;
@@ -1445,7 +1144,7 @@ static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = shim_active();
-	uint64_t mine = rseq_cpu_addr();
+	uint64_t mine = shim_cpu_id_word();
 
 	/* The child's only thread is the one that forked: the agent follows
 	 * it if it was the lead (its TCB is then known safe), else no one. */
@@ -1456,7 +1155,9 @@ static void shim_postfork_child(void)
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
-	pthread_mutex_init(&reg_lock, NULL);
+	shim_maps_fork_child(was_active && !S.fork_events);	/* without EVENT_FORK the
+								 * child's VMAs are not
+								 * registered */
 	pthread_cond_init(&fork_cond, NULL);
 	if (!was_active)
 		return;
@@ -1470,7 +1171,6 @@ static void shim_postfork_child(void)
 	raw_munmap(shim.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
 	raw_munmap(shim.agent_stack, SHIM_STACK);
 	raw_munmap(shim.watch_stack, SHIM_STACK);
-	nr_reg = 0;	/* without EVENT_FORK the child's VMAs are not registered */
 	if (name)
 		session_start(name);
 }
@@ -1482,7 +1182,7 @@ __attribute__((constructor)) static void shim_init(void)
 	if (!name || !*name)
 		return;
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	snapshot();	/* and S.lead_cpu */
+	S.lead_cpu = (const uint32_t *)(uintptr_t)shim_snapshot();
 	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
 	session_start(name);
 }
@@ -1500,5 +1200,5 @@ void shim_scan_for_caller(void)
 	    !pthread_equal(pthread_self(), S.watch_thr))
 		scan_by_watchdog();
 	else
-		scan();
+		shim_scan();
 }

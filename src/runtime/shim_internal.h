@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim.c       the session, the agent, the maps scans
+ *   shim.c       the session, the agent
+ *   shim_maps.c  /proc/self/maps: the start-up snapshot, the scans, the
+ *                records of registered ranges
  *   shim_libc.c  the interposed libc functions, and their fence against
  *                fork()
  * Part of libuswap_preload.so only. Every symbol declared here is hidden
@@ -15,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/rseq.h>
 
 struct rt_xfer_ctl;
 
@@ -55,6 +58,19 @@ static inline bool shim_active(void)
 	return atomic_load_explicit(&shim.active, memory_order_acquire);
 }
 
+/*
+ * The address of the calling thread's rseq cpu_id, which the kernel keeps
+ * current on every return to user space, if glibc registered rseq for it.
+ * Context: any thread. Return: the address, or 0.
+ */
+static inline uint64_t shim_cpu_id_word(void)
+{
+	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
+		return 0;
+	return (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
+	       offsetof(struct rseq, cpu_id);
+}
+
 /* The fence (shim_libc.c). */
 
 /* Wait until no madvise/mremap/munmap of the program is in flight, and
@@ -69,13 +85,39 @@ int shim_raw_madvise(void *addr, size_t len, int advice);
 
 /* The session (shim.c). */
 
+/* Whether shim.sock is still the supervisor's socket in the caller's
+ * descriptor table. Context: any. Return: true if so. */
+bool shim_sock_ours(void);
+/* Send @len bytes of @msg on shim.sock. Context: after shim_sock_ours().
+ * Return: 0, -1. */
+int shim_send(const void *msg, size_t len);
+
 /* Register what a program thread just made (mmap(), mprotect()): the
  * watchdog scans for it, or the caller itself when there is no watchdog.
  * Context: a program thread; waits for the scan. */
 void shim_scan_for_caller(void);
 
-/* The registration records (shim.c). */
+/* The maps and the registration records (shim_maps.c). */
 
+/* Remember the VMAs that exist before the program runs. Context: the
+ * constructor. Return: the calling thread's rseq cpu_id address if it
+ * lies in memory never registered, else 0. */
+uint64_t shim_snapshot(void);
+/* Register every candidate VMA not registered yet, and tell the
+ * supervisor. Context: any thread; takes the records' lock. */
+void shim_scan(void);
+/* Note the process's mappings as they are, for shim_rescan(). Context:
+ * the session's start, before the agent runs. */
+void shim_scan_mark(void);
+/* Scan if the mappings changed since the last rescan or a
+ * shim_maps_forget(). Context: the agent. Return: true if it scanned. */
+bool shim_rescan(void);
+/* The supervisor's RT_FORGET of [@s, @e): end the records there; the next
+ * shim_rescan() scans. Context: the agent. */
+void shim_maps_forget(uint64_t s, uint64_t e);
+/* The records in a child of fork(): the lock made anew, every record
+ * ended with @drop. Context: the child's atfork handler. */
+void shim_maps_fork_child(bool drop);
 /* [@s, @e) was mapped, unmapped or moved away by the program: the shim's
  * records of registered ranges there are obsolete. */
 void shim_forget_range(uint64_t s, uint64_t e);
