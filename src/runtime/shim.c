@@ -40,9 +40,6 @@
 #include "runtime/xfer_ctl.h"
 
 #define SHIM_SCAN_MS	10
-#define SHIM_FLUSH_CEILING 33		/* x86's tlb_single_page_flush_ceiling */
-#define SHIM_SPREAD_MIN	4		/* evict(): a batch this long is split to span the area */
-#define SHIM_FOLLOW_FLUSHES 8		/* follow_lead(): a batch's flushes worth a bound agent */
 
 /* The session of this process (shim_internal.h); replaced in a forked child. */
 struct shim_session shim = { .uffd = -1, .sock = -1 };
@@ -60,10 +57,7 @@ static struct {
 	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
 	ino_t uffd_ino;
 	pid_t sup_pid;
-	const uint32_t *lead_cpu;	/* rseq cpu_id of the thread the agent follows */
-	int agent_cpu;			/* the CPU the agent is bound to, or -1 */
-	cpu_set_t agent_mask;		/* the agent's own affinity, as it started */
-} S = { .agent_cpu = -1, .memfd = -1 };
+} S = { .memfd = -1 };
 
 /* Whether the program's own descriptor table holds shim.uffd and shim.sock. It
  * does only from their creation until the agent and the watchdog have
@@ -274,9 +268,10 @@ int shim_send(const void *msg, size_t len)
 
 /*
  * Where page @k of a batch of @n goes in the staging area; pages from
- * @split on go to the end of the area (evict()), so that the batch spans
- * more than SHIM_FLUSH_CEILING slots and the area is emptied with one TLB
- * flush.
+ * @split on go to the end of the area (the policy's plan, shim_policy.c:
+ * a batch split so that it spans more slots than x86 flushes page by
+ * page, and the area is emptied with one TLB flush).
+ * Context: the agent thread. Return: the slot's address.
  */
 static char *slot(uint32_t k, uint32_t n, uint32_t split)
 {
@@ -369,9 +364,9 @@ static bool staging_on = true;
  * of it raises no REMOVE (which the agent would sleep on until the
  * supervisor read it, and which fails the supervisor's copies with EAGAIN
  * meanwhile); then registered again for the next batch. The whole area is
- * given: the batch spans more than SHIM_FLUSH_CEILING slots when it was
- * split (evict()), so the zap ends with one TLB flush instead of an
- * INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
+ * given: a batch the policy split spans more slots than x86 flushes page
+ * by page (shim_policy_plan()), so the zap ends with one TLB flush instead
+ * of an INVLPG per page (3.6 us each on this PVM guest, docs/BENCHMARKS.md).
  * An area that cannot be dropped (mlockall() locked it) keeps its pages:
  * moves into it then fail (EEXIST) and the process's pages stay resident,
  * as the kernel keeps locked pages.
@@ -390,54 +385,6 @@ static void empty_area(void)
 	staging_on = false;
 	shim_raw_madvise(shim.staging, len, MADV_DONTNEED);
 	staging_on = rt_uffd_register(shim.uffd, a, len) == 0;
-}
-
-/*
- * Bind the agent to the CPU its lead thread (the main thread, or in a
- * forked child the thread that forked, when it is the same) last ran on,
- * for a batch @m of @n pages that costs many TLB flushes; unbind it for
- * one that costs few.
- * Each page a UFFDIO_MOVE takes out is flushed from the TLB of every CPU
- * that has the process's address space loaded: while the program runs on
- * the other CPU, that is an IPI per page of a short run, and on this PVM
- * guest each costs the interrupted thread ~14 us (docs/BENCHMARKS.md,
- * "the agent on the program's CPU"). On the program's own CPU the agent
- * runs when the program waits or is preempted, and the flush is local.
- * Context: the agent thread, before a batch. Failure changes nothing.
- */
-static void follow_lead(const struct rt_evict *m, uint32_t n)
-{
-	uint32_t flushes = 0, run = 1;
-	cpu_set_t set;
-	uint32_t cpu;
-
-	if (!S.lead_cpu)
-		return;
-	/* x86 flushes a run of up to 33 pages page by page, a longer one
-	 * at once (tlb_single_page_flush_ceiling): a batch of long runs
-	 * (a sequential fill) costs few flushes, and the agent is better
-	 * on a CPU of its own, where it does not take the program's time. */
-	for (uint32_t i = 1; i <= n; i++) {
-		if (i < n && m->addr[i] == m->addr[i - 1] + RT_PAGE) {
-			run++;
-			continue;
-		}
-		flushes += run <= SHIM_FLUSH_CEILING ? run : 1;
-		run = 1;
-	}
-	if (flushes < SHIM_FOLLOW_FLUSHES) {
-		if (S.agent_cpu >= 0 && !sched_setaffinity(0, sizeof(S.agent_mask), &S.agent_mask))
-			S.agent_cpu = -1;
-		return;
-	}
-	cpu = __atomic_load_n(S.lead_cpu, __ATOMIC_RELAXED);
-	if (cpu >= CPU_SETSIZE || (int)cpu == S.agent_cpu ||
-	    !CPU_ISSET(cpu, &S.agent_mask))
-		return;	/* RSEQ_CPU_ID_UNINITIALIZED / REGISTRATION_FAILED are huge */
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (!sched_setaffinity(0, sizeof(set), &set))
-		S.agent_cpu = (int)cpu;
 }
 
 /*
@@ -481,22 +428,16 @@ static void move_unlock(void)
  */
 static void evict(struct rt_evict *m)
 {
-	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0, split = n;
+	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0, split;
+	struct shim_plan plan;
 	unsigned int again = 0;
 	bool moved = false;
 
 	if (!staging_on)
 		staging_on = rt_uffd_register(shim.uffd, (uint64_t)shim.staging,
 					      RT_BATCH * RT_PAGE) == 0;
-	follow_lead(m, n);
-	/* The last run (or all but the first page of a single run) goes to
-	 * the end of the area: one more flush on the program's side when the
-	 * batch is one run, one flush instead of n when emptying it. */
-	if (n >= SHIM_SPREAD_MIN && n <= SHIM_FLUSH_CEILING) {
-		split = n - 1;
-		while (split > 1 && m->addr[split - 1] + RT_PAGE == m->addr[split])
-			split--;
-	}
+	shim_policy_plan(m, n, &plan);
+	split = plan.split;
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1, done;
 		int err;
@@ -523,9 +464,7 @@ static void evict(struct rt_evict *m)
 			i += done;
 			continue;
 		}
-		/* Bound to the program's CPU: a thread of the program woken
-		 * meanwhile (its fault served) runs first, at any policy. */
-		if (S.agent_cpu >= 0)
+		if (plan.yield)
 			sched_yield();
 		if (done == run) {
 			i += run;
@@ -581,16 +520,7 @@ static void *agent_main(void *arg)
 
 	(void)arg;
 	thread_setup(&S.agent_thr, &S.agent_own, NULL);
-	S.agent_cpu = -1;
-	/* No mask to come back to, or a real-time policy (inherited from
-	 * the program): never bind. A real-time thread of the program (or
-	 * any other) on the lead's CPU runs until it blocks, and an agent
-	 * bound there waits for it while the program's faults wait for the
-	 * agent: with `chrt -f 1` on redis and its clients, a GET pass fell
-	 * from 11,000 to 1,500 requests a second in 1 run of 4. */
-	if (sched_getaffinity(0, sizeof(S.agent_mask), &S.agent_mask) ||
-	    sched_getscheduler(0) != SCHED_OTHER)
-		S.lead_cpu = NULL;
+	shim_policy_agent_start();
 
 	/* Running: the supervisor may send batches now (it sends none before,
 	 * or a fault of the thread starting us could wait for a batch no one
@@ -1144,14 +1074,8 @@ static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
 	bool was_active = shim_active();
-	uint64_t mine = shim_cpu_id_word();
 
-	/* The child's only thread is the one that forked: the agent follows
-	 * it if it was the lead (its TCB is then known safe), else no one. */
-	if (S.lead_cpu && mine != (uint64_t)(uintptr_t)S.lead_cpu)
-		S.lead_cpu = NULL;
-	S.agent_cpu = -1;
-
+	shim_policy_fork_child();
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
@@ -1182,7 +1106,7 @@ __attribute__((constructor)) static void shim_init(void)
 	if (!name || !*name)
 		return;
 	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-	S.lead_cpu = (const uint32_t *)(uintptr_t)shim_snapshot();
+	shim_policy_follow(shim_snapshot());
 	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
 	session_start(name);
 }

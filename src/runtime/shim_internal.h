@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim.c       the session, the agent
+ *   shim.c       the session, the agent's mechanism
  *   shim_maps.c  /proc/self/maps: the start-up snapshot, the scans, the
  *                records of registered ranges
+ *   shim_policy.c  the agent's policy: its CPU, a batch's layout
  *   shim_libc.c  the interposed libc functions, and their fence against
  *                fork()
  * Part of libuswap_preload.so only. Every symbol declared here is hidden
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <sys/rseq.h>
 
+struct rt_evict;
 struct rt_xfer_ctl;
 
 #define SHIM_MIN_VMA	(64UL << 10)	/* smaller mappings are not worth a round trip */
@@ -70,6 +72,30 @@ static inline uint64_t shim_cpu_id_word(void)
 	return (uint64_t)(uintptr_t)__builtin_thread_pointer() + (uint64_t)__rseq_offset +
 	       offsetof(struct rseq, cpu_id);
 }
+
+/*
+ * The agent's policy (shim_policy.c): its plan for one batch. Any plan
+ * moves the same pages with the same results; it changes only what the
+ * batch costs. The mechanism asks for one before each batch
+ * (shim_policy_plan()) and follows it.
+ */
+struct shim_plan {
+	uint32_t split;	/* pages [split, n) of a batch of n go to the end of the
+			 * staging area, no run across it; split <= n */
+	bool yield;	/* the agent yields the CPU after each run */
+};
+
+/* The agent may follow the CPU of the thread whose rseq cpu_id is at
+ * @word (0: of none). Context: the constructor, before the agent runs. */
+void shim_policy_follow(uint64_t word);
+/* The lead in a child of fork(): kept if it is the forking thread.
+ * Context: the child's atfork handler, before its agent runs. */
+void shim_policy_fork_child(void);
+/* Note the agent's affinity and policy. Context: the agent, at its start. */
+void shim_policy_agent_start(void);
+/* Bind or unbind the agent for a batch @m of @n pages, and fill @plan.
+ * Context: the agent, before the batch. */
+void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *plan);
 
 /* The fence (shim_libc.c). */
 
