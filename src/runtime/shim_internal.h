@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim.c       the session, the agent's mechanism
+ *   shim.c       the session: connection, watchdog, fork handling
+ *   shim_agent.c the agent's mechanism: batches moved out through the
+ *                staging area
  *   shim_maps.c  /proc/self/maps: the start-up snapshot, the scans, the
  *                records of registered ranges
  *   shim_policy.c  the agent's policy: its CPU, a batch's layout
@@ -73,6 +75,14 @@ static inline uint64_t shim_cpu_id_word(void)
 	       offsetof(struct rseq, cpu_id);
 }
 
+/* The agent (shim_agent.c). */
+
+/* The agent thread's function (pthread_create()). Return: NULL. */
+void *shim_agent_main(void *arg);
+/* Register the staging area with shim.uffd. Context: the session's start,
+ * before the agent runs. Return: 0, or -errno (errno set). */
+int shim_staging_register(void);
+
 /*
  * The agent's policy (shim_policy.c): its plan for one batch. Any plan
  * moves the same pages with the same results; it changes only what the
@@ -117,6 +127,13 @@ bool shim_sock_ours(void);
 /* Send @len bytes of @msg on shim.sock. Context: after shim_sock_ours().
  * Return: 0, -1. */
 int shim_send(const void *msg, size_t len);
+
+/* The agent's start on the session's side: its id, its own descriptor
+ * table, the start-up handshake. Context: the agent, at its start. */
+void shim_agent_setup(void);
+/* The supervisor's RT_PREFORK_DONE: the fork's prepare handler goes on.
+ * Context: the agent. */
+void shim_prefork_done(void);
 
 /* Register what a program thread just made (mmap(), mprotect()): the
  * watchdog scans for it, or the caller itself when there is no watchdog.
