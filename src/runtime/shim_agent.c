@@ -313,7 +313,8 @@ void *shim_agent_main(void *arg)
 		if (r > 0 && (p[0].revents & POLLNVAL))
 			return NULL;	/* the program closed it: the watchdog says so */
 		if (r > 0) {
-			ssize_t n = shim_sock_ours() ? recv(shim.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
+			ssize_t n = shim_sock_ours() ?
+				    recv(shim.sock, &m, sizeof(m), MSG_DONTWAIT) : 0;
 
 			if (n < 0 && errno == EAGAIN)
 				continue;

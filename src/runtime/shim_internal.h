@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim.c       the session: connection, watchdog, fork handling
- *   shim_agent.c the agent's mechanism: batches moved out through the
- *                staging area
- *   shim_maps.c  /proc/self/maps: the start-up snapshot, the scans, the
- *                records of registered ranges
+ *   shim_conn.c    the session: the constructor, the connection and its
+ *                  hello, the agent's and the watchdog's start, the
+ *                  watchdog, the session across fork()
+ *   shim_maps.c    /proc/self/maps: the start-up snapshot, the scans, the
+ *                  records of registered ranges
+ *   shim_agent.c   the agent's mechanism: batches moved out through the
+ *                  staging area
  *   shim_policy.c  the agent's policy: its CPU, a batch's layout
- *   shim_libc.c  the interposed libc functions, and their fence against
- *                fork()
+ *   shim_libc.c    the interposed libc functions, and their fence
+ *                  against fork()
  * Part of libuswap_preload.so only. Every symbol declared here is hidden
  * (the object is built with hidden visibility): the object exports only
  * the libc functions it interposes.
@@ -29,7 +31,7 @@ struct rt_xfer_ctl;
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 
 /*
- * The process's session, which shim.c makes (session_start(),
+ * The process's session, which shim_conn.c makes (session_start(),
  * fork_session()) and ends (close_session()).
  * Every field but @active is written only while no shim thread runs and
  * no other thread of the program can use it: in the constructor, or in
@@ -119,7 +121,7 @@ void shim_vm_fork_end(int child);
 /* madvise(2) without the fence, for the shim's own memory. Return: 0, -1. */
 int shim_raw_madvise(void *addr, size_t len, int advice);
 
-/* The session (shim.c). */
+/* The session (shim_conn.c). */
 
 /* Whether shim.sock is still the supervisor's socket in the caller's
  * descriptor table. Context: any. Return: true if so. */

@@ -5,8 +5,16 @@
  * hands it to the supervisor, registers the private anonymous mappings and
  * runs the agent thread that moves pages out on the supervisor's request,
  * and a watchdog thread that kills the process if the supervisor dies.
- * docs/RUNTIME.md is the design; this file depends on libc only and
- * touches no memory it registers from its own threads' stacks.
+ * docs/RUNTIME.md is the design; the shim depends on libc only and
+ * touches no memory it registers from its own threads' stacks;
+ * shim_internal.h says which file does what.
+ *
+ * This file is the session: the constructor, the uffd, the transfer
+ * buffer, the staging area and the stacks, the connection and its hello,
+ * the start of the agent and the watchdog in descriptor tables of their
+ * own, the watchdog itself (the supervisor's death, the scans and
+ * messages it does for program threads), and the session across fork()
+ * (the pthread_atfork handlers).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +25,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +32,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/rseq.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,11 +44,15 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
-
 /* The session of this process (shim_internal.h); replaced in a forked child. */
 struct shim_session shim = { .uffd = -1, .sock = -1 };
 
-/* The rest of the session, which the other files never see. */
+/*
+ * The rest of the session, which the other files never see. The fields
+ * the threads set (the ids, the table flags, watch_up) are reset by
+ * start_threads() before it makes them; the others are written as the
+ * fields of struct shim_session are (shim_internal.h).
+ */
 static struct {
 	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
 						 * its own (private_table()) */
@@ -51,11 +60,11 @@ static struct {
 	atomic_bool watch_up;			/* the watchdog serves scan requests */
 	bool fork_events;			/* the supervisor follows fork() by events */
 	int memfd;				/* kept high (keep_high()) */
-	dev_t sock_dev;				/* the socket's identity (shim_sock_ours()) */
-	ino_t sock_ino;
+	dev_t sock_dev;				/* the socket's identity */
+	ino_t sock_ino;				/* (shim_sock_ours()) */
 	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
 	ino_t uffd_ino;
-	pid_t sup_pid;
+	pid_t sup_pid;				/* the supervisor, for the watchdog's message */
 } S = { .memfd = -1 };
 
 /* Whether the program's own descriptor table holds shim.uffd and shim.sock. It
@@ -100,7 +109,8 @@ static void shim_say(const char *msg)
 	 * unless the supervisor cannot say it (it is gone, or never came). */
 	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
 	memcpy(lg.text, msg, lg.len);
-	if (shim_sock_ours() && send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
+	if (shim_sock_ours() &&
+	    send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
 		return;
 	if (own_table())
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
@@ -132,6 +142,8 @@ static void futex_wake_all(atomic_uint *w)
 	futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
+/* Say whether the session is up (shim_active()). Context: the session's
+ * start and end, one thread. */
 static void set_active(bool on)
 {
 	atomic_store_explicit(&shim.active, on, memory_order_release);
@@ -163,9 +175,9 @@ static int keep_high(int fd)
 }
 
 /**
- * shim_sock_ours() - whether shim.sock is still our socket. In the agent's and the watchdog's
- * own table (own_table()) it always is: the program cannot reach that
- * table. In the program's table (its threads: the fork handlers; and every
+ * shim_sock_ours() - whether shim.sock is still our socket. In the agent's
+ * and the watchdog's own table (own_table()) it always is: the program
+ * cannot reach that table. In the program's table (its threads: the fork handlers; and every
  * thread when the table could not be made) the program may have closed
  * it (a daemon closing every descriptor) and reused the number: then the
  * device and inode noted at connect time tell.
@@ -222,7 +234,8 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
  */
 static bool private_table(void)
 {
-	int lo = shim.sock < shim.uffd ? shim.sock : shim.uffd, hi = shim.sock < shim.uffd ? shim.uffd : shim.sock;
+	int lo = shim.sock < shim.uffd ? shim.sock : shim.uffd;
+	int hi = shim.sock < shim.uffd ? shim.uffd : shim.sock;
 
 	if (lo < 0 || lo == hi || unshare(CLONE_FILES))
 		return false;
@@ -240,7 +253,8 @@ static bool private_table(void)
 	return false;
 }
 
-/* A raw mmap: the interposer below must not see the shim's own maps. */
+/* A raw mmap: the interposer (shim_libc.c) must not see the shim's own
+ * maps. Context: any. Return: the address, or MAP_FAILED. */
 static void *raw_mmap(size_t len, int prot, int flags, int fd)
 {
 	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);
@@ -248,7 +262,8 @@ static void *raw_mmap(size_t len, int prot, int flags, int fd)
 	return p == -1 ? MAP_FAILED : (void *)p;
 }
 
-/* A raw munmap, for the shim's own maps (not fenced: shim_libc.c). */
+/* A raw munmap, for the shim's own maps (not fenced: shim_libc.c).
+ * Context: any. */
 static void raw_munmap(void *addr, size_t len)
 {
 	syscall(SYS_munmap, addr, len);
@@ -386,6 +401,21 @@ static void scan_by_watchdog(void)
 	}
 }
 
+/**
+ * shim_scan_for_caller() - scan now, for a program thread that just made
+ * memory: through the watchdog when it runs (in the shim's table, where
+ * the program's descriptors cannot be mistaken for ours), else here.
+ * Context: a program thread (mmap(), mprotect()) or the watchdog.
+ */
+void shim_scan_for_caller(void)
+{
+	if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
+	    !pthread_equal(pthread_self(), S.watch_thr))
+		scan_by_watchdog();
+	else
+		shim_scan();
+}
+
 /*
  * Send a message of @type (an rt_simple) for a program thread: by the
  * watchdog, from its own table, when it has one; else from the program's
@@ -417,6 +447,8 @@ static int send_by_watchdog(uint32_t type)
 	return -1;
 }
 
+/* A new userfaultfd (non-blocking). Context: the session's start.
+ * Return: the descriptor, or -1 and errno. */
 static int new_uffd(void)
 {
 	int fd = rt_uffd_open(O_CLOEXEC | O_NONBLOCK);
@@ -426,6 +458,8 @@ static int new_uffd(void)
 	return fd < 0 ? -1 : fd;
 }
 
+/* Connect to the supervisor's socket at the path @name. Context: the
+ * session's start. Return: the descriptor, or -1 and errno. */
 static int connect_sup(const char *name)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -447,7 +481,8 @@ static int connect_sup(const char *name)
 	return fd;
 }
 
-/* RT_HELLO with [uffd, memfd], or (a forked child) RT_HELLO_FORK with [memfd]. */
+/* RT_HELLO with [uffd, memfd], or (a forked child) RT_HELLO_FORK with
+ * [memfd]. Context: the session's start. Return: 0 sent, -1 not. */
 static int send_hello(uint32_t type)
 {
 	struct rt_hello h = {
@@ -481,7 +516,7 @@ static int send_hello(uint32_t type)
  * The staging area, between two PROT_NONE guard pages: a VMA of its own
  * that never merges with a neighbour (registered with the same uffd, it
  * would, and emptying it would split that VMA and merge it again each
- * batch). Return: the area, or MAP_FAILED.
+ * batch). Context: the session's start. Return: the area, or MAP_FAILED.
  */
 static char *new_staging(void)
 {
@@ -496,7 +531,8 @@ static char *new_staging(void)
 	return g + RT_PAGE;
 }
 
-/* Connect to the supervisor, kept high, its identity noted. Return: 0, -1. */
+/* Connect to the supervisor, kept high, its identity noted. Context: the
+ * session's start. Return: 0, -1. */
 static int connect_kept(const char *name)
 {
 	struct stat st;
@@ -509,7 +545,8 @@ static int connect_kept(const char *name)
 	return 0;
 }
 
-/* The transfer buffer: a new memfd, mapped shared. Return: 0, -1. */
+/* The transfer buffer: a new memfd, mapped shared. Context: the session's
+ * start. Return: 0, -1. */
 static int new_xfer(void)
 {
 	/* Sealable: the supervisor seals it against shrinking before it
@@ -573,7 +610,8 @@ static void start_threads(void)
 		futex_wait_ms(&files_ready, r, 10);
 }
 
-/* Close what the program's table holds of the session, and end it. */
+/* Close what the program's table holds of the session, and end it.
+ * Context: the constructor, or a child's fork handler (one thread). */
 static void close_session(void)
 {
 	if (main_fds && shim.uffd >= 0)
@@ -627,10 +665,11 @@ static void session_start(const char *name)
 		goto fail;
 	shim.staging = new_staging();
 	shim.agent_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
 	shim.watch_stack = raw_mmap(SHIM_STACK, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
-	if (shim.staging == MAP_FAILED || shim.agent_stack == MAP_FAILED || shim.watch_stack == MAP_FAILED)
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1);
+	if (shim.staging == MAP_FAILED || shim.agent_stack == MAP_FAILED ||
+	    shim.watch_stack == MAP_FAILED)
 		goto fail;
 	why = "cannot reach the supervisor";
 	if (connect_kept(name) || send_hello(RT_HELLO) ||
@@ -704,6 +743,9 @@ static void shim_postfork_parent(void)
 	shim_vm_fork_end(0);
 }
 
+/* Kill this forked child, saying @why: its evicted pages cannot be
+ * served. Context: the child's only thread; SIGKILL to itself, it does
+ * not come back. */
 static void die(const char *why)
 {
 	char msg[200];
@@ -774,15 +816,17 @@ static int fork_session(const char *name)
 		return -1;
 	}
 	shim.uffd = keep_high(fd);
-	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's page */
+	/* The naming fault's page. */
+	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 	shim_scan_mark();
 	start_threads();
 	leave_table();
 	return 0;
 }
 
-/* The child: with fork events, take over the session the FORK event made;
- * without, drop the parent's session and start one of its own. */
+/* pthread_atfork child: with fork events, take over the session the FORK
+ * event made; without, drop the parent's session and start one of its
+ * own. Context: the child's only thread. */
 static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
@@ -792,9 +836,8 @@ static void shim_postfork_child(void)
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
-	shim_maps_fork_child(was_active && !S.fork_events);	/* without EVENT_FORK the
-								 * child's VMAs are not
-								 * registered */
+	/* Without EVENT_FORK the child's VMAs are not registered. */
+	shim_maps_fork_child(was_active && !S.fork_events);
 	pthread_cond_init(&fork_cond, NULL);
 	if (!was_active)
 		return;
@@ -812,6 +855,9 @@ static void shim_postfork_child(void)
 		session_start(name);
 }
 
+/* The shim's start in a process of the program's tree (the environment
+ * names the supervisor's socket); without it, the shim does nothing.
+ * Context: the constructor, before the program's main(). */
 __attribute__((constructor)) static void shim_init(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
@@ -822,20 +868,4 @@ __attribute__((constructor)) static void shim_init(void)
 	shim_policy_follow(shim_snapshot());
 	pthread_atfork(shim_prefork, shim_postfork_parent, shim_postfork_child);
 	session_start(name);
-}
-
-/**
- * shim_scan_for_caller() - scan now, for a program thread that just made
- * memory: through the
- * watchdog when it runs (in the shim's table, where the program's
- * descriptors cannot be mistaken for ours), else here.
- * Context: a program thread (mmap(), mprotect()) or the watchdog.
- */
-void shim_scan_for_caller(void)
-{
-	if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
-	    !pthread_equal(pthread_self(), S.watch_thr))
-		scan_by_watchdog();
-	else
-		shim_scan();
 }
