@@ -28,7 +28,7 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
-#define SHIM_SCAN_MS	10
+#define SHIM_SCAN_MS	10	/* the agent's rescans, when nothing changed */
 
 /* Whether the staging area is registered with the process's uffd now:
  * set by shim_staging_register() at the session's start (before the agent
@@ -71,8 +71,7 @@ static char *slot(uint32_t k, uint32_t n, uint32_t split)
  * process's own uffd (the staging area is registered with it), which
  * refuses it with EAGAIN while any of its events (UNMAP, REMOVE, REMAP,
  * FORK) is unread: that is what makes a move that succeeds come before
- * the change the event announces
- * (xfer_ctl.h). EAGAIN is not retried here: the caller holds the move
+ * the change the event announces (xfer_ctl.h). EAGAIN is not retried here: the caller holds the move
  * lock, and the supervisor reads the event only once it is let go.
  * Context: the agent thread, the move lock held.
  * Return: the number of pages moved from the start of the run; *@err the
@@ -159,8 +158,8 @@ static void empty_area(void)
 	uint64_t a = (uint64_t)shim.staging, len = RT_BATCH * RT_PAGE;
 
 	if (staging_on && rt_uffd_unregister(shim.uffd, a, len)) {
-		/* The old way: a REMOVE, which the supervisor knows by its
-		 * range (HELLO) and only reads. */
+		/* Registered still: a REMOVE, which the supervisor knows by
+		 * its range (HELLO) and only reads. */
 		shim_raw_madvise(shim.staging, len, MADV_DONTNEED);
 		return;
 	}

@@ -33,7 +33,7 @@ struct shim_range {
  * written once, by the constructor under it, before any other thread of
  * the shim runs. A record is a range registered by a scan: it ends when
  * the program unmaps or moves it (shim_forget_range()) or the supervisor
- * says so (shim_maps_forget()); it is never larger than the VMA was.
+ * says so (shim_maps_forget()).
  */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_range reg[SHIM_MAX_RANGES];	/* registered by us; reg_lock */
@@ -138,7 +138,7 @@ uint64_t shim_snapshot(void)
 			if (!parse_line(line, &v))
 				continue;
 			/* The agent reads the main thread's rseq cpu_id
-			 * (follow_lead()): only if it lies in memory never
+			 * (shim_policy.c): only if it lies in memory never
 			 * registered, so that the agent cannot fault on a page
 			 * it would have to evict itself. Of the VMAs existing
 			 * now only [heap] gets registered; the TCB is in ld.so's
@@ -233,12 +233,12 @@ void shim_scan(void)
 }
 
 /**
- * shim_forget_range() - a mapping made, unmapped or moved
- * away at [@s, @e) ends every registration record there. The agent learns
- * the same from the supervisor's RT_FORGET, but only after the batch it
- * may be busy with; meanwhile a new mapping at the same address (munmap()
- * then mmap() of the same size: a stress-ng round) looked registered
- * already and was not registered at all until then.
+ * shim_forget_range() - a mapping made, unmapped or moved away at
+ * [@s, @e) ends every registration record there. The agent learns the
+ * same from the supervisor's RT_FORGET, but only after the batch it may be
+ * busy with; meanwhile a new mapping at the same address (munmap() then
+ * mmap() of the same size: a stress-ng round) would look registered
+ * already and stay unregistered until then.
  * Context: a program thread (the interposers); takes reg_lock.
  */
 void shim_forget_range(uint64_t s, uint64_t e)
@@ -251,12 +251,13 @@ void shim_forget_range(uint64_t s, uint64_t e)
 }
 
 /**
- * shim_free_pages() - MADV_FREE of the program's memory. The REMOVE event of a
- * MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the pages
- * mapped (lazily freed: they stay until reclaim, and a write keeps them
- * for good): the supervisor forgot pages that stayed resident (a budget
- * nothing counted or could evict), and a page of the batch in flight
- * (DEAD) lost what the program wrote into it after the call. On
+ * shim_free_pages() - MADV_FREE of the program's memory. The REMOVE event
+ * of a MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the
+ * pages mapped (lazily freed: they stay until reclaim, and a write keeps
+ * them for good): passed on as it is, the supervisor would forget pages
+ * that stay resident (a budget nothing counts or can evict), and a page of
+ * the batch in flight (DEAD) would lose what the program wrote into it
+ * after the call. On
  * registered memory MADV_DONTNEED is a correct MADV_FREE (the kernel may
  * free the pages at once; they then read zeros), and the supervisor
  * follows it exactly. A range that is all registered (the common case: an
