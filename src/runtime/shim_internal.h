@@ -31,6 +31,17 @@ struct rt_xfer_ctl;
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 
 /*
+ * The locks, each static in its file, in the order they nest:
+ *   vm_lock (shim_libc.c: the fence, read by the program's calls, written
+ *   by the fork's prepare handler)
+ *     -> fork_lock -> fork_wait_lock (shim_conn.c: the fork handlers)
+ *     -> reg_lock (shim_maps.c: the records; under the fence only in
+ *        shim_free_pages())
+ * fork_lock and reg_lock never nest. The move lock (xfer_ctl.h) is the
+ * agent's with the supervisor; no other lock is taken under it.
+ */
+
+/*
  * The process's session, which shim_conn.c makes (session_start(),
  * fork_session()) and ends (close_session()).
  * Every field but @active is written only while no shim thread runs and
