@@ -158,10 +158,11 @@ static void mirror_free(struct pager *p, uint32_t idx)
 
 /* ---- debug: pages of zeros where data was (docs/RUNTIME.md) ---- */
 
-#if USWAP_DEBUG >= 2
+/* USWAP_DEBUG >= 2: count a page of zeros handed out where data was
+ * (@what: zero-tracked, mirror-zero), and name the first 16 on stderr. */
 static void dbg_say(uint64_t *count, const char *what, uint64_t addr)
 {
-	if ((*count)++ < 16)
+	if (USWAP_DEBUG >= 2 && (*count)++ < 16)
 		fprintf(stderr, "uswap run: DBG %s 0x%llx\n", what, (unsigned long long)addr);
 }
 
@@ -175,8 +176,11 @@ static bool page_is_zero(const void *pg)
 	return true;
 }
 
+/* USWAP_DEBUG >= 2: note whether the page stored at index @idx is non-zero. */
 static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 {
+	if (USWAP_DEBUG < 2)
+		return;
 	if (idx >= p->dbg_cap) {
 		size_t ncap = idx + 1 > 2 * p->dbg_cap ? idx + 1024 : 2 * p->dbg_cap;
 		uint8_t *n = realloc(p->dbg_nz, ncap);
@@ -190,25 +194,12 @@ static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 	p->dbg_nz[idx] = !page_is_zero(pg);
 }
 
+/* USWAP_DEBUG >= 2: the page read back from index @idx for @addr. */
 static void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *pg)
 {
-	if (idx < p->dbg_cap && p->dbg_nz[idx] && page_is_zero(pg))
+	if (USWAP_DEBUG >= 2 && idx < p->dbg_cap && p->dbg_nz[idx] && page_is_zero(pg))
 		dbg_say(&p->t->st.dbg_mirror_zero, "mirror-zero", addr);
 }
-#else
-static inline void dbg_say(uint64_t *count, const char *what, uint64_t addr)
-{
-	(void)count; (void)what; (void)addr;
-}
-static inline void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
-{
-	(void)p; (void)idx; (void)pg;
-}
-static inline void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *pg)
-{
-	(void)p; (void)idx; (void)addr; (void)pg;
-}
-#endif
 
 /* ---- the tree and the spaces ---- */
 
@@ -1069,20 +1060,12 @@ void pager_check(const struct pager *p)
 }
 
 /**
- * pager_check_tree() - check each of @t's @n spaces, and that the tree's
- * counts are their sums.
+ * pager_check_tree() - @t's counts against the sums of its spaces' (each
+ * checked by pager_check() as it is added up): @res resident, @unev
+ * unevictable, @out pages of batches out (PG_OUT()).
  */
-void pager_check_tree(const struct pg_tree *t, struct pager *const *spaces, size_t n)
+void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint64_t out)
 {
-	uint64_t res = 0, unev = 0, out = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		pager_check(spaces[i]);
-		res += spaces[i]->nr_resident;
-		unev += spaces[i]->nr_unevictable;
-		if (spaces[i]->inflight && !spaces[i]->inherited)
-			out += spaces[i]->batch_n - spaces[i]->batch_done;
-	}
 	if (res != t->resident || unev != t->unevictable || out != t->inflight_pages) {
 		fprintf(stderr, "pager_check_tree: resident %llu/%llu unevictable %llu/%llu "
 			"in flight %llu/%llu (tree/spaces)\n",

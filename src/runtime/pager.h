@@ -213,7 +213,9 @@ bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val);
  * test calls them after each step). The transports call them after each
  * event at USWAP_DEBUG >= 2: PAGER_CHECK(). */
 void pager_check(const struct pager *p);
-void pager_check_tree(const struct pg_tree *t, struct pager *const *spaces, size_t n);
+void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint64_t out);
+/* The pages of a batch out a space adds to its tree, for pager_check_tree(). */
+#define PG_OUT(p)	((p)->inflight && !(p)->inherited ? (p)->batch_n - (p)->batch_done : 0)
 #if USWAP_DEBUG >= 2
 #define PAGER_CHECK(p)	pager_check(p)
 #else

@@ -94,34 +94,19 @@ static int ops_poison(void *arg, uint64_t addr)
 
 const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison };
 
-/* USWAP_DEBUG >= 2: every invariant of the tree's pager spaces
- * (pager_check_tree()), after each event the supervisor handles. */
+/* Every invariant of the tree's pager spaces (pager_check()), and its
+ * counts against their sums. Context: supervisor thread. */
 void rt_sup_check(struct rt_sup *sup)
 {
-#if USWAP_DEBUG >= 2
-	struct pager *sp[64], **v = sp;
-	size_t n = 0, cap = 64;
+	uint64_t res = 0, unev = 0, out = 0;
 
 	for (struct rt_session *s = sup->sessions; s; s = s->next) {
-		if (n == cap) {
-			struct pager **nv = malloc(2 * cap * sizeof(*nv));
-
-			if (!nv)
-				break;
-			memcpy(nv, v, n * sizeof(*nv));
-			if (v != sp)
-				free(v);
-			v = nv;
-			cap *= 2;
-		}
-		v[n++] = &s->pg;
+		pager_check(&s->pg);
+		res += s->pg.nr_resident;
+		unev += s->pg.nr_unevictable;
+		out += PG_OUT(&s->pg);
 	}
-	pager_check_tree(&sup->tree, v, n);
-	if (v != sp)
-		free(v);
-#else
-	(void)sup;
-#endif
+	pager_check_tree(&sup->tree, res, unev, out);
 }
 
 /*

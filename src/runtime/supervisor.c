@@ -1124,7 +1124,8 @@ polled:
 			pp = &s->next;
 		}
 		balance(sup, &stall_mark);
-		rt_sup_check(sup);
+		if (USWAP_DEBUG >= 2)
+			rt_sup_check(sup);
 	}
 	rt_fork_free_hellos(sup);
 	free(p);

@@ -208,15 +208,17 @@ static void check_proc(struct mproc *m)
 
 static void check_all(void)
 {
-	struct pager *sp[NPROC];
-	size_t n = 0;
+	uint64_t res = 0, unev = 0, out = 0;
 
 	for (int k = 0; k < NPROC; k++)
 		if (P[k].live) {
 			check_proc(&P[k]);
-			sp[n++] = &P[k].pg;
+			pager_check(&P[k].pg);
+			res += P[k].pg.nr_resident;
+			unev += P[k].pg.nr_unevictable;
+			out += PG_OUT(&P[k].pg);
 		}
-	pager_check_tree(&tree, sp, n);
+	pager_check_tree(&tree, res, unev, out);
 }
 
 /* ---- faults and accesses ---- */
