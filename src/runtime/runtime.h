@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
+#include "runtime/counters.h"
 #include "runtime/lru.h"
 #include "runtime/pagetab.h"
 #include "runtime/proto.h"
@@ -60,43 +61,12 @@ int uswap_runtime_stat(pid_t pid, bool json);
 
 #define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
 
+/* The counters (counters.h lists them), and the fault latency histogram. */
 struct rt_stats {
-	uint64_t sessions, faults, zero_fills, zero_pages, swapins, prefetched;
-	uint64_t evict_batches, evicted, evict_busy, evict_gone, evict_other;
-	uint64_t removes, unmaps, remaps, forks, poisoned, deferred, over_budget;
-	uint64_t peak_resident;
+#define RT_STAT_FIELD(kind, name, json, line, text, desc)	uint64_t name;
+	RT_STATS(RT_STAT_FIELD)
+#undef RT_STAT_FIELD
 	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
-	/* rtfork */
-	uint64_t fork_events;			/* FORK events read (children followed) */
-	uint64_t fork_swapped;			/* pages out of a parent at fork, inherited */
-	uint64_t fork_swap_dups;		/* swap entries duplicated by the mirrors' forks
-						 * (each count raised to 2 or more) */
-	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
-	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
-	uint64_t fork_owned;			/* shared pages found one process's own */
-	uint64_t child_faults;			/* faults of forked sessions */
-	uint64_t child_evicted;			/* pages evicted from forked sessions */
-	uint64_t evict_unshared;		/* pages moved only after make_exclusive()
-						 * (a copy, or a reuse, in that process) */
-	uint64_t shared_passed;			/* shared pages given a second trip */
-	uint64_t evict_cancelled;		/* remapped while their batch was out */
-	uint64_t lock_busy;			/* uffd reads put off: the agent was moving */
-	uint64_t learnt_over;			/* pages found present (pagemap) beyond
-						 * budget + slack: also in over_budget */
-	uint64_t peak_unevictable;		/* pages the kernel would not move (mlock) */
-	uint64_t peak_locked;			/* the tree's Locked: pages (smaps_rollup),
-						 * looked at while stalled over budget */
-	uint64_t locked_kills;			/* processes killed: locked memory > budget */
-	/* USWAP_DEBUG >= 2: pages of zeros handed out (session.c) */
-	uint64_t dbg_zero_tracked, dbg_xfer_zero, dbg_mirror_zero;
-
-	/* Why a fault was deferred (each fault counted once) */
-	uint64_t wait_budget;			/* the budget was reached: waited for a batch */
-	uint64_t wait_evicting;			/* its page was in the batch in flight */
-	uint64_t wait_event;			/* its copy met a pending event (EAGAIN) */
-	uint64_t reclaim_rounds;		/* times resident crossed the high watermark */
-	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
-	uint64_t poll_ns;			/* --poll-us: time spent in them */
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */

@@ -687,56 +687,33 @@ static uint64_t cpu_ms(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }
 
-/* The counters as one JSON object (uswap run --json, uswap stat). */
+/* The counters of counters.h as JSON members, each followed by a comma. */
+static void json_counters(FILE *f, const struct rt_stats *st)
+{
+#define X(kind, name, json, line, text, desc) \
+	fprintf(f, "\"" json "\":%llu,", (unsigned long long)RT_STAT_OUT_##kind(st->name));
+	RT_STATS(X)
+#undef X
+}
+
+/*
+ * The counters as one JSON object (uswap run --json, uswap stat): the
+ * budget and the resident pages, the counters, the values derived from
+ * them, the eviction lists, the processes and the devices.
+ * Context: supervisor thread.
+ */
 static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
 		       unsigned int nr_types)
 {
 	const struct rt_stats *st = &sup->st;
 
-	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,"
-		"\"peak_resident_pages\":%llu,"
-		"\"sessions\":%llu,\"faults\":%llu,\"zero_fills\":%llu,\"zero_pages\":%llu,"
-		"\"swapins\":%llu,\"prefetched\":%llu,\"evict_batches\":%llu,\"evicted\":%llu,"
-		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
-		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
-		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
-		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
-		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
-		"\"wait_budget\":%llu,\"wait_evicting\":%llu,\"wait_event\":%llu,"
-		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,"
-		"\"poll_ms\":%llu,\"cpu_ms\":%llu,",
-		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident,
-		(unsigned long long)st->peak_resident,
-		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
-		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
-		(unsigned long long)st->evict_batches, (unsigned long long)st->evicted,
-		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
-		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
-		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
-		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
-		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
-		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
-		(unsigned long long)st->fork_inflight, (unsigned long long)st->wait_budget,
-		(unsigned long long)st->wait_evicting, (unsigned long long)st->wait_event,
-		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
-		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits,
-		(unsigned long long)(st->poll_ns / 1000000), (unsigned long long)cpu_ms());
-	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
-		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
-		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
-		(unsigned long long)st->child_evicted, (unsigned long long)st->evict_unshared,
-		(unsigned long long)st->shared_passed);
-	fprintf(f, "\"evict_cancelled\":%llu,\"lock_busy\":%llu,\"dbg_zero_tracked\":%llu,"
-		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,\"learnt_over_budget\":%llu,"
-		"\"peak_unevictable_pages\":%llu,\"peak_locked_pages\":%llu,\"locked_kills\":%llu,",
-		(unsigned long long)st->evict_cancelled, (unsigned long long)st->lock_busy,
-		(unsigned long long)st->dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
-		(unsigned long long)st->dbg_mirror_zero, (unsigned long long)st->learnt_over,
-		(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
-		(unsigned long long)st->locked_kills);
+	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,",
+		status, (unsigned long long)sup->budget, (unsigned long long)sup->resident);
+	json_counters(f, st);
+	fprintf(f, "\"fault_p50_us_below\":%llu,\"fault_p99_us_below\":%llu,\"poll_us\":%llu,"
+		"\"cpu_ms\":%llu,", (unsigned long long)lat_pct(st, 50),
+		(unsigned long long)lat_pct(st, 99), (unsigned long long)sup->poll_us,
+		(unsigned long long)cpu_ms());
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -790,49 +767,58 @@ static void answer_stat(const struct rt_sup *sup, int fd)
 	free(buf);
 }
 
+/*
+ * Print the --stats line @line: "uswap run: ", @head, the words of each
+ * counter of that line (counters.h) with its value, then @tail.
+ * Context: the end of the run.
+ */
+static void print_line(const struct rt_stats *st, enum rt_stat_line line, const char *head,
+		       const char *tail)
+{
+	const char *sep = "";
+
+	fprintf(stderr, "uswap run: %s", head);
+#define X(kind, name, json, ln, text, desc)						\
+	if (RT_LINE_##ln == line) {							\
+		fprintf(stderr, "%s" text, sep, (unsigned long long)RT_STAT_OUT_##kind(st->name)); \
+		sep = ", ";								\
+	}
+	RT_STATS(X)
+#undef X
+	fprintf(stderr, "%s\n", tail);
+}
+
+/* Whether a counter of --stats line @line is not zero. */
+static bool line_nonzero(const struct rt_stats *st, enum rt_stat_line line)
+{
+	uint64_t any = 0;
+
+#define X(kind, name, json, ln, text, desc)	\
+	if (RT_LINE_##ln == line)		\
+		any |= st->name;
+	RT_STATS(X)
+#undef X
+	return any != 0;
+}
+
+/* --stats: the counters, on stderr. Context: the end of the run. */
 static void print_stats(const struct rt_sup *sup, const int *types, unsigned int nr_types)
 {
 	const struct rt_stats *st = &sup->st;
+	char head[64], tail[96];
 
-	fprintf(stderr, "uswap run: budget %llu pages, peak resident %llu; %llu process(es); "
-		"faults %llu (zero-fill runs %llu, %llu pages; swap-ins %llu, prefetched %llu); "
-		"evicted %llu in %llu batches (busy %llu, gone %llu, other %llu); events: remove "
-		"%llu, unmap %llu, remap %llu; forks %llu; poisoned %llu; deferred %llu, over "
-		"budget %llu; fault service p50 < %llu us, p99 < %llu us\n",
-		(unsigned long long)sup->budget, (unsigned long long)st->peak_resident,
-		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)st->zero_fills, (unsigned long long)st->zero_pages,
-		(unsigned long long)st->swapins, (unsigned long long)st->prefetched,
-		(unsigned long long)st->evicted, (unsigned long long)st->evict_batches,
-		(unsigned long long)st->evict_busy, (unsigned long long)st->evict_gone,
-		(unsigned long long)st->evict_other, (unsigned long long)st->removes,
-		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)st->poisoned,
-		(unsigned long long)st->deferred, (unsigned long long)st->over_budget,
-		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
-	if (st->learnt_over || st->peak_unevictable || st->peak_locked)
-		fprintf(stderr, "uswap run: over the budget: %llu pages found already filled "
-			"(MAP_POPULATE or a mapping registered late); unevictable peak %llu pages, "
-			"locked (mlock) peak %llu pages; %llu process(es) killed for locked memory\n",
-			(unsigned long long)st->learnt_over,
-			(unsigned long long)st->peak_unevictable, (unsigned long long)st->peak_locked,
-			(unsigned long long)st->locked_kills);
-	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
-		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
-		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
-		(unsigned long long)st->wait_budget, (unsigned long long)st->wait_evicting,
-		(unsigned long long)st->wait_event, (unsigned long long)st->reclaim_rounds,
-		(unsigned long long)sup->poll_us, (unsigned long long)st->poll_spins,
-		(unsigned long long)st->poll_hits, (unsigned long long)(st->poll_ns / 1000000),
-		(unsigned long long)cpu_ms());
-	if (st->fork_events)	/* rtfork */
-		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
-			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
-			"forks met a batch in flight\n",
-			(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
-			(unsigned long long)st->fork_swap_dups,
-			(unsigned long long)st->fork_sessions_ended,
-			(unsigned long long)st->fork_inflight);
+	snprintf(head, sizeof(head), "budget %llu pages, ", (unsigned long long)sup->budget);
+	snprintf(tail, sizeof(tail), "; fault service p50 < %llu us, p99 < %llu us",
+		 (unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	print_line(st, RT_LINE_MAIN, head, tail);
+	if (line_nonzero(st, RT_LINE_OVER))
+		print_line(st, RT_LINE_OVER, "over the budget: ", "");
+	print_line(st, RT_LINE_WAIT, "deferred faults waited for: ", "");
+	snprintf(head, sizeof(head), "--poll-us %llu: ", (unsigned long long)sup->poll_us);
+	snprintf(tail, sizeof(tail), "; CPU %llu ms", (unsigned long long)cpu_ms());
+	print_line(st, RT_LINE_POLL, head, tail);
+	if (line_nonzero(st, RT_LINE_FORK))
+		print_line(st, RT_LINE_FORK, "", "");
 	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "
 		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
 		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
