@@ -78,6 +78,16 @@ struct rt_pending {
 	uint64_t addr, t0;
 };
 
+struct rt_loop;
+
+/* A descriptor the event loop watches (supervisor.c): its epoll data. */
+struct rt_ev {
+	void (*fn)(struct rt_loop *loop, struct rt_ev *ev, uint32_t events);
+						/* its handler; NULL: not watched */
+	void *arg;				/* the handler's (the session), or NULL */
+	int fd;					/* as registered (while fn is set) */
+};
+
 /* One process of the tree. Invariant: nr_resident == number of RESIDENT,
  * EVICTING, DEAD and UNEVICTABLE entries of tab. */
 struct rt_xfer_ctl;
@@ -91,8 +101,10 @@ struct rt_session {
 	int sock, uffd, pagemap;
 	char *xfer;				/* transfer buffer, shared with the agent */
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
-	size_t pidx;				/* its uffd's index in the event loop's poll
-						 * array (0: made after the poll) */
+	struct rt_ev ev_uffd, ev_sock;		/* uffd and sock in the event loop
+						 * (supervisor.c): watched from the turn
+						 * after they are made or change, never
+						 * after rt_session_destroy() */
 	bool uffd_held;				/* the uffd is left unread: the agent holds
 						 * the move lock (rt_session_uffd()) */
 	uint64_t staging, staging_end;		/* the agent's staging area */
@@ -175,12 +187,12 @@ struct rt_sup {
 	unsigned int nr_types;
 	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
-	/* Connections accepted whose first message has not come yet: polled
+	/* Connections accepted whose first message has not come yet: watched
 	 * by the event loop, so a client that connects and stalls (a
 	 * preempted `uswap stat`) never holds up the faults. */
-	int hello_fd[RT_HELLO_WAIT];
+	struct rt_ev hello[RT_HELLO_WAIT];	/* a slot is free while its fn is NULL */
 	uint64_t hello_ns[RT_HELLO_WAIT];	/* accepted at (CLOCK_MONOTONIC) */
-	unsigned int nr_hello;
+	unsigned int nr_hello;			/* slots in use */
 	unsigned int refusals;			/* connections refused (said 32 times) */
 	unsigned int violations;		/* processes killed for their messages */
 	unsigned int nr_fork_hellos;		/* in fork_hellos */

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -356,62 +356,6 @@ out:
 		close(pidfd);
 	close(fd);
 	return true;
-}
-
-/* Drop waiting connection @k (closed when @close_it). Context: supervisor. */
-static void hello_drop(struct rt_sup *sup, unsigned int k, bool close_it)
-{
-	if (close_it)
-		close(sup->hello_fd[k]);
-	sup->nr_hello--;
-	sup->hello_fd[k] = sup->hello_fd[sup->nr_hello];
-	sup->hello_ns[k] = sup->hello_ns[sup->nr_hello];
-}
-
-/*
- * A process connects: take its first message now if it has come, or keep
- * the connection for the event loop (the oldest waiting one is closed when
- * RT_HELLO_WAIT are waiting already).
- * Context: supervisor thread.
- */
-static void accept_one(struct rt_sup *sup, int lfd)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-	if (fd < 0 || rt_sup_hello(sup, fd))
-		return;
-	if (sup->nr_hello == RT_HELLO_WAIT) {
-		unsigned int old = 0;
-
-		for (unsigned int k = 1; k < sup->nr_hello; k++)
-			if (sup->hello_ns[k] < sup->hello_ns[old])
-				old = k;
-		hello_drop(sup, old, true);
-	}
-	sup->hello_fd[sup->nr_hello] = fd;
-	sup->hello_ns[sup->nr_hello++] = mono_ns();
-}
-
-/*
- * The waiting connections whose poll entries (@p, @n of them, in the order
- * of sup->hello_fd when polled) say something came, or that have waited
- * RT_HELLO_NS: their first message, or closed.
- * Context: supervisor thread.
- */
-static void hello_poll(struct rt_sup *sup, const struct pollfd *p, size_t n)
-{
-	uint64_t now = mono_ns();
-
-	for (size_t j = 0; j < n; j++)
-		for (unsigned int k = 0; k < sup->nr_hello; k++) {
-			if (sup->hello_fd[k] != p[j].fd)
-				continue;
-			if (p[j].revents && rt_sup_hello(sup, p[j].fd))
-				hello_drop(sup, k, false);
-			else if (now - sup->hello_ns[k] > RT_HELLO_NS)
-				hello_drop(sup, k, true);
-			break;
-		}
 }
 
 #define TOTAL_FLOOR	64	/* pages: the least resident budget --memory-total leaves */
@@ -1036,158 +980,409 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The event loop. Return: the program's wait status. */
-static int serve(struct rt_sup *sup, int lfd, int sfd)
+/* ---- the event loop ---- */
+
+#define RT_EV_BATCH	64	/* events taken per epoll_wait() (the rest come next turn) */
+
+/*
+ * The event loop: one epoll, one handler per descriptor (struct rt_ev as
+ * the epoll data). The listening socket and the signalfd are watched for
+ * the whole run; a connection from its accept to its first message
+ * (sup->hello); a session's uffd and socket from the turn after the
+ * session is made (or its socket comes, for a forked child) to just
+ * before rt_session_destroy(). A uffd left unread (the agent holds the
+ * move lock) and an orphan's socket are not watched. Level-triggered: an
+ * event left unhandled comes again.
+ *
+ * A turn: watch what changed, wait, call the handlers, close the
+ * connections that waited too long, look at the uffds' flags (every
+ * 100 ms), then each session's steps (batch step, pending faults,
+ * prefork) and balance().
+ *
+ * Handlers never free a session (only loop_sessions() does), so the
+ * events of one wait never point at freed memory; a hello slot freed or
+ * reused by an earlier handler of the same wait gets a spurious call,
+ * which finds nothing to read.
+ */
+struct rt_loop {
+	struct rt_sup *sup;
+	int epfd;
+	struct rt_ev listen, signals;
+	int status;			/* the program's wait status ... */
+	bool child_done;		/* ... once its first process was reaped */
+	uint64_t done_ns;		/* when (CLOCK_MONOTONIC) */
+	bool said_daemons;		/* note_daemons() spoke */
+	uint64_t flags_ns;		/* loop_check_flags()'s last look */
+	/* --poll-us */
+	uint64_t spin_faults;		/* st.faults at the last spin's decision */
+	uint64_t idle_from;		/* when the last turn that read a fault went to wait */
+	bool near;			/* this turn's fault came within the spin window */
+};
+
+typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
+
+/*
+ * Watch @fd for input: @fn(@arg) is called with @ev when it has some.
+ * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC: the
+ * user's epoll watches).
+ */
+static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
-	struct pollfd *p = NULL;
-	size_t cap = 0;
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ev };
+
+	if (epoll_ctl(lp->epfd, EPOLL_CTL_ADD, fd, &e))
+		return -errno;
+	ev->fn = fn;
+	ev->arg = arg;
+	ev->fd = fd;
+	return 0;
+}
+
+/*
+ * Stop watching @ev's descriptor, if it is watched. Called before the
+ * descriptor is closed or handed on: a uffd's file is the program's too,
+ * so its close alone would leave it in the epoll, pointing at @ev.
+ * Context: supervisor thread.
+ */
+static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
+{
+	if (!ev->fn)
+		return;
+	epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+	ev->fn = NULL;
+}
+
+/*
+ * Make @ev watch @fd (-1: nothing), with @fn(@arg). A session's
+ * descriptor that cannot be watched would leave its process waiting
+ * forever: the supervisor exits, and the tree with it (the shims'
+ * watchdogs), as rt_fork_event() does.
+ * Context: supervisor thread.
+ */
+static void ev_set(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
+{
+	int err;
+
+	if (ev->fn && ev->fd == fd)
+		return;
+	ev_del(lp, ev);
+	if (fd >= 0 && (err = ev_add(lp, ev, fd, fn, arg))) {
+		fprintf(stderr, "uswap run: epoll: %s: exiting, every process of the tree is "
+			"killed\n", strerror(-err));
+		exit(1);
+	}
+}
+
+/* Handler: @ev's session's uffd has messages (or an error). */
+static void on_uffd(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_session *s = ev->arg;
+
+	if ((events & EPOLLIN) || s->uffd_held)
+		rt_session_uffd(s);
+	else if (events & EPOLLERR)
+		rt_session_uffd_error(s);
+}
+
+/* Handler: @ev's session's socket has messages, or hung up. */
+static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_session *s = ev->arg;
+
+	if (!s->orphan && rt_session_sock(s))
+		rt_session_orphan(s);
+}
+
+/*
+ * Make the loop watch what session @s has now: its uffd unless it is
+ * held (tried again at the agent's RT_KICK or in loop_sessions(): watched,
+ * it would wake us at once), its socket once it has one and until it
+ * hangs up. Context: supervisor thread, at the start of a turn.
+ */
+static void loop_watch(struct rt_loop *lp, struct rt_session *s)
+{
+	ev_set(lp, &s->ev_uffd, s->uffd_held ? -1 : s->uffd, on_uffd, s);
+	ev_set(lp, &s->ev_sock, s->orphan ? -1 : s->sock, on_sock, s);
+}
+
+/* Stop watching waiting connection @ev (closed when @close_it). */
+static void hello_drop(struct rt_loop *lp, struct rt_ev *ev, bool close_it)
+{
+	int fd = ev->fd;
+
+	ev_del(lp, ev);
+	if (close_it)
+		close(fd);
+	lp->sup->nr_hello--;
+}
+
+static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
+
+/*
+ * Watch connection @fd in hello slot @ev until its first message, or
+ * close it if it cannot be watched. Context: supervisor thread.
+ */
+static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
+{
+	if (ev_add(lp, ev, fd, on_hello, NULL)) {
+		close(fd);
+		return;
+	}
+	lp->sup->nr_hello++;
+}
+
+/*
+ * Handler: a waiting connection has its first message, or hung up. It
+ * leaves the loop first: rt_sup_hello() closes it or hands it to a
+ * session (whose turn watches it again).
+ */
+static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	int fd = ev->fd;
+
+	hello_drop(lp, ev, false);
+	if (!rt_sup_hello(lp->sup, fd))
+		hello_keep(lp, ev, fd);		/* nothing yet: its deadline stands */
+}
+
+/*
+ * Close the waiting connections that have waited RT_HELLO_NS.
+ * Context: supervisor thread, each turn.
+ * Return: ms until the next one's deadline, or @max if none comes sooner.
+ */
+static int hello_expire(struct rt_loop *lp, int max)
+{
+	struct rt_sup *sup = lp->sup;
+	uint64_t now = mono_ns(), left = (uint64_t)max * 1000000;
+
+	for (unsigned int k = 0; k < RT_HELLO_WAIT; k++) {
+		uint64_t age = now - sup->hello_ns[k];
+
+		if (!sup->hello[k].fn)
+			continue;
+		if (age > RT_HELLO_NS)
+			hello_drop(lp, &sup->hello[k], true);
+		else if (RT_HELLO_NS - age < left)
+			left = RT_HELLO_NS - age;
+	}
+	return (int)((left + 999999) / 1000000);
+}
+
+/*
+ * Handler: a process connects. Its first message is taken now if it has
+ * come; else the connection waits in a hello slot (the oldest waiting one
+ * is closed when all RT_HELLO_WAIT are taken).
+ */
+static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_sup *sup = lp->sup;
+	int fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	unsigned int k, old = 0;
+
+	if (fd < 0 || rt_sup_hello(sup, fd))
+		return;
+	for (k = 0; k < RT_HELLO_WAIT && sup->hello[k].fn; k++)
+		if (sup->hello_ns[k] < sup->hello_ns[old])
+			old = k;
+	if (k == RT_HELLO_WAIT) {
+		hello_drop(lp, &sup->hello[old], true);
+		k = old;
+	}
+	sup->hello_ns[k] = mono_ns();
+	hello_keep(lp, &sup->hello[k], fd);
+}
+
+/* Handler: signals came: SIGCHLD reaps, the others are passed on. */
+static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	while (read(ev->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			forward_signal(lp->sup, (int)si.ssi_signo, lp->child_done);
+			continue;
+		}
+		reap(lp->sup, &lp->status, &lp->child_done);
+		if (lp->child_done && !lp->done_ns)
+			lp->done_ns = mono_ns();
+	}
+}
+
+/*
+ * Wait for events, into @evs, for at most @timeout ms. --poll-us: after
+ * a turn that read a fault, look for the next one without sleeping for a
+ * while (yielding the CPU to any thread of our priority meanwhile, the
+ * program's included), if the fault came within the window after the
+ * turn before it ended and only one process faulted for
+ * RT_SPIN_ALONE_NS: a program faulting in a tight loop gets a supervisor
+ * that is awake; one that faults now and then costs no spin, and two
+ * processes faulting at once (a fork's parent and child) keep both CPUs.
+ * Context: supervisor thread.
+ * Return: the number of events, -1 on error (errno set by epoll_wait).
+ */
+static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
+{
+	struct rt_sup *sup = lp->sup;
+	int n;
+
+	if (sup->st.faults != lp->spin_faults) {
+		uint64_t t0 = mono_ns();
+
+		lp->spin_faults = sup->st.faults;
+		if (!stepping && sup->poll_us && lp->near &&
+		    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+			while ((n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0)) == 0 &&
+			       mono_ns() - t0 < sup->poll_us * 1000)
+				sched_yield();
+			sup->st.poll_spins++;
+			sup->st.poll_ns += mono_ns() - t0;
+			if (n > 0) {
+				sup->st.poll_hits++;
+				lp->near = true;
+				return n;
+			}
+		}
+		lp->idle_from = t0;
+	}
+	n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
+	/* near: this turn's fault (if it brings one) came soon enough after
+	 * the last fault's turn that a spin would have met it; twice the
+	 * window, as the time measured after a sleep holds our own wake-up
+	 * too (tens of us on a loaded machine) */
+	lp->near = sup->poll_us && mono_ns() - lp->idle_from < sup->poll_us * 2000;
+	return n;
+}
+
+#define RT_FLAGS_EVERY_NS	100000000ULL	/* loop_check_flags(): every 100 ms */
+
+/*
+ * A uffd the program made blocking (it shares the file) says so only in
+ * poll's answer, EPOLLERR, which epoll asks for only when the uffd is
+ * woken (a fault, an event): each session's flag is looked at every
+ * RT_FLAGS_EVERY_NS instead, and rt_session_uffd_error() sets it again
+ * and kills the process.
+ * Context: supervisor thread, each turn.
+ */
+static void loop_check_flags(struct rt_loop *lp)
+{
+	uint64_t now = mono_ns();
+
+	if (now - lp->flags_ns < RT_FLAGS_EVERY_NS)
+		return;
+	lp->flags_ns = now;
+	for (struct rt_session *s = lp->sup->sessions; s; s = s->next)
+		rt_session_uffd_error(s);
+}
+
+/*
+ * Each session's work of the turn, in list order: a uffd held since the
+ * last turn is tried again; a session whose process has gone is
+ * destroyed (out of the loop first); the others store a few pages of an
+ * answered batch, serve the faults that can be, and go on with a fork.
+ * Context: supervisor thread, after the handlers.
+ */
+static void loop_sessions(struct rt_loop *lp)
+{
+	struct rt_sup *sup = lp->sup;
+	struct rt_session **pp = &sup->sessions;
+
+	while (*pp) {
+		struct rt_session *s = *pp;
+		bool gone = false;
+
+		if (s->uffd_held && !s->ev_uffd.fn)
+			rt_session_uffd(s);
+		/* The agent's socket closed: exit or exec if the mm is
+		 * gone; else the program closed the shim's descriptors,
+		 * and its faults are served until it goes. */
+		if (s->orphan)
+			gone = !rt_session_mm_alive(s);
+		else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
+			gone = !rt_fork_mm_alive(s);
+		if (!gone) {
+			rt_session_batch_step(s, RT_STEP_PAGES);
+			rt_session_retry(s);
+			rt_session_prefork(s);
+			pp = &s->next;
+			continue;
+		}
+		if (s->forked)
+			sup->st.fork_sessions_ended++;
+		while (*pp != s)	/* a FORK event read above put its child first */
+			pp = &(*pp)->next;
+		*pp = s->next;
+		ev_del(lp, &s->ev_uffd);
+		ev_del(lp, &s->ev_sock);
+		rt_session_destroy(s);
+	}
+}
+
+/*
+ * Make the event loop for @sup: an epoll watching @lfd (the listening
+ * socket) and @sfd (the signalfd). Context: start-up.
+ * Return: 0, -errno.
+ */
+static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
+{
+	int err;
+
+	*lp = (struct rt_loop){ .sup = sup };
+	lp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (lp->epfd < 0)
+		return -errno;
+	if ((err = ev_add(lp, &lp->listen, lfd, on_listen, NULL)) ||
+	    (err = ev_add(lp, &lp->signals, sfd, on_signals, NULL))) {
+		close(lp->epfd);
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * The event loop, until the program's tree has gone (every process of
+ * it is our child or, its parent gone, reparented to us, a subreaper, so
+ * none can be between an exec() and its new shim's HELLO, with no
+ * session, when we leave). Context: supervisor thread.
+ * Return: the program's wait status.
+ */
+static int serve(struct rt_loop *lp)
+{
+	struct rt_sup *sup = lp->sup;
+	struct epoll_event evs[RT_EV_BATCH];
 	uint64_t stall_mark = 0;
-	uint64_t spin_faults = 0, idle_from = 0;
-	bool near = false;
-	int status = 0;
-	bool child_done = false, said_daemons = false;
-	uint64_t done_ns = 0;
+	int idle_ms = 100;		/* the longest sleep: 100 ms, or a hello's deadline */
 
 	for (;;) {
-		size_t n = 0, need = 2 + RT_HELLO_WAIT, nh;
 		bool busy = false, stepping = false;
+		int n;
 
-		/* The run ends with the tree: every process of it is our
-		 * child or, its parent gone, reparented to us (a subreaper),
-		 * so none can be between an exec() and its new shim's HELLO
-		 * (no session then) when we leave. */
-		if (child_done && !sup->sessions && !sup->nr_hello && !reap(sup, &status, &child_done))
+		if (lp->child_done && !sup->sessions && !sup->nr_hello &&
+		    !reap(sup, &lp->status, &lp->child_done))
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
-			need += 2;
+			loop_watch(lp, s);
 			busy |= s->nr_pending || s->prefork || s->orphan || s->uffd_held;
 			stepping |= s->answered;	/* a batch to store: no sleep */
 		}
-		if (need > cap) {
-			struct pollfd *np = realloc(p, need * sizeof(*p));
-
-			if (!np) {
-				fprintf(stderr, "uswap run: out of memory\n");
-				exit(1);
-			}
-			p = np;
-			cap = need;
-		}
-		p[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		for (struct rt_session *s = sup->sessions; s; s = s->next) {
-			/* A uffd left unread (the agent held the move lock) is
-			 * not polled, or it would wake us at once: tried again
-			 * at the agent's RT_KICK or after a millisecond. */
-			s->pidx = n;
-			p[n++] = (struct pollfd){ .fd = s->uffd_held ? -1 : s->uffd, .events = POLLIN };
-			p[n++] = (struct pollfd){ .fd = s->orphan ? -1 : s->sock, .events = POLLIN };
-		}
-		nh = sup->nr_hello;	/* after the sessions' pairs */
-		for (unsigned int k = 0; k < nh; k++)
-			p[n++] = (struct pollfd){ .fd = sup->hello_fd[k], .events = POLLIN };
-		if (nh)
-			busy = true;	/* their deadline is looked at each turn */
-		/* --poll-us: after a turn that read a fault, look for the
-		 * next one without sleeping for a while (yielding the CPU to any
-		 * thread of our priority meanwhile, the program's included), if
-		 * the fault came within the window after the turn before it
-		 * ended and only one process faulted for RT_SPIN_ALONE_NS: a
-		 * program faulting in a tight loop gets a supervisor that is
-		 * awake; one that faults now and then costs no spin, and two
-		 * processes faulting at once (a fork's parent and child) keep
-		 * both CPUs. */
-		if (sup->st.faults != spin_faults) {
-			uint64_t t0 = mono_ns();
-			int r;
-
-			spin_faults = sup->st.faults;
-			if (!stepping && sup->poll_us && near &&
-			    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
-				while ((r = poll(p, n, 0)) == 0 &&
-				       mono_ns() - t0 < sup->poll_us * 1000)
-					sched_yield();
-				sup->st.poll_spins++;
-				sup->st.poll_ns += mono_ns() - t0;
-				if (r > 0) {
-					sup->st.poll_hits++;
-					near = true;
-					goto polled;
-				}
-			}
-			idle_from = t0;
-		}
-		if (poll(p, n, stepping ? 0 : busy ? 1 : 100) < 0 && errno != EINTR)
+		n = loop_wait(lp, evs, stepping, stepping ? 0 : busy ? 1 : idle_ms);
+		if (n < 0 && errno != EINTR)
 			break;
-		/* near: this turn's fault (if it brings one) came soon enough
-		 * after the last fault's turn that a spin would have met it;
-		 * twice the window, as the time measured after a sleep holds
-		 * our own wake-up too (tens of us on a loaded machine) */
-		near = sup->poll_us && mono_ns() - idle_from < sup->poll_us * 2000;
-polled:
-		if (p[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
+		for (int i = 0; i < n; i++) {
+			struct rt_ev *ev = evs[i].data.ptr;
 
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD) {
-					forward_signal(sup, (int)si.ssi_signo, child_done);
-					continue;
-				}
-				reap(sup, &status, &child_done);
-				if (child_done && !done_ns)
-					done_ns = mono_ns();
-			}
+			if (ev->fn)
+				ev->fn(lp, ev, evs[i].events);
 		}
-		if (child_done)
-			note_daemons(sup, status, done_ns, &said_daemons);
-		if (nh)
-			hello_poll(sup, p + n - nh, nh);
-		if (p[0].revents & POLLIN)
-			accept_one(sup, lfd);
-		/* The sessions' fds, in the order they were polled. */
-		size_t i = 2;
-		struct rt_session **pp = &sup->sessions;
-
-		while (*pp) {
-			struct rt_session *s = *pp;
-			bool gone = false;
-
-			if (i + 1 < n && s->pidx == i) {	/* polled (not made in this turn) */
-				if ((p[i].revents & POLLIN) || s->uffd_held)
-					rt_session_uffd(s);
-				else if (p[i].revents & POLLERR)
-					rt_session_uffd_error(s);
-				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
-				    rt_session_sock(s))
-					rt_session_orphan(s);
-				i += 2;
-			}
-			/* The agent's socket closed: exit or exec if the mm is
-			 * gone; else the program closed the shim's descriptors,
-			 * and its faults are served until it goes. */
-			if (s->orphan)
-				gone = !rt_session_mm_alive(s);
-			else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
-				gone = !rt_fork_mm_alive(s);
-			if (gone && s->forked)
-				sup->st.fork_sessions_ended++;
-			if (!gone) {
-				rt_session_batch_step(s, RT_STEP_PAGES);
-				rt_session_retry(s);
-				rt_session_prefork(s);
-			}
-			if (gone) {
-				*pp = s->next;
-				rt_session_destroy(s);
-				continue;
-			}
-			pp = &s->next;
-		}
+		idle_ms = hello_expire(lp, 100);
+		loop_check_flags(lp);
+		if (lp->child_done)
+			note_daemons(sup, lp->status, lp->done_ns, &lp->said_daemons);
+		loop_sessions(lp);
 		balance(sup, &stall_mark);
 	}
 	rt_fork_free_hellos(sup);
-	free(p);
-	return status;
+	close(lp->epfd);
+	return lp->status;
 }
 
 /** uswap_runtime_run() - see runtime/runtime.h. */
@@ -1200,6 +1395,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	 * only the mm and swap layers, which lock for themselves. */
 	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
+	struct rt_loop loop;
 	char shim[PATH_MAX], sock[108];
 	bool sock_temp = false;
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
@@ -1255,18 +1451,28 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		goto out_mem;
 	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || (ret = loop_init(&loop, &sup, lfd, sfd))) {
+		fprintf(stderr, "uswap run: event loop: %s\n", strerror(sfd < 0 ? errno : -ret));
+		if (sfd >= 0)
+			close(sfd);
+		close(lfd);
+		rt_sock_unlink(sock, sock_temp);
+		goto out_mem;
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	each_child(&sup, note_inherited, NULL);
 	reached = rt_exe_check(cfg->argv[0]);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
-	if (sup.child < 0 || sfd < 0) {
+	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
+		close(loop.epfd);
+		close(sfd);
 		close(lfd);
 		rt_sock_unlink(sock, sock_temp);
 		goto out_mem;
 	}
 	drop_privileges();
-	ws = serve(&sup, lfd, sfd);
+	ws = serve(&loop);
 	close(lfd);
 	rt_sock_unlink(sock, sock_temp);
 	close(sfd);
