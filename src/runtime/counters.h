@@ -14,10 +14,10 @@
  *   desc  what it counts.
  *
  * Each expansion reads what it needs: runtime.h makes the struct fields,
- * supervisor.c the JSON members and the --stats lines. Values derived from
+ * counters.c the JSON members and the --stats lines. Values derived from
  * these or from other state (fault latency percentiles, CPU time, the
  * eviction lists' numbers, per-process and per-device figures) are written
- * by hand in supervisor.c.
+ * by hand in counters.c.
  */
 #ifndef USWAP_RUNTIME_COUNTERS_H
 #define USWAP_RUNTIME_COUNTERS_H

@@ -242,6 +242,10 @@ void rt_fork_account(struct rt_sup *sup);
 int rt_mirror_store(struct rt_session *s, const void *page, uint32_t *idx);
 void rt_track_resident(struct rt_session *s, uint64_t addr);
 
+/* The counters' reports (counters.c) */
+void rt_stats_json(FILE *f, const struct rt_sup *sup, int status);
+void rt_stats_print(const struct rt_sup *sup);
+
 /* Who may reach the supervisor (peer.c) */
 int rt_sock_listen(char *path, size_t len, bool *temp_dir);
 void rt_sock_unlink(const char *path, bool temp_dir);
