@@ -51,6 +51,11 @@
 /* rtfork: forks followed by events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
+/*
+ * The shim's path, into @out (@len bytes): next to our binary, at the
+ * libdir relative to it, or at the configured libdir.
+ * Context: start-up. Return: 0; -ENOENT, -ENAMETOOLONG.
+ */
 static int find_shim(char *out, size_t len)
 {
 	char exe[PATH_MAX];
@@ -87,6 +92,7 @@ static bool has_cap(int cap)
 	return yes;
 }
 
+/* Whether CAP_SYS_PTRACE is in our effective set. Context: any. */
 static bool has_cap_sys_ptrace(void)
 {
 	return has_cap(CAP_SYS_PTRACE);
@@ -485,12 +491,6 @@ bool rt_sup_reclaim(struct rt_sup *sup)
 	return any;
 }
 
-/*
- * Once per turn of the event loop: the --memory-total bound, the pages a
- * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
- * unless the last batches freed nothing and no fault came since.
- * Context: supervisor thread.
- */
 /* The Locked: field of /proc/@pid/smaps_rollup, in pages (0 if unread). */
 static uint64_t locked_pages(pid_t pid)
 {
@@ -552,6 +552,13 @@ static void rt_sup_locked(struct rt_sup *sup)
 	}
 }
 
+/*
+ * Once per turn of the event loop: the --memory-total bound, the pages a
+ * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
+ * unless the last batches freed nothing and no fault came since.
+ * *@stall_mark keeps st.faults as of the last reclaim (the caller's).
+ * Context: supervisor thread.
+ */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
@@ -732,6 +739,11 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 	return each_child(sup, of_tree, NULL);
 }
 
+/*
+ * Fork and exec the program @argv with the shim preloaded and @sock in
+ * its environment, its signal mask @oldmask again.
+ * Context: start-up. Return: its pid, or -1 (errno) if fork failed.
+ */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
