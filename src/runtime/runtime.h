@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
+#include "runtime/counters.h"
 #include "runtime/lru.h"
 #include "runtime/pagetab.h"
 #include "runtime/pager.h"
@@ -61,33 +62,12 @@ int uswap_runtime_stat(pid_t pid, bool json);
 
 #define RT_LAT_BUCKETS	32	/* fault latency: bucket b holds [2^b, 2^(b+1)) us */
 
-/* The supervisor's counters; the pager's are in sup->tree.st (pager.h). */
+/* The counters (counters.h lists them), and the fault latency histogram. */
 struct rt_stats {
-	uint64_t sessions, faults;
-	uint64_t removes, unmaps, remaps, forks, over_budget;
+#define RT_STAT_FIELD(kind, name, json, line, text, desc)	RT_STAT_FIELD_##kind(name)
+	RT_STATS(RT_STAT_FIELD)
+#undef RT_STAT_FIELD
 	uint64_t lat[RT_LAT_BUCKETS];		/* faults by time from read to served */
-	/* rtfork */
-	uint64_t fork_events;			/* FORK events read (children followed) */
-	uint64_t fork_swapped;			/* pages out of a parent at fork, inherited */
-	uint64_t fork_swap_dups;		/* swap entries duplicated by the mirrors' forks
-						 * (each count raised to 2 or more) */
-	uint64_t fork_sessions_ended;		/* followed children whose mm went (exit, exec) */
-	uint64_t fork_inflight;			/* forks with a batch of the parent's in flight */
-	uint64_t fork_owned;			/* shared pages found one process's own */
-	uint64_t child_faults;			/* faults of forked sessions */
-	uint64_t child_evicted;			/* pages evicted from forked sessions */
-	uint64_t shared_passed;			/* shared pages given a second trip */
-	uint64_t lock_busy;			/* uffd reads put off: the agent was moving */
-	uint64_t learnt_over;			/* pages found present (pagemap) beyond
-						 * budget + slack: also in over_budget */
-	uint64_t peak_locked;			/* the tree's Locked: pages (smaps_rollup),
-						 * looked at while stalled over budget */
-	uint64_t locked_kills;			/* processes killed: locked memory > budget */
-	/* USWAP_DEBUG >= 2: slots reported moved the agent did not write */
-	uint64_t dbg_xfer_zero;
-	uint64_t reclaim_rounds;		/* times resident crossed the high watermark */
-	uint64_t poll_spins, poll_hits;		/* --poll-us: polls, and those that found one */
-	uint64_t poll_ns;			/* --poll-us: time spent in them */
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
@@ -110,6 +90,16 @@ enum rt_batch_phase {
 	RT_B_ANSWERED,		/* answered, its slots settled a few per turn */
 };
 
+struct rt_loop;
+
+/* A descriptor the event loop watches (supervisor.c): its epoll data. */
+struct rt_ev {
+	void (*fn)(struct rt_loop *loop, struct rt_ev *ev, uint32_t events);
+						/* its handler; NULL: not watched */
+	void *arg;				/* the handler's (the session), or NULL */
+	int fd;					/* as registered (while fn is set) */
+};
+
 struct rt_xfer_ctl;
 
 /* One process of the tree: the transport around its pager space. */
@@ -122,8 +112,10 @@ struct rt_session {
 	int sock, uffd;
 	char *xfer;				/* transfer buffer, shared with the agent */
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
-	size_t pidx;				/* its uffd's index in the event loop's poll
-						 * array (0: made after the poll) */
+	struct rt_ev ev_uffd, ev_sock;		/* uffd and sock in the event loop
+						 * (supervisor.c): watched from the turn
+						 * after they are made or change, never
+						 * after rt_session_destroy() */
 	bool uffd_held;				/* the uffd is left unread: the agent holds
 						 * the move lock (rt_session_uffd()) */
 	uint64_t staging, staging_end;		/* the agent's staging area */
@@ -174,12 +166,12 @@ struct rt_sup {
 	unsigned int nr_types;
 	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
-	/* Connections accepted whose first message has not come yet: polled
+	/* Connections accepted whose first message has not come yet: watched
 	 * by the event loop, so a client that connects and stalls (a
 	 * preempted `uswap stat`) never holds up the faults. */
-	int hello_fd[RT_HELLO_WAIT];
+	struct rt_ev hello[RT_HELLO_WAIT];	/* a slot is free while its fn is NULL */
 	uint64_t hello_ns[RT_HELLO_WAIT];	/* accepted at (CLOCK_MONOTONIC) */
-	unsigned int nr_hello;
+	unsigned int nr_hello;			/* slots in use */
 	unsigned int refusals;			/* connections refused (said 32 times) */
 	unsigned int violations;		/* processes killed for their messages */
 	unsigned int nr_fork_hellos;		/* in fork_hellos */
@@ -226,6 +218,10 @@ bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr);
 void rt_fork_account(struct rt_sup *sup);
 extern const struct pg_ops rt_session_ops;
 void rt_sup_check(struct rt_sup *sup);
+
+/* The counters' reports (counters.c) */
+void rt_stats_json(FILE *f, const struct rt_sup *sup, int status);
+void rt_stats_print(const struct rt_sup *sup);
 
 /* Who may reach the supervisor (peer.c) */
 int rt_sock_listen(char *path, size_t len, bool *temp_dir);

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -49,6 +49,11 @@
 /* rtfork: forks followed by events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
+/*
+ * The shim's path, into @out (@len bytes): next to our binary, at the
+ * libdir relative to it, or at the configured libdir.
+ * Context: start-up. Return: 0; -ENOENT, -ENAMETOOLONG.
+ */
 static int find_shim(char *out, size_t len)
 {
 	char exe[PATH_MAX];
@@ -85,6 +90,7 @@ static bool has_cap(int cap)
 	return yes;
 }
 
+/* Whether CAP_SYS_PTRACE is in our effective set. Context: any. */
 static bool has_cap_sys_ptrace(void)
 {
 	return has_cap(CAP_SYS_PTRACE);
@@ -356,62 +362,6 @@ out:
 	return true;
 }
 
-/* Drop waiting connection @k (closed when @close_it). Context: supervisor. */
-static void hello_drop(struct rt_sup *sup, unsigned int k, bool close_it)
-{
-	if (close_it)
-		close(sup->hello_fd[k]);
-	sup->nr_hello--;
-	sup->hello_fd[k] = sup->hello_fd[sup->nr_hello];
-	sup->hello_ns[k] = sup->hello_ns[sup->nr_hello];
-}
-
-/*
- * A process connects: take its first message now if it has come, or keep
- * the connection for the event loop (the oldest waiting one is closed when
- * RT_HELLO_WAIT are waiting already).
- * Context: supervisor thread.
- */
-static void accept_one(struct rt_sup *sup, int lfd)
-{
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-
-	if (fd < 0 || rt_sup_hello(sup, fd))
-		return;
-	if (sup->nr_hello == RT_HELLO_WAIT) {
-		unsigned int old = 0;
-
-		for (unsigned int k = 1; k < sup->nr_hello; k++)
-			if (sup->hello_ns[k] < sup->hello_ns[old])
-				old = k;
-		hello_drop(sup, old, true);
-	}
-	sup->hello_fd[sup->nr_hello] = fd;
-	sup->hello_ns[sup->nr_hello++] = mono_ns();
-}
-
-/*
- * The waiting connections whose poll entries (@p, @n of them, in the order
- * of sup->hello_fd when polled) say something came, or that have waited
- * RT_HELLO_NS: their first message, or closed.
- * Context: supervisor thread.
- */
-static void hello_poll(struct rt_sup *sup, const struct pollfd *p, size_t n)
-{
-	uint64_t now = mono_ns();
-
-	for (size_t j = 0; j < n; j++)
-		for (unsigned int k = 0; k < sup->nr_hello; k++) {
-			if (sup->hello_fd[k] != p[j].fd)
-				continue;
-			if (p[j].revents && rt_sup_hello(sup, p[j].fd))
-				hello_drop(sup, k, false);
-			else if (now - sup->hello_ns[k] > RT_HELLO_NS)
-				hello_drop(sup, k, true);
-			break;
-		}
-}
-
 
 /*
  * Bytes the compressed devices hold now: zram's pool (the chunks holding
@@ -466,12 +416,6 @@ static void bound_total(struct rt_sup *sup)
 	sup->tree.budget = room < sup->resident_budget ? room : sup->resident_budget;
 }
 
-/*
- * Once per turn of the event loop: the --memory-total bound, the pages a
- * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
- * unless the last batches freed nothing and no fault came since.
- * Context: supervisor thread.
- */
 /* The Locked: field of /proc/@pid/smaps_rollup, in pages (0 if unread). */
 static uint64_t locked_pages(pid_t pid)
 {
@@ -533,6 +477,13 @@ static void rt_sup_locked(struct rt_sup *sup)
 	}
 }
 
+/*
+ * Once per turn of the event loop: the --memory-total bound, the pages a
+ * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
+ * unless the last batches freed nothing and no fault came since.
+ * *@stall_mark keeps st.faults as of the last reclaim (the caller's).
+ * Context: supervisor thread.
+ */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
@@ -546,146 +497,11 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	rt_sup_reclaim(sup);
 }
 
-/* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
-static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
-{
-	uint64_t total = 0, seen = 0;
-
-	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++)
-		total += st->lat[b];
-	if (!total)
-		return 0;
-	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++) {
-		seen += st->lat[b];
-		if (seen * 100 >= total * pct)
-			return 2ULL << b;
-	}
-	return 0;
-}
-
-/* @num / @den as a ratio, 0 when @den is 0. */
-static double ratio(uint64_t num, uint64_t den)
-{
-	return den ? (double)num / (double)den : 0.0;
-}
-
-/* The members of the JSON object: the policy, the refault rate, the
- * resident + compressed bound. */
-static void json_lru(FILE *f, const struct rt_sup *sup)
-{
-	const struct rt_lru_stats *l = &sup->tree.lru_st;
-	uint64_t active = 0, inactive = 0;
-
-	for (const struct rt_session *s = sup->sessions; s; s = s->next) {
-		inactive += s->pg.lru.nr[0];
-		active += s->pg.lru.nr[1];
-	}
-	fprintf(f, "\"evict_policy\":\"%s\",\"active_pages\":%llu,\"inactive_pages\":%llu,"
-		"\"swapin_pages\":%llu,\"refaults\":%llu,\"refaults_activated\":%llu,"
-		"\"deactivated\":%llu,\"written_scans\":%llu,\"written_found\":%llu,"
-		"\"rotated\":%llu,\"promoted\":%llu,"
-		"\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
-		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
-		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
-		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
-		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
-		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
-		(unsigned long long)l->refaults, (unsigned long long)l->activated,
-		(unsigned long long)l->deactivated, (unsigned long long)l->scans,
-		(unsigned long long)l->written, (unsigned long long)l->rotated,
-		(unsigned long long)l->promoted, ratio(l->refaults, sup->tree.st.swapins),
-		ratio(l->refaults, sup->tree.st.evicted), (unsigned long long)sup->resident_budget,
-		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
-		(unsigned long long)sup->peak_compressed,
-		(unsigned long long)(sup->tree.resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
-		(unsigned long long)sup->peak_total);
-}
-
-/* The supervisor's CPU time so far (all its threads, user + system), ms. */
-static uint64_t cpu_ms(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
-/* The counters as one JSON object (uswap run --json, uswap stat). */
-static void json_stats(FILE *f, const struct rt_sup *sup, int status, const int *types,
-		       unsigned int nr_types)
-{
-	const struct rt_stats *st = &sup->st;
-
-	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,"
-		"\"peak_resident_pages\":%llu,"
-		"\"sessions\":%llu,\"faults\":%llu,\"zero_fills\":%llu,\"zero_pages\":%llu,"
-		"\"swapins\":%llu,\"prefetched\":%llu,\"evict_batches\":%llu,\"evicted\":%llu,"
-		"\"evict_busy\":%llu,\"evict_gone\":%llu,\"evict_other\":%llu,\"removes\":%llu,"
-		"\"unmaps\":%llu,\"remaps\":%llu,\"forks\":%llu,\"poisoned\":%llu,"
-		"\"deferred\":%llu,\"over_budget\":%llu,\"fault_p50_us_below\":%llu,"
-		"\"fault_p99_us_below\":%llu,\"fork_events\":%llu,\"fork_swapped\":%llu,"
-		"\"fork_swap_dups\":%llu,\"fork_sessions_ended\":%llu,\"fork_inflight\":%llu,"
-		"\"wait_budget\":%llu,\"wait_evicting\":%llu,\"wait_event\":%llu,"
-		"\"reclaim_rounds\":%llu,\"poll_us\":%llu,\"poll_spins\":%llu,\"poll_hits\":%llu,"
-		"\"poll_ms\":%llu,\"cpu_ms\":%llu,",
-		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident,
-		(unsigned long long)sup->tree.st.peak_resident,
-		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)sup->tree.st.zero_fills, (unsigned long long)sup->tree.st.zero_pages,
-		(unsigned long long)sup->tree.st.swapins, (unsigned long long)sup->tree.st.prefetched,
-		(unsigned long long)sup->tree.st.evict_batches, (unsigned long long)sup->tree.st.evicted,
-		(unsigned long long)sup->tree.st.evict_busy, (unsigned long long)sup->tree.st.evict_gone,
-		(unsigned long long)sup->tree.st.evict_other, (unsigned long long)st->removes,
-		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)sup->tree.st.poisoned,
-		(unsigned long long)sup->tree.st.deferred, (unsigned long long)st->over_budget,
-		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99),
-		(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
-		(unsigned long long)st->fork_swap_dups, (unsigned long long)st->fork_sessions_ended,
-		(unsigned long long)st->fork_inflight, (unsigned long long)sup->tree.st.wait_budget,
-		(unsigned long long)sup->tree.st.wait_evicting, (unsigned long long)sup->tree.st.wait_event,
-		(unsigned long long)st->reclaim_rounds, (unsigned long long)sup->poll_us,
-		(unsigned long long)st->poll_spins, (unsigned long long)st->poll_hits,
-		(unsigned long long)(st->poll_ns / 1000000), (unsigned long long)cpu_ms());
-	fprintf(f, "\"fork_owned\":%llu,\"child_faults\":%llu,\"child_evicted\":%llu,"
-		"\"evict_unshared\":%llu,\"shared_passed\":%llu,",
-		(unsigned long long)st->fork_owned, (unsigned long long)st->child_faults,
-		(unsigned long long)st->child_evicted, (unsigned long long)sup->tree.st.evict_unshared,
-		(unsigned long long)st->shared_passed);
-	fprintf(f, "\"evict_cancelled\":%llu,\"lock_busy\":%llu,\"dbg_zero_tracked\":%llu,"
-		"\"dbg_xfer_zero\":%llu,\"dbg_mirror_zero\":%llu,\"learnt_over_budget\":%llu,"
-		"\"peak_unevictable_pages\":%llu,\"peak_locked_pages\":%llu,\"locked_kills\":%llu,",
-		(unsigned long long)sup->tree.st.evict_cancelled, (unsigned long long)st->lock_busy,
-		(unsigned long long)sup->tree.st.dbg_zero_tracked, (unsigned long long)st->dbg_xfer_zero,
-		(unsigned long long)sup->tree.st.dbg_mirror_zero, (unsigned long long)st->learnt_over,
-		(unsigned long long)sup->tree.st.peak_unevictable, (unsigned long long)st->peak_locked,
-		(unsigned long long)st->locked_kills);
-	json_lru(f, sup);
-	fprintf(f, "\"processes\":[");
-	for (const struct rt_session *s = sup->sessions; s; s = s->next)
-		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
-			s == sup->sessions ? "" : ",", (int)s->pid,
-			(unsigned long long)s->pg.nr_resident, (unsigned long long)s->pg.nr_swapped);
-	fprintf(f, "],\"devices\":[");
-	for (unsigned int i = 0; i < nr_types; i++) {
-		struct uswap_swap_stat ss = { 0 };
-
-		uswap_swap_stat((unsigned int)types[i], &ss);
-		fprintf(f, "%s{\"type\":%d,\"inuse_pages\":%llu,\"writes\":%llu,\"reads\":%llu}",
-			i ? "," : "", types[i], (unsigned long long)ss.inuse_pages,
-			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
-	}
-	fprintf(f, "]}\n");
-}
-
 /*
  * --json: the counters, written to @fd (opened by the cli, @path names it
  * in messages), which is closed. Context: the end of the run.
  */
-static void write_json(const struct rt_sup *sup, int fd, const char *path, int status,
-		       const int *types, unsigned int nr_types)
+static void write_json(const struct rt_sup *sup, int fd, const char *path, int status)
 {
 	FILE *f = fd >= 0 && !ftruncate(fd, 0) ? fdopen(fd, "w") : NULL;
 
@@ -695,7 +511,7 @@ static void write_json(const struct rt_sup *sup, int fd, const char *path, int s
 			close(fd);
 		return;
 	}
-	json_stats(f, sup, status, types, nr_types);
+	rt_stats_json(f, sup, status);
 	if (fclose(f))
 		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
 }
@@ -709,75 +525,10 @@ static void answer_stat(const struct rt_sup *sup, int fd)
 
 	if (!f)
 		return;
-	json_stats(f, sup, -1, sup->types, sup->nr_types);
+	rt_stats_json(f, sup, -1);
 	fclose(f);
 	send(fd, buf, len, MSG_NOSIGNAL);
 	free(buf);
-}
-
-static void print_stats(const struct rt_sup *sup, const int *types, unsigned int nr_types)
-{
-	const struct rt_stats *st = &sup->st;
-
-	fprintf(stderr, "uswap run: budget %llu pages, peak resident %llu; %llu process(es); "
-		"faults %llu (zero-fill runs %llu, %llu pages; swap-ins %llu, prefetched %llu); "
-		"evicted %llu in %llu batches (busy %llu, gone %llu, other %llu); events: remove "
-		"%llu, unmap %llu, remap %llu; forks %llu; poisoned %llu; deferred %llu, over "
-		"budget %llu; fault service p50 < %llu us, p99 < %llu us\n",
-		(unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.st.peak_resident,
-		(unsigned long long)st->sessions, (unsigned long long)st->faults,
-		(unsigned long long)sup->tree.st.zero_fills, (unsigned long long)sup->tree.st.zero_pages,
-		(unsigned long long)sup->tree.st.swapins, (unsigned long long)sup->tree.st.prefetched,
-		(unsigned long long)sup->tree.st.evicted, (unsigned long long)sup->tree.st.evict_batches,
-		(unsigned long long)sup->tree.st.evict_busy, (unsigned long long)sup->tree.st.evict_gone,
-		(unsigned long long)sup->tree.st.evict_other, (unsigned long long)st->removes,
-		(unsigned long long)st->unmaps, (unsigned long long)st->remaps,
-		(unsigned long long)st->forks, (unsigned long long)sup->tree.st.poisoned,
-		(unsigned long long)sup->tree.st.deferred, (unsigned long long)st->over_budget,
-		(unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
-	if (st->learnt_over || sup->tree.st.peak_unevictable || st->peak_locked)
-		fprintf(stderr, "uswap run: over the budget: %llu pages found already filled "
-			"(MAP_POPULATE or a mapping registered late); unevictable peak %llu pages, "
-			"locked (mlock) peak %llu pages; %llu process(es) killed for locked memory\n",
-			(unsigned long long)st->learnt_over,
-			(unsigned long long)sup->tree.st.peak_unevictable, (unsigned long long)st->peak_locked,
-			(unsigned long long)st->locked_kills);
-	fprintf(stderr, "uswap run: deferred faults waited for: the budget %llu, their page's "
-		"batch %llu, an event %llu; reclaim rounds (high watermark crossed) %llu; "
-		"--poll-us %llu: %llu polls, %llu found a message, %llu ms spent; CPU %llu ms\n",
-		(unsigned long long)sup->tree.st.wait_budget, (unsigned long long)sup->tree.st.wait_evicting,
-		(unsigned long long)sup->tree.st.wait_event, (unsigned long long)st->reclaim_rounds,
-		(unsigned long long)sup->poll_us, (unsigned long long)st->poll_spins,
-		(unsigned long long)st->poll_hits, (unsigned long long)(st->poll_ns / 1000000),
-		(unsigned long long)cpu_ms());
-	if (st->fork_events)	/* rtfork */
-		fprintf(stderr, "uswap run: fork events %llu: %llu pages were out of a parent at "
-			"fork, %llu swap entries shared (count 2 or more); %llu children ended; %llu "
-			"forks met a batch in flight\n",
-			(unsigned long long)st->fork_events, (unsigned long long)st->fork_swapped,
-			(unsigned long long)st->fork_swap_dups,
-			(unsigned long long)st->fork_sessions_ended,
-			(unsigned long long)st->fork_inflight);
-	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "
-		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
-		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
-		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
-		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru",
-		(unsigned long long)sup->tree.lru_st.refaults, ratio(sup->tree.lru_st.refaults, sup->tree.st.swapins),
-		ratio(sup->tree.lru_st.refaults, sup->tree.st.evicted), (unsigned long long)sup->tree.lru_st.activated,
-		(unsigned long long)sup->tree.lru_st.deactivated, (unsigned long long)sup->tree.lru_st.scans,
-		(unsigned long long)sup->tree.lru_st.written, (unsigned long long)sup->tree.lru_st.rotated,
-		(unsigned long long)sup->tree.lru_st.promoted, (unsigned long long)sup->peak_total,
-		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
-		sup->total ? "" : " (none)");
-	for (unsigned int i = 0; i < nr_types; i++) {
-		struct uswap_swap_stat ss = { 0 };
-
-		uswap_swap_stat((unsigned int)types[i], &ss);
-		fprintf(stderr, "uswap run: device %d: %llu slots in use at exit, %llu writes, "
-			"%llu reads\n", types[i], (unsigned long long)ss.inuse_pages,
-			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
-	}
 }
 
 /*
@@ -913,6 +664,11 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 	return each_child(sup, of_tree, NULL);
 }
 
+/*
+ * Fork and exec the program @argv with the shim preloaded and @sock in
+ * its environment, its signal mask @oldmask again.
+ * Context: start-up. Return: its pid, or -1 (errno) if fork failed.
+ */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
@@ -975,161 +731,412 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The event loop. Return: the program's wait status. */
-static int serve(struct rt_sup *sup, int lfd, int sfd)
+/* ---- the event loop ---- */
+
+#define RT_EV_BATCH	64	/* events taken per epoll_wait() (the rest come next turn) */
+
+/*
+ * The event loop: one epoll, one handler per descriptor (struct rt_ev as
+ * the epoll data). The listening socket and the signalfd are watched for
+ * the whole run; a connection from its accept to its first message
+ * (sup->hello); a session's uffd and socket from the turn after the
+ * session is made (or its socket comes, for a forked child) to just
+ * before rt_session_destroy(). A uffd left unread (the agent holds the
+ * move lock) and an orphan's socket are not watched. Level-triggered: an
+ * event left unhandled comes again.
+ *
+ * A turn: watch what changed, wait, call the handlers, close the
+ * connections that waited too long, look at the uffds' flags (every
+ * 100 ms), then each session's steps (batch step, pending faults,
+ * prefork) and balance().
+ *
+ * Handlers never free a session (only loop_sessions() does), so the
+ * events of one wait never point at freed memory; a hello slot freed or
+ * reused by an earlier handler of the same wait gets a spurious call,
+ * which finds nothing to read.
+ */
+struct rt_loop {
+	struct rt_sup *sup;
+	int epfd;
+	struct rt_ev listen, signals;
+	int status;			/* the program's wait status ... */
+	bool child_done;		/* ... once its first process was reaped */
+	uint64_t done_ns;		/* when (CLOCK_MONOTONIC) */
+	bool said_daemons;		/* note_daemons() spoke */
+	uint64_t flags_ns;		/* loop_check_flags()'s last look */
+	/* --poll-us */
+	uint64_t spin_faults;		/* st.faults at the last spin's decision */
+	uint64_t idle_from;		/* when the last turn that read a fault went to wait */
+	bool near;			/* this turn's fault came within the spin window */
+};
+
+typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
+
+/*
+ * Watch @fd for input: @fn(@arg) is called with @ev when it has some.
+ * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC: the
+ * user's epoll watches).
+ */
+static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
-	struct pollfd *p = NULL;
-	size_t cap = 0;
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ev };
+
+	if (epoll_ctl(lp->epfd, EPOLL_CTL_ADD, fd, &e))
+		return -errno;
+	ev->fn = fn;
+	ev->arg = arg;
+	ev->fd = fd;
+	return 0;
+}
+
+/*
+ * Stop watching @ev's descriptor, if it is watched. Called before the
+ * descriptor is closed or handed on: a uffd's file is the program's too,
+ * so its close alone would leave it in the epoll, pointing at @ev.
+ * Context: supervisor thread.
+ */
+static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
+{
+	if (!ev->fn)
+		return;
+	epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+	ev->fn = NULL;
+}
+
+/*
+ * Make @ev watch @fd (-1: nothing), with @fn(@arg). A session's
+ * descriptor that cannot be watched would leave its process waiting
+ * forever: the supervisor exits, and the tree with it (the shims'
+ * watchdogs), as rt_fork_event() does.
+ * Context: supervisor thread.
+ */
+static void ev_set(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
+{
+	int err;
+
+	if (ev->fn && ev->fd == fd)
+		return;
+	ev_del(lp, ev);
+	if (fd >= 0 && (err = ev_add(lp, ev, fd, fn, arg))) {
+		fprintf(stderr, "uswap run: epoll: %s: exiting, every process of the tree is "
+			"killed\n", strerror(-err));
+		exit(1);
+	}
+}
+
+/* Handler: @ev's session's uffd has messages (or an error). */
+static void on_uffd(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_session *s = ev->arg;
+
+	if ((events & EPOLLIN) || s->uffd_held)
+		rt_session_uffd(s);
+	else if (events & EPOLLERR)
+		rt_session_uffd_error(s);
+}
+
+/* Handler: @ev's session's socket has messages, or hung up. */
+static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_session *s = ev->arg;
+
+	if (s->phase != RT_PH_ORPHAN && rt_session_sock(s))
+		rt_session_orphan(s);
+}
+
+/*
+ * Make the loop watch what session @s has now: its uffd unless it is
+ * held (tried again at the agent's RT_KICK or in loop_sessions(): watched,
+ * it would wake us at once), its socket once it has one and until it
+ * hangs up. Context: supervisor thread, at the start of a turn.
+ */
+static void loop_watch(struct rt_loop *lp, struct rt_session *s)
+{
+	ev_set(lp, &s->ev_uffd, s->uffd_held ? -1 : s->uffd, on_uffd, s);
+	ev_set(lp, &s->ev_sock, s->phase == RT_PH_ORPHAN ? -1 : s->sock, on_sock, s);
+}
+
+/* Stop watching waiting connection @ev (closed when @close_it). */
+static void hello_drop(struct rt_loop *lp, struct rt_ev *ev, bool close_it)
+{
+	int fd = ev->fd;
+
+	ev_del(lp, ev);
+	if (close_it)
+		close(fd);
+	lp->sup->nr_hello--;
+}
+
+static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
+
+/*
+ * Watch connection @fd in hello slot @ev until its first message, or
+ * close it if it cannot be watched. Context: supervisor thread.
+ */
+static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
+{
+	if (ev_add(lp, ev, fd, on_hello, NULL)) {
+		close(fd);
+		return;
+	}
+	lp->sup->nr_hello++;
+}
+
+/*
+ * Handler: a waiting connection has its first message, or hung up. It
+ * leaves the loop first: rt_sup_hello() closes it or hands it to a
+ * session (whose turn watches it again).
+ */
+static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	int fd = ev->fd;
+
+	hello_drop(lp, ev, false);
+	if (!rt_sup_hello(lp->sup, fd))
+		hello_keep(lp, ev, fd);		/* nothing yet: its deadline stands */
+}
+
+/*
+ * Close the waiting connections that have waited RT_HELLO_NS.
+ * Context: supervisor thread, each turn.
+ * Return: ms until the next one's deadline, or @max if none comes sooner.
+ */
+static int hello_expire(struct rt_loop *lp, int max)
+{
+	struct rt_sup *sup = lp->sup;
+	uint64_t now = mono_ns(), left = (uint64_t)max * 1000000;
+
+	for (unsigned int k = 0; k < RT_HELLO_WAIT; k++) {
+		uint64_t age = now - sup->hello_ns[k];
+
+		if (!sup->hello[k].fn)
+			continue;
+		if (age > RT_HELLO_NS)
+			hello_drop(lp, &sup->hello[k], true);
+		else if (RT_HELLO_NS - age < left)
+			left = RT_HELLO_NS - age;
+	}
+	return (int)((left + 999999) / 1000000);
+}
+
+/*
+ * Handler: a process connects. Its first message is taken now if it has
+ * come; else the connection waits in a hello slot (the oldest waiting one
+ * is closed when all RT_HELLO_WAIT are taken).
+ */
+static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct rt_sup *sup = lp->sup;
+	int fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	unsigned int k, old = 0;
+
+	if (fd < 0 || rt_sup_hello(sup, fd))
+		return;
+	for (k = 0; k < RT_HELLO_WAIT && sup->hello[k].fn; k++)
+		if (sup->hello_ns[k] < sup->hello_ns[old])
+			old = k;
+	if (k == RT_HELLO_WAIT) {
+		hello_drop(lp, &sup->hello[old], true);
+		k = old;
+	}
+	sup->hello_ns[k] = mono_ns();
+	hello_keep(lp, &sup->hello[k], fd);
+}
+
+/* Handler: signals came: SIGCHLD reaps, the others are passed on. */
+static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	while (read(ev->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			forward_signal(lp->sup, (int)si.ssi_signo, lp->child_done);
+			continue;
+		}
+		reap(lp->sup, &lp->status, &lp->child_done);
+		if (lp->child_done && !lp->done_ns)
+			lp->done_ns = mono_ns();
+	}
+}
+
+/*
+ * Wait for events, into @evs, for at most @timeout ms. --poll-us: after
+ * a turn that read a fault, look for the next one without sleeping for a
+ * while (yielding the CPU to any thread of our priority meanwhile, the
+ * program's included), if the fault came within the window after the
+ * turn before it ended and only one process faulted for
+ * RT_SPIN_ALONE_NS: a program faulting in a tight loop gets a supervisor
+ * that is awake; one that faults now and then costs no spin, and two
+ * processes faulting at once (a fork's parent and child) keep both CPUs.
+ * Context: supervisor thread.
+ * Return: the number of events, -1 on error (errno set by epoll_wait).
+ */
+static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
+{
+	struct rt_sup *sup = lp->sup;
+	int n;
+
+	if (sup->st.faults != lp->spin_faults) {
+		uint64_t t0 = mono_ns();
+
+		lp->spin_faults = sup->st.faults;
+		if (!stepping && sup->poll_us && lp->near &&
+		    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+			while ((n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0)) == 0 &&
+			       mono_ns() - t0 < sup->poll_us * 1000)
+				sched_yield();
+			sup->st.poll_spins++;
+			sup->st.poll_ns += mono_ns() - t0;
+			if (n > 0) {
+				sup->st.poll_hits++;
+				lp->near = true;
+				return n;
+			}
+		}
+		lp->idle_from = t0;
+	}
+	n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
+	/* near: this turn's fault (if it brings one) came soon enough after
+	 * the last fault's turn that a spin would have met it; twice the
+	 * window, as the time measured after a sleep holds our own wake-up
+	 * too (tens of us on a loaded machine) */
+	lp->near = sup->poll_us && mono_ns() - lp->idle_from < sup->poll_us * 2000;
+	return n;
+}
+
+#define RT_FLAGS_EVERY_NS	100000000ULL	/* loop_check_flags(): every 100 ms */
+
+/*
+ * A uffd the program made blocking (it shares the file) says so only in
+ * poll's answer, EPOLLERR, which epoll asks for only when the uffd is
+ * woken (a fault, an event): each session's flag is looked at every
+ * RT_FLAGS_EVERY_NS instead, and rt_session_uffd_error() sets it again
+ * and kills the process.
+ * Context: supervisor thread, each turn.
+ */
+static void loop_check_flags(struct rt_loop *lp)
+{
+	uint64_t now = mono_ns();
+
+	if (now - lp->flags_ns < RT_FLAGS_EVERY_NS)
+		return;
+	lp->flags_ns = now;
+	for (struct rt_session *s = lp->sup->sessions; s; s = s->next)
+		rt_session_uffd_error(s);
+}
+
+/*
+ * Each session's work of the turn, in list order: a uffd held since the
+ * last turn is tried again; a session whose process has gone is
+ * destroyed (out of the loop first); the others store a few pages of an
+ * answered batch, serve the faults that can be, and go on with a fork.
+ * Context: supervisor thread, after the handlers.
+ */
+static void loop_sessions(struct rt_loop *lp)
+{
+	struct rt_sup *sup = lp->sup;
+	struct rt_session **pp = &sup->sessions;
+
+	while (*pp) {
+		struct rt_session *s = *pp;
+		bool gone = false;
+
+		if (s->uffd_held && !s->ev_uffd.fn)
+			rt_session_uffd(s);
+		/* The agent's socket closed: exit or exec if the mm is
+		 * gone; else the program closed the shim's descriptors,
+		 * and its faults are served until it goes. */
+		if (s->phase == RT_PH_ORPHAN)
+			gone = !rt_session_mm_alive(s);
+		else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
+			gone = !rt_fork_mm_alive(s);
+		if (!gone) {
+			rt_session_batch_step(s, RT_STEP_PAGES);
+			rt_session_retry(s);
+			rt_session_prefork(s);
+			pp = &s->next;
+			continue;
+		}
+		if (s->forked)
+			sup->st.fork_sessions_ended++;
+		while (*pp != s)	/* a FORK event read above put its child first */
+			pp = &(*pp)->next;
+		*pp = s->next;
+		ev_del(lp, &s->ev_uffd);
+		ev_del(lp, &s->ev_sock);
+		rt_session_destroy(s);
+	}
+}
+
+/*
+ * Make the event loop for @sup: an epoll watching @lfd (the listening
+ * socket) and @sfd (the signalfd). Context: start-up.
+ * Return: 0, -errno.
+ */
+static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
+{
+	int err;
+
+	*lp = (struct rt_loop){ .sup = sup };
+	lp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (lp->epfd < 0)
+		return -errno;
+	if ((err = ev_add(lp, &lp->listen, lfd, on_listen, NULL)) ||
+	    (err = ev_add(lp, &lp->signals, sfd, on_signals, NULL))) {
+		close(lp->epfd);
+		return err;
+	}
+	return 0;
+}
+
+/*
+ * The event loop, until the program's tree has gone (every process of
+ * it is our child or, its parent gone, reparented to us, a subreaper, so
+ * none can be between an exec() and its new shim's HELLO, with no
+ * session, when we leave). Context: supervisor thread.
+ * Return: the program's wait status.
+ */
+static int serve(struct rt_loop *lp)
+{
+	struct rt_sup *sup = lp->sup;
+	struct epoll_event evs[RT_EV_BATCH];
 	uint64_t stall_mark = 0;
-	uint64_t spin_faults = 0, idle_from = 0;
-	bool near = false;
-	int status = 0;
-	bool child_done = false, said_daemons = false;
-	uint64_t done_ns = 0;
+	int idle_ms = 100;		/* the longest sleep: 100 ms, or a hello's deadline */
 
 	for (;;) {
-		size_t n = 0, need = 2 + RT_HELLO_WAIT, nh;
 		bool busy = false, stepping = false;
+		int n;
 
-		/* The run ends with the tree: every process of it is our
-		 * child or, its parent gone, reparented to us (a subreaper),
-		 * so none can be between an exec() and its new shim's HELLO
-		 * (no session then) when we leave. */
-		if (child_done && !sup->sessions && !sup->nr_hello && !reap(sup, &status, &child_done))
+		if (lp->child_done && !sup->sessions && !sup->nr_hello &&
+		    !reap(sup, &lp->status, &lp->child_done))
 			break;
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
-			need += 2;
+			loop_watch(lp, s);
 			busy |= s->pg.nr_pending || s->phase == RT_PH_PREFORK ||
 				s->phase == RT_PH_ORPHAN || s->uffd_held;
 			stepping |= s->batch == RT_B_ANSWERED;	/* a batch to store: no sleep */
 		}
-		if (need > cap) {
-			struct pollfd *np = realloc(p, need * sizeof(*p));
-
-			if (!np) {
-				fprintf(stderr, "uswap run: out of memory\n");
-				exit(1);
-			}
-			p = np;
-			cap = need;
-		}
-		p[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-		p[n++] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		for (struct rt_session *s = sup->sessions; s; s = s->next) {
-			/* A uffd left unread (the agent held the move lock) is
-			 * not polled, or it would wake us at once: tried again
-			 * at the agent's RT_KICK or after a millisecond. */
-			s->pidx = n;
-			p[n++] = (struct pollfd){ .fd = s->uffd_held ? -1 : s->uffd, .events = POLLIN };
-			p[n++] = (struct pollfd){ .fd = s->phase == RT_PH_ORPHAN ? -1 : s->sock, .events = POLLIN };
-		}
-		nh = sup->nr_hello;	/* after the sessions' pairs */
-		for (unsigned int k = 0; k < nh; k++)
-			p[n++] = (struct pollfd){ .fd = sup->hello_fd[k], .events = POLLIN };
-		if (nh)
-			busy = true;	/* their deadline is looked at each turn */
-		/* --poll-us: after a turn that read a fault, look for the
-		 * next one without sleeping for a while (yielding the CPU to any
-		 * thread of our priority meanwhile, the program's included), if
-		 * the fault came within the window after the turn before it
-		 * ended and only one process faulted for RT_SPIN_ALONE_NS: a
-		 * program faulting in a tight loop gets a supervisor that is
-		 * awake; one that faults now and then costs no spin, and two
-		 * processes faulting at once (a fork's parent and child) keep
-		 * both CPUs. */
-		if (sup->st.faults != spin_faults) {
-			uint64_t t0 = mono_ns();
-			int r;
-
-			spin_faults = sup->st.faults;
-			if (!stepping && sup->poll_us && near &&
-			    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
-				while ((r = poll(p, n, 0)) == 0 &&
-				       mono_ns() - t0 < sup->poll_us * 1000)
-					sched_yield();
-				sup->st.poll_spins++;
-				sup->st.poll_ns += mono_ns() - t0;
-				if (r > 0) {
-					sup->st.poll_hits++;
-					near = true;
-					goto polled;
-				}
-			}
-			idle_from = t0;
-		}
-		if (poll(p, n, stepping ? 0 : busy ? 1 : 100) < 0 && errno != EINTR)
+		n = loop_wait(lp, evs, stepping, stepping ? 0 : busy ? 1 : idle_ms);
+		if (n < 0 && errno != EINTR)
 			break;
-		/* near: this turn's fault (if it brings one) came soon enough
-		 * after the last fault's turn that a spin would have met it;
-		 * twice the window, as the time measured after a sleep holds
-		 * our own wake-up too (tens of us on a loaded machine) */
-		near = sup->poll_us && mono_ns() - idle_from < sup->poll_us * 2000;
-polled:
-		if (p[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
+		for (int i = 0; i < n; i++) {
+			struct rt_ev *ev = evs[i].data.ptr;
 
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo != SIGCHLD) {
-					forward_signal(sup, (int)si.ssi_signo, child_done);
-					continue;
-				}
-				reap(sup, &status, &child_done);
-				if (child_done && !done_ns)
-					done_ns = mono_ns();
-			}
+			if (ev->fn)
+				ev->fn(lp, ev, evs[i].events);
 		}
-		if (child_done)
-			note_daemons(sup, status, done_ns, &said_daemons);
-		if (nh)
-			hello_poll(sup, p + n - nh, nh);
-		if (p[0].revents & POLLIN)
-			accept_one(sup, lfd);
-		/* The sessions' fds, in the order they were polled. */
-		size_t i = 2;
-		struct rt_session **pp = &sup->sessions;
-
-		while (*pp) {
-			struct rt_session *s = *pp;
-			bool gone = false;
-
-			if (i + 1 < n && s->pidx == i) {	/* polled (not made in this turn) */
-				if ((p[i].revents & POLLIN) || s->uffd_held)
-					rt_session_uffd(s);
-				else if (p[i].revents & POLLERR)
-					rt_session_uffd_error(s);
-				if (p[i + 1].revents & (POLLIN | POLLHUP | POLLERR) &&
-				    rt_session_sock(s))
-					rt_session_orphan(s);
-				i += 2;
-			}
-			/* The agent's socket closed: exit or exec if the mm is
-			 * gone; else the program closed the shim's descriptors,
-			 * and its faults are served until it goes. */
-			if (s->phase == RT_PH_ORPHAN)
-				gone = !rt_session_mm_alive(s);
-			else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
-				gone = !rt_fork_mm_alive(s);
-			if (gone && s->forked)
-				sup->st.fork_sessions_ended++;
-			if (!gone) {
-				rt_session_batch_step(s, RT_STEP_PAGES);
-				rt_session_retry(s);
-				rt_session_prefork(s);
-			}
-			if (gone) {
-				*pp = s->next;
-				rt_session_destroy(s);
-				continue;
-			}
-			pp = &s->next;
-		}
+		idle_ms = hello_expire(lp, 100);
+		loop_check_flags(lp);
+		if (lp->child_done)
+			note_daemons(sup, lp->status, lp->done_ns, &lp->said_daemons);
+		loop_sessions(lp);
 		balance(sup, &stall_mark);
 		if (USWAP_DEBUG >= 2)
 			rt_sup_check(sup);
 	}
 	rt_fork_free_hellos(sup);
-	free(p);
-	return status;
+	close(lp->epfd);
+	return lp->status;
 }
 
 /** uswap_runtime_run() - see runtime/runtime.h. */
@@ -1142,6 +1149,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	 * only the mm and swap layers, which lock for themselves. */
 	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
+	struct rt_loop loop;
 	char shim[PATH_MAX], sock[108];
 	bool sock_temp = false;
 	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
@@ -1199,18 +1207,28 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		goto out_mem;
 	}
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || (ret = loop_init(&loop, &sup, lfd, sfd))) {
+		fprintf(stderr, "uswap run: event loop: %s\n", strerror(sfd < 0 ? errno : -ret));
+		if (sfd >= 0)
+			close(sfd);
+		close(lfd);
+		rt_sock_unlink(sock, sock_temp);
+		goto out_mem;
+	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	each_child(&sup, note_inherited, NULL);
 	reached = rt_exe_check(cfg->argv[0]);
 	sup.child = start_program(cfg->argv, shim, sock, &old);
-	if (sup.child < 0 || sfd < 0) {
+	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
+		close(loop.epfd);
+		close(sfd);
 		close(lfd);
 		rt_sock_unlink(sock, sock_temp);
 		goto out_mem;
 	}
 	drop_privileges();
-	ws = serve(&sup, lfd, sfd);
+	ws = serve(&loop);
 	close(lfd);
 	rt_sock_unlink(sock, sock_temp);
 	close(sfd);
@@ -1232,9 +1250,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
 	if (cfg->stats)
-		print_stats(&sup, types, (unsigned int)nr_types);
+		rt_stats_print(&sup);
 	if (cfg->json_fd >= 0)
-		write_json(&sup, cfg->json_fd, cfg->json, ret, types, (unsigned int)nr_types);
+		write_json(&sup, cfg->json_fd, cfg->json, ret);
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);

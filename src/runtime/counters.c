@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's reports: its counters (the table of counters.h) and
+ * the values derived from them and from its state, as the JSON object of
+ * `uswap run --json` and `uswap stat`, and as the --stats lines.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+
+#include "runtime/runtime.h"
+
+/* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
+static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++)
+		total += st->lat[b];
+	if (!total)
+		return 0;
+	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++) {
+		seen += st->lat[b];
+		if (seen * 100 >= total * pct)
+			return 2ULL << b;
+	}
+	return 0;
+}
+
+/* @num / @den as a ratio, 0 when @den is 0. */
+static double ratio(uint64_t num, uint64_t den)
+{
+	return den ? (double)num / (double)den : 0.0;
+}
+
+/* The members of the JSON object: the policy, the refault rate, the
+ * resident + compressed bound. */
+static void json_lru(FILE *f, const struct rt_sup *sup)
+{
+	const struct rt_lru_stats *l = &sup->tree.lru_st;
+	uint64_t active = 0, inactive = 0;
+
+	for (const struct rt_session *s = sup->sessions; s; s = s->next) {
+		inactive += s->pg.lru.nr[0];
+		active += s->pg.lru.nr[1];
+	}
+	fprintf(f, "\"evict_policy\":\"%s\",\"active_pages\":%llu,\"inactive_pages\":%llu,"
+		"\"swapin_pages\":%llu,\"refaults\":%llu,\"refaults_activated\":%llu,"
+		"\"deactivated\":%llu,\"written_scans\":%llu,\"written_found\":%llu,"
+		"\"rotated\":%llu,\"promoted\":%llu,"
+		"\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
+		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
+		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
+		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
+		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
+		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
+		(unsigned long long)l->refaults, (unsigned long long)l->activated,
+		(unsigned long long)l->deactivated, (unsigned long long)l->scans,
+		(unsigned long long)l->written, (unsigned long long)l->rotated,
+		(unsigned long long)l->promoted, ratio(l->refaults, sup->tree.st.swapins),
+		ratio(l->refaults, sup->tree.st.evicted), (unsigned long long)sup->resident_budget,
+		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
+		(unsigned long long)sup->peak_compressed,
+		(unsigned long long)(sup->tree.resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
+		(unsigned long long)sup->peak_total);
+}
+
+/* The supervisor's CPU time so far (all its threads, user + system), ms. */
+static uint64_t cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* The counters of counters.h as JSON members, each followed by a comma. */
+static void json_counters(FILE *f, const struct rt_sup *sup)
+{
+#define X(kind, name, json, line, text, desc) \
+	fprintf(f, "\"" json "\":%llu,", (unsigned long long)RT_STAT_OUT_##kind(sup, name));
+	RT_STATS(X)
+#undef X
+}
+
+/**
+ * rt_stats_json() - write @sup's counters to @f as one JSON object
+ * (`uswap run --json`, `uswap stat`): @status as exit_status, the budget
+ * and the resident pages, the counters of counters.h, the values derived
+ * from them, the eviction lists, the processes and the devices.
+ * Context: supervisor thread.
+ */
+void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
+{
+	const struct rt_stats *st = &sup->st;
+
+	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,",
+		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident);
+	json_counters(f, sup);
+	fprintf(f, "\"fault_p50_us_below\":%llu,\"fault_p99_us_below\":%llu,\"poll_us\":%llu,"
+		"\"cpu_ms\":%llu,", (unsigned long long)lat_pct(st, 50),
+		(unsigned long long)lat_pct(st, 99), (unsigned long long)sup->poll_us,
+		(unsigned long long)cpu_ms());
+	json_lru(f, sup);
+	fprintf(f, "\"processes\":[");
+	for (const struct rt_session *s = sup->sessions; s; s = s->next)
+		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
+			s == sup->sessions ? "" : ",", (int)s->pid,
+			(unsigned long long)s->pg.nr_resident, (unsigned long long)s->pg.nr_swapped);
+	fprintf(f, "],\"devices\":[");
+	for (unsigned int i = 0; i < sup->nr_types; i++) {
+		struct uswap_swap_stat ss = { 0 };
+
+		uswap_swap_stat((unsigned int)sup->types[i], &ss);
+		fprintf(f, "%s{\"type\":%d,\"inuse_pages\":%llu,\"writes\":%llu,\"reads\":%llu}",
+			i ? "," : "", sup->types[i], (unsigned long long)ss.inuse_pages,
+			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
+	}
+	fprintf(f, "]}\n");
+}
+
+/*
+ * Print the --stats line @line: "uswap run: ", @head, the words of each
+ * counter of that line (counters.h) with its value, then @tail.
+ * Context: the end of the run.
+ */
+static void print_line(const struct rt_sup *sup, enum rt_stat_line line, const char *head,
+		       const char *tail)
+{
+	const char *sep = "";
+
+	fprintf(stderr, "uswap run: %s", head);
+#define X(kind, name, json, ln, text, desc)						\
+	if (RT_LINE_##ln == line) {							\
+		fprintf(stderr, "%s" text, sep, (unsigned long long)RT_STAT_OUT_##kind(sup, name)); \
+		sep = ", ";								\
+	}
+	RT_STATS(X)
+#undef X
+	fprintf(stderr, "%s\n", tail);
+}
+
+/* Whether a counter of --stats line @line is not zero. */
+static bool line_nonzero(const struct rt_sup *sup, enum rt_stat_line line)
+{
+	uint64_t any = 0;
+
+#define X(kind, name, json, ln, text, desc)	\
+	if (RT_LINE_##ln == line)		\
+		any |= RT_STAT_OUT_##kind(sup, name);
+	RT_STATS(X)
+#undef X
+	return any != 0;
+}
+
+/**
+ * rt_stats_print() - print @sup's counters on stderr (--stats): the lines
+ * of counters.h, the eviction lists' numbers, one line per device.
+ * Context: the end of the run.
+ */
+void rt_stats_print(const struct rt_sup *sup)
+{
+	const struct rt_stats *st = &sup->st;
+	char head[64], tail[96];
+
+	snprintf(head, sizeof(head), "budget %llu pages, ", (unsigned long long)sup->tree.budget);
+	snprintf(tail, sizeof(tail), "; fault service p50 < %llu us, p99 < %llu us",
+		 (unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+	print_line(sup, RT_LINE_MAIN, head, tail);
+	if (line_nonzero(sup, RT_LINE_OVER))
+		print_line(sup, RT_LINE_OVER, "over the budget: ", "");
+	print_line(sup, RT_LINE_WAIT, "deferred faults waited for: ", "");
+	snprintf(head, sizeof(head), "--poll-us %llu: ", (unsigned long long)sup->poll_us);
+	snprintf(tail, sizeof(tail), "; CPU %llu ms", (unsigned long long)cpu_ms());
+	print_line(sup, RT_LINE_POLL, head, tail);
+	if (line_nonzero(sup, RT_LINE_FORK))
+		print_line(sup, RT_LINE_FORK, "", "");
+	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "
+		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
+		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
+		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
+		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru",
+		(unsigned long long)sup->tree.lru_st.refaults,
+		ratio(sup->tree.lru_st.refaults, sup->tree.st.swapins),
+		ratio(sup->tree.lru_st.refaults, sup->tree.st.evicted),
+		(unsigned long long)sup->tree.lru_st.activated,
+		(unsigned long long)sup->tree.lru_st.deactivated,
+		(unsigned long long)sup->tree.lru_st.scans, (unsigned long long)sup->tree.lru_st.written,
+		(unsigned long long)sup->tree.lru_st.rotated, (unsigned long long)sup->tree.lru_st.promoted, (unsigned long long)sup->peak_total,
+		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
+		sup->total ? "" : " (none)");
+	for (unsigned int i = 0; i < sup->nr_types; i++) {
+		struct uswap_swap_stat ss = { 0 };
+
+		uswap_swap_stat((unsigned int)sup->types[i], &ss);
+		fprintf(stderr, "uswap run: device %d: %llu slots in use at exit, %llu writes, "
+			"%llu reads\n", sup->types[i], (unsigned long long)ss.inuse_pages,
+			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
+	}
+}
