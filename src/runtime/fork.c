@@ -97,14 +97,10 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 	c->staging_end = parent->staging_end;
 	if ((err = pager_fork(&c->pg, &parent->pg, parent->pg.ops, c)))
 		goto fail;
-	if (c->pg.inherited) {
-		/* The batch that decides is the parent's own, or, for a parent
-		 * still waiting on its parent's (a raw clone() of a raw
-		 * clone() child), that one: the parent sends none meanwhile
-		 * (rt_session_evict()), so its slots are that batch's. */
-		sup->st.fork_inflight++;
-		c->fork_parent = parent->pg.inherited ? parent->fork_parent : parent;
-	}
+	/* A batch out (the parent's own, or one it inherited: a raw clone()
+	 * of a raw clone() child) is the child's to settle with its owner's
+	 * answer (pager_fork()): the parent sends none meanwhile. */
+	sup->st.fork_inflight += c->pg.inherited;
 	uswap_mm_get_stats(c->pg.mm, &ms);
 	c->fork_shared = parent->fork_shared = true;
 	c->next = sup->sessions;
@@ -312,70 +308,31 @@ void rt_fork_free_hellos(struct rt_sup *sup)
 		drop_hello(sup, &sup->fork_hellos);
 }
 
-/*
- * Settle slot @i of the parent's batch that @c inherited (pager_settle(),
- * an inherited slot): moved (@st >= 0, the bytes at @bytes) it left the
- * parent before the child's page tables were copied (a page copied into
- * the child is shared and cannot be moved) or after the parent wrote its
- * own copy, in which case the child has its page and never faults for
- * it: either way a fault in the child wants these bytes. Not moved: it
- * is present in both. Gone: a fault in the child reads zeros, as in the
- * parent.
- */
-static void settle(struct rt_session *c, uint32_t i, int st, const char *bytes)
-{
-	if (pager_settle(&c->pg, i, st, bytes) != -ENOSPC)
-		return;
-	pager_settle(&c->pg, i, -ENOSPC, NULL);
-	fprintf(stderr, "uswap run: swap is full: killing pid %d as the OOM killer would\n",
-		(int)c->pid);
-	c->sup->kill_reason = "out of memory and swap (killed by uswap run)";
-	rt_session_kill(c, "swap is full");
-}
-
-/* @c's inherited batch is settled: it may send its own. */
-static void inherited_done(struct rt_session *c)
-{
-	pager_batch_end(&c->pg);
-	c->fork_parent = NULL;
-}
-
-/**
- * rt_fork_batch_done() - @parent's batch answer @m arrived: settle the
- * slots its children inherited while it was out.
- * Context: supervisor thread; before @parent's own slots are settled.
- */
-void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m)
-{
-	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
-		if (!c->pg.inherited || c->fork_parent != parent)
-			continue;
-		for (uint32_t i = 0; i < c->pg.batch_n; i++)
-			settle(c, i, i < m->n ? m->status[i] : -EINVAL,
-			       parent->xfer + (uint64_t)i * PAGE);
-		inherited_done(c);
-	}
-}
-
 /**
  * rt_fork_parent_gone() - @parent's session ends with a batch whose
- * answer will never come: its waiting children settle from their own
- * pagemap (present: it stayed; absent: it was moved, and the bytes the
+ * answer, or the rest of it, will never be settled: its heirs settle the
+ * slots not told yet from their own pagemap (present: it stayed; absent: it was moved, and the bytes the
  * agent copied right after the move are in the transfer buffer).
  * Context: supervisor thread; before @parent is freed.
  */
 void rt_fork_parent_gone(struct rt_session *parent)
 {
-	for (struct rt_session *c = parent->sup->sessions; c; c = c->next) {
-		if (!c->pg.inherited || c->fork_parent != parent)
-			continue;
-		for (uint32_t i = 0; i < c->pg.batch_n; i++) {
-			bool present = pagemap_one(c, c->pg.batch_addr[i]) & PM_PRESENT;
+	for (struct pager *h = parent->pg.heirs; h; h = h->next_heir) {
+		struct rt_session *c = h->ops_arg;
 
-			settle(c, i, present ? -EBUSY : 0, parent->xfer + (uint64_t)i * PAGE);
+		for (uint32_t i = 0; i < h->batch_n; i++) {
+			bool present = pagemap_one(c, h->batch_addr[i]) & PM_PRESENT;
+			int st = present ? -EBUSY : 0;
+
+			if ((parent->pg.told >> i) & 1)
+				continue;	/* settled with the parent's own */
+			if (pager_settle(h, i, st, parent->xfer + (uint64_t)i * PAGE) == -ENOSPC) {
+				pager_settle(h, i, -ENOSPC, NULL);
+				rt_session_kill(c, "swap is full");
+			}
 		}
-		inherited_done(c);
 	}
+	pager_release_heirs(&parent->pg);
 }
 
 /**

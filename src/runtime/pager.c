@@ -263,6 +263,14 @@ void pager_destroy(struct pager *p)
 		return;
 	if (p->inflight && !p->inherited)
 		t->inflight_pages -= p->batch_n - p->batch_done;
+	uswap_assert(!p->heirs);	/* settled by the transport first */
+	if (p->heir_of) {
+		struct pager **pp = &p->heir_of->heirs;
+
+		while (*pp != p)
+			pp = &(*pp)->next_heir;
+		*pp = p->next_heir;
+	}
 	t->resident -= p->nr_resident;
 	t->unevictable -= p->nr_unevictable;
 	t->nr_spaces--;
@@ -355,9 +363,14 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 		goto fail;
 	if ((err = copy_states(c, parent)))
 		goto fail;
-	if (c->inflight) {
+	if (c->inflight) {	/* an heir of the batch's owner */
 		c->batch_n = parent->batch_n;
 		memcpy(c->batch_addr, parent->batch_addr, sizeof(c->batch_addr));
+		c->heir_of = parent->inherited ? parent->heir_of : parent;
+		c->next_heir = c->heir_of->heirs;
+		c->heir_of->heirs = c;
+		/* the slots the owner settled already come no more */
+		c->batch_done = (uint32_t)__builtin_popcountll(c->heir_of->told);
 	}
 	return 0;
 fail:
@@ -825,7 +838,7 @@ uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr)
 	p->batch_n = 0;
 	p->batch_done = 0;
 	p->batch_moved = 0;
-	p->cancel = 0;
+	p->cancel = p->told = 0;
 	scan_written(p);
 	while (p->batch_n < want && fifo_pop(&p->evict_first, &a))
 		if (pt_get(&p->tab, a, &v) && PT_STATE(v) == PS_RESIDENT) {
@@ -869,6 +882,24 @@ void pager_unpick(struct pager *p)
 	p->batch_n = 0;
 }
 
+/*
+ * Slot @i of the batch @h inherited is answered by its owner (@status,
+ * @bytes: pager_settle()): moved, the page left the owner before the
+ * child's page tables were copied (a page copied into the child is shared
+ * and cannot be moved) or after the owner wrote its own copy, in which
+ * case the child has its page and never faults for it: either way a
+ * fault in the child wants these bytes. Not moved: it is present in both.
+ * Gone or refused there: the child's copy is its own.
+ */
+static void settle_heir(struct pager *h, uint32_t i, int status, const void *bytes)
+{
+	if (pager_settle(h, i, status, bytes) != -ENOSPC)
+		return;
+	pager_settle(h, i, -ENOSPC, NULL);
+	if (h->ops->lost)
+		h->ops->lost(h->ops_arg, "swap is full");
+}
+
 /**
  * pager_settle() - slot @i of the batch out is answered: @status >= 0
  * moved (1: after make_exclusive(), a copy of a page shared after a
@@ -887,6 +918,12 @@ int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes)
 	uint64_t a = p->batch_addr[i], v;
 	uint32_t idx;
 	int ret = 0;
+
+	if (!((p->told >> i) & 1) && status != -ENOSPC) {
+		p->told |= 1ULL << i;
+		for (struct pager *h = p->heirs; h; h = h->next_heir)
+			settle_heir(h, i, status, bytes);
+	}
 
 	if (!pt_get(&p->tab, a, &v) || PT_IDX(v) != i ||
 	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD)) {
@@ -956,10 +993,28 @@ uint32_t pager_batch_end(struct pager *p)
 	uint32_t moved = p->batch_moved;
 
 	uswap_assert(p->batch_done == p->batch_n);
+	pager_release_heirs(p);
 	p->inflight = p->inherited = false;
+	p->heir_of = NULL;
 	p->batch_n = p->batch_done = p->batch_moved = 0;
-	p->cancel = 0;
+	p->cancel = p->told = 0;
 	return moved;
+}
+
+/**
+ * pager_release_heirs() - the heirs of @p's batch have every slot settled
+ * (by pager_settle() on @p, or by their transport when @p's process went
+ * before its answer): their inherited batches end.
+ */
+void pager_release_heirs(struct pager *p)
+{
+	while (p->heirs) {
+		struct pager *h = p->heirs;
+
+		p->heirs = h->next_heir;
+		h->heir_of = NULL;
+		pager_batch_end(h);
+	}
 }
 
 /** pager_get() - the value of the page at @addr. Return: false if absent. */

@@ -136,6 +136,8 @@ struct pg_ops {
 	void (*wake)(void *arg, uint64_t addr);
 	/* Return: 0, -EAGAIN, -errno. */
 	int (*poison)(void *arg, uint64_t addr);
+	/* The process must go: its pages cannot be kept (@why), or NULL. */
+	void (*lost)(void *arg, const char *why);
 };
 
 struct pg_pending {
@@ -173,6 +175,11 @@ struct pager {
 	uint32_t batch_moved;		/* slots that took a page off the count */
 	bool inherited;			/* the batch is a parent's, copied at a fork:
 					 * settled by its answer, counted there */
+	struct pager *heir_of;		/* inherited: whose batch it is */
+	struct pager *heirs, *next_heir;	/* the spaces that inherited this one's
+					 * batch; each slot settled here is settled
+					 * there (pager_settle()) */
+	uint64_t told;			/* slots told to the heirs */
 	struct pagetab passed;		/* pages the pass_over hook passed once
 					 * (its own; cap 0 until used) */
 	/* faults waiting */
@@ -206,6 +213,7 @@ uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr);
 void pager_unpick(struct pager *p);
 int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes);
 uint32_t pager_batch_end(struct pager *p);
+void pager_release_heirs(struct pager *p);
 
 bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val);
 

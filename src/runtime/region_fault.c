@@ -28,7 +28,7 @@ static int ops_poison(void *arg, uint64_t addr)
 	return rt_uffd_poison(pool->uffd, addr, PAGE);
 }
 
-const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison };
+const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison, NULL };
 
 /*
  * The VMA holding @addr, from /proc/self/maps: *@start, *@end.

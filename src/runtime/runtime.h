@@ -131,7 +131,6 @@ struct rt_session {
 	 * arrives) */
 	bool forked;
 	bool fork_shared;			/* forked or forked from: pages may be shared */
-	struct rt_session *fork_parent;		/* while pg.inherited: whose batch decides */
 	uint64_t balance_mark;			/* rt_sup_reclaim(): asked in that round */
 };
 
@@ -208,7 +207,6 @@ bool rt_sup_reclaim(struct rt_sup *sup);
 void rt_fork_event(struct rt_session *parent, int ufd);
 void rt_fork_fault(struct rt_session *s, uint32_t ptid);
 void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd);
-void rt_fork_batch_done(struct rt_session *parent, const struct rt_evict *m);
 void rt_fork_parent_gone(struct rt_session *parent);
 bool rt_fork_mm_alive(struct rt_session *s);
 void rt_fork_free_hellos(struct rt_sup *sup);

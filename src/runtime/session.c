@@ -92,7 +92,12 @@ static int ops_poison(void *arg, uint64_t addr)
 	return rt_uffd_poison(s->uffd, addr, PAGE);
 }
 
-const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison };
+static void ops_lost(void *arg, const char *why)
+{
+	rt_session_kill(arg, why);
+}
+
+const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison, ops_lost };
 
 /* Every invariant of the tree's pager spaces (pager_check()), and its
  * counts against their sums. Context: supervisor thread. */
@@ -454,8 +459,8 @@ static void settle_one(struct rt_session *s, uint32_t i)
  * rt_session_batch_step() - store up to @max pages of the answered batch
  * (a batch is stored a few pages per turn of the event loop, so
  * that a fault read meanwhile waits for a few compressions, not for 64);
- * after its last page the batch ends: children forked while it was out
- * are settled (fork.c) and the next batch may be sent. Its pages not
+ * after its last page the batch ends (children forked while it was out
+ * were settled with it: pager_settle()) and the next batch may be sent. Its pages not
  * stored yet stay EVICTING: a fault on one waits, as for a batch out.
  * Context: supervisor thread.
  * Return: true if pages of it are left.
@@ -472,7 +477,6 @@ bool rt_session_batch_step(struct rt_session *s, uint32_t max)
 	}
 	if (s->pg.batch_done < s->pg.batch_n)
 		return true;
-	rt_fork_batch_done(s, &s->answer);	/* children forked meanwhile */
 	sup->stalled = pager_batch_end(&s->pg) == 0;
 	sup->inflight--;
 	s->batch = RT_B_NONE;

@@ -79,7 +79,6 @@ struct mproc {
 	uint8_t decided[PG_BATCH], shared_slot[PG_BATCH];
 	uint64_t cancel;		/* what the transport told the agent */
 	char *xfer;
-	int parent;			/* whose batch the inherited one is, or -1 */
 	struct acc acc[MAX_ACC];	/* accesses waiting */
 };
 
@@ -197,7 +196,13 @@ static int m_poison(void *arg, uint64_t addr)
 	fail("page %#" PRIx64 " poisoned: the mirror lost it", addr);
 }
 
-static const struct pg_ops ops = { m_copy, m_wake, m_poison };
+static void m_lost(void *arg, const char *why)
+{
+	(void)arg;
+	fail("a process lost: %s", why);
+}
+
+static const struct pg_ops ops = { m_copy, m_wake, m_poison, m_lost };
 
 /* ---- checks ---- */
 
@@ -496,22 +501,6 @@ static void do_agent(struct mproc *m)
 		}
 }
 
-/* Settle the children's copies of @m's batch, by its answer. */
-static void settle_children(struct mproc *m)
-{
-	for (int k = 0; k < NPROC; k++) {
-		struct mproc *c = &P[k];
-
-		if (!c->live || c->parent != m - P || !c->pg.inherited)
-			continue;
-		for (uint32_t s = 0; s < c->pg.batch_n; s++)
-			if (pager_settle(&c->pg, s, m->status[s], m->xfer + (uint64_t)s * PAGE) < 0)
-				fail("a child's settle");
-		pager_batch_end(&c->pg);
-		c->parent = -1;
-	}
-}
-
 static void do_answer(struct mproc *m)
 {
 	uint32_t k;
@@ -534,8 +523,7 @@ static void do_answer(struct mproc *m)
 	}
 	if (m->settled < m->n)
 		return;
-	settle_children(m);
-	pager_batch_end(&m->pg);
+	pager_batch_end(&m->pg);	/* its heirs' batches end with it */
 	m->batch = B_NONE;
 }
 
@@ -569,7 +557,6 @@ static void do_fork(struct mproc *m)
 		}
 	c->changing = 0;
 	c->batch = B_NONE;
-	c->parent = c->pg.inherited ? 0 : -1;
 	memset(c->acc, 0, sizeof(c->acc));
 	if (m->batch == B_OUT)	/* what is not moved yet is shared now */
 		for (uint32_t s = 0; s < m->n; s++)
@@ -580,8 +567,6 @@ static void do_exit(struct mproc *c)
 {
 	if (c == &P[0] || !c->live)
 		return;
-	if (c->pg.inherited)
-		return;		/* settled by its parent's answer first */
 	for (size_t i = 0; i < W; i++)
 		unshare(c, i);
 	pager_destroy(&c->pg);
@@ -664,7 +649,6 @@ static void world(uint64_t seed, uint64_t steps)
 		fail("pg_tree_init");
 	for (int k = 0; k < NPROC; k++) {
 		P[k].xfer = malloc((size_t)PG_BATCH * PAGE);
-		P[k].parent = -1;
 		if (!P[k].xfer)
 			fail("out of memory");
 	}
