@@ -134,6 +134,8 @@ enum rt_stat_line {
 	  "USWAP_DEBUG >= 2: pages reported moved, transfer slot unwritten")	\
 	X(PG, dbg_mirror_zero, "dbg_mirror_zero", NONE, "mirror-zero %llu",	\
 	  "USWAP_DEBUG >= 2: mirror reads of zeros for pages stored non-zero")		\
+	X(PG, dbg_resident_absent, "dbg_resident_absent", NONE, "resident absent %llu",	\
+	  "USWAP_DEBUG >= 2: most resident pages pagemap showed absent at one look")	\
 	X(COUNT, learnt_over, "learnt_over_budget", OVER,			\
 	  "%llu pages found already filled (MAP_POPULATE or a mapping "	\
 	  "registered late)",							\

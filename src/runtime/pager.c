@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "runtime/pager.h"
+#include "runtime/uffd_compat.h"
 #include "util/debug.h"
 
 #define PAGE		PG_PAGE
@@ -1129,4 +1131,90 @@ void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint
 			(unsigned long long)t->inflight_pages, (unsigned long long)out);
 		abort();
 	}
+}
+
+/* The runs of @p's ranges that its pagemap shows present or swapped by
+ * the kernel, into *@v (sorted); their number, or -errno. */
+static long kernel_runs(const struct pager *p, struct page_region **v)
+{
+	size_t n = 0, cap = 256;
+	struct page_region *r = malloc(cap * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	for (size_t k = 0; k < p->ranges.n; k++) {
+		uint64_t start = p->ranges.v[k].start, end = p->ranges.v[k].end;
+
+		while (start < end) {
+			struct pm_scan_arg a = {
+				.size = sizeof(a), .start = start, .end = end,
+				.vec = (uint64_t)(uintptr_t)(r + n), .vec_len = cap - n,
+				.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+				.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+			};
+			long got = ioctl(p->pagemap, PAGEMAP_SCAN, &a);
+
+			if (got < 0) {
+				free(r);
+				return -errno;
+			}
+			n += (size_t)got;
+			if (n == cap) {
+				struct page_region *nr = realloc(r, 2 * cap * sizeof(*r));
+
+				if (!nr) {
+					free(r);
+					return -ENOMEM;
+				}
+				r = nr;
+				cap *= 2;
+			}
+			if (a.walk_end <= start)
+				break;
+			start = a.walk_end;
+		}
+	}
+	*v = r;
+	return (long)n;
+}
+
+/**
+ * pager_check_present() - the RESIDENT and UNEVICTABLE pages of @p that
+ * its pagemap shows neither present nor swapped by the kernel. Not an
+ * invariant that can abort: a page the program freed with MADV_FREE and
+ * the kernel reclaimed is gone without an event (its next fault is
+ * served zeros: zero-tracked); the most seen at one look is kept in
+ * dbg_resident_absent. Without a pagemap, or when it cannot be read
+ * (the process is going), 0.
+ * Return: that number.
+ */
+uint64_t pager_check_present(struct pager *p)
+{
+	struct page_region *v = NULL;
+	uint64_t absent = 0;
+	long n;
+
+	if (p->pagemap < 0 || (n = kernel_runs(p, &v)) < 0)
+		return 0;
+	for (size_t k = 0; k < p->tab.cap; k++) {
+		const struct pt_ent *e = &p->tab.e[k];
+		long lo = 0, hi = n;
+
+		if (!e->key || (PT_STATE(e->val) != PS_RESIDENT &&
+				PT_STATE(e->val) != PS_UNEVICTABLE))
+			continue;
+		while (lo < hi) {	/* the first run ending after the page */
+			long mid = (lo + hi) / 2;
+
+			if (v[mid].end <= e->key)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		absent += lo == n || v[lo].start > e->key;
+	}
+	free(v);
+	if (absent > p->t->st.dbg_resident_absent)
+		p->t->st.dbg_resident_absent = absent;
+	return absent;
 }

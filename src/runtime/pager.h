@@ -11,25 +11,9 @@
  * moves pages; it tells the pager each event and gives it a struct
  * pg_ops for the copies, wake-ups and poisons a fault needs.
  *
- * Page states, and the named transitions between them (pg_trans):
- *
- *   absent --FIRST_TOUCH/LEARN--> RESIDENT --PICK--> EVICTING
- *   EVICTING --STORE--> SWAPPED        --PUTBACK--> RESIDENT
- *            --REFUSE--> UNEVICTABLE   --VANISH--> absent
- *            --DROP_OUT--> DEAD        (dropped while its batch is out;
- *                                       its slot is cancelled)
- *   DEAD --BURY--> absent              SWAPPED --SWAPIN--> RESIDENT
- *   SWAPPED --POISON--> absent         SHARED --OWN--> RESIDENT
- *   RESIDENT, UNEVICTABLE, SWAPPED, SHARED --DROP--> absent
- *   any --OVERWRITE--> absent          (a remap's destination)
- *   absent --INHERIT--> SHARED, SWAPPED, EVICTING, DEAD (a forked child's copy)
- *
- * Invariants (pager_check()): nr_resident counts the RESIDENT, EVICTING,
- * DEAD and UNEVICTABLE entries, nr_swapped the SWAPPED, nr_unevictable
- * the UNEVICTABLE, nr_shared the SHARED ones; the tree's resident count
- * is the sum over its spaces; an EVICTING or DEAD entry's slot is below
- * the batch's size and its slot names it back; a RESIDENT page on a list
- * is on one list, under its ticket; every SWAPPED index is in use once.
+ * The states (pagetab.h), the named transitions between them (enum
+ * pg_trans, made by one function) and the invariants pager_check() walks
+ * are specified in docs/RUNTIME.md, "The pager".
  *
  * Context: one thread at a time per tree (the supervisor's thread; the
  * pool's lock); no locking here.
@@ -79,31 +63,16 @@ enum pg_trans {
 /* Why a fault waits (each deferred fault counted once, by its reason). */
 enum pg_wait { PG_WAIT_EVENT, PG_WAIT_EVICTING, PG_WAIT_BUDGET };
 
-/* The pager's counters, kept in its tree: X(name, what it counts). */
-#define PG_STATS(X)							\
-	X(zero_fills, "zero-fill runs")					\
-	X(zero_pages, "pages zero-filled")				\
-	X(swapins, "swap-in runs")					\
-	X(prefetched, "pages swapped in beyond the faulting one")	\
-	X(evict_batches, "eviction batches picked")			\
-	X(evicted, "pages stored in the mirror")			\
-	X(evict_busy, "pages not moved: busy or shared (put back)")	\
-	X(evict_gone, "pages not there when moved")			\
-	X(evict_other, "pages the kernel refused: unevictable")		\
-	X(evict_cancelled, "pages remapped while their batch was out")	\
-	X(evict_unshared, "pages moved after make_exclusive()")		\
-	X(poisoned, "pages lost to a device read error")		\
-	X(deferred, "faults that waited")				\
-	X(wait_budget, "... for a batch: the budget was reached")	\
-	X(wait_evicting, "... for the batch holding their page")	\
-	X(wait_event, "... for a pending event (EAGAIN)")		\
-	X(peak_resident, "peak of resident pages")			\
-	X(peak_unevictable, "peak of unevictable pages")		\
-	X(dbg_zero_tracked, "USWAP_DEBUG >= 2: zero fills of pages held")	\
-	X(dbg_mirror_zero, "USWAP_DEBUG >= 2: zeros read for non-zero pages")
+/* The pager's counters, kept in its tree (what each counts: counters.h). */
+#define PG_STATS(X)								\
+	X(zero_fills) X(zero_pages) X(swapins) X(prefetched) X(evict_batches)	\
+	X(evicted) X(evict_busy) X(evict_gone) X(evict_other) X(evict_cancelled)	\
+	X(evict_unshared) X(poisoned) X(deferred) X(wait_budget) X(wait_evicting)	\
+	X(wait_event) X(peak_resident) X(peak_unevictable) X(dbg_zero_tracked)	\
+	X(dbg_mirror_zero) X(dbg_resident_absent)
 
 struct pg_stats {
-#define PG_STAT_FIELD(name, what)	uint64_t name;
+#define PG_STAT_FIELD(name)	uint64_t name;
 	PG_STATS(PG_STAT_FIELD)
 #undef PG_STAT_FIELD
 };
@@ -221,6 +190,7 @@ bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val);
  * test calls them after each step). The transports call them after each
  * event at USWAP_DEBUG >= 2: PAGER_CHECK(). */
 void pager_check(const struct pager *p);
+uint64_t pager_check_present(struct pager *p);
 void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint64_t out);
 /* The pages of a batch out a space adds to its tree, for pager_check_tree(). */
 #define PG_OUT(p)	((p)->inflight && !(p)->inherited ? (p)->batch_n - (p)->batch_done : 0)

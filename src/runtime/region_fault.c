@@ -134,7 +134,12 @@ static bool serve_pending(struct uswap_region_pool *pool)
 {
 	bool left = pager_retry(&pool->pg, serve_fault, pool, count_latency) != 0;
 
-	PAGER_CHECK(&pool->pg);
+	if (USWAP_DEBUG >= 2) {	/* the pool's one space is its tree */
+		pager_check(&pool->pg);
+		pager_check_present(&pool->pg);
+		pager_check_tree(&pool->tree, pool->pg.nr_resident, pool->pg.nr_unevictable,
+				 PG_OUT(&pool->pg));
+	}
 	return left;
 }
 

@@ -99,14 +99,16 @@ static void ops_lost(void *arg, const char *why)
 
 const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison, ops_lost };
 
-/* Every invariant of the tree's pager spaces (pager_check()), and its
- * counts against their sums. Context: supervisor thread. */
+/* Every invariant of the tree's pager spaces (pager_check()), their
+ * resident pages against pagemap, and the tree's counts against their
+ * sums. Context: supervisor thread, once per turn of the event loop. */
 void rt_sup_check(struct rt_sup *sup)
 {
 	uint64_t res = 0, unev = 0, out = 0;
 
 	for (struct rt_session *s = sup->sessions; s; s = s->next) {
 		pager_check(&s->pg);
+		pager_check_present(&s->pg);
 		res += s->pg.nr_resident;
 		unev += s->pg.nr_unevictable;
 		out += PG_OUT(&s->pg);

@@ -694,7 +694,7 @@ static void world(uint64_t seed, uint64_t steps)
 	}
 	if (tree.resident || tree.unevictable || tree.inflight_pages || tree.nr_spaces)
 		fail("the tree's counts are not zero with no space left");
-#define ADD(name, what)	sum.name += tree.st.name;
+#define ADD(name)	sum.name += tree.st.name;
 	PG_STATS(ADD)
 #undef ADD
 	sum_refaults += tree.lru_st.refaults;
