@@ -1181,11 +1181,12 @@ static long kernel_runs(const struct pager *p, struct page_region **v)
 /**
  * pager_check_present() - the RESIDENT and UNEVICTABLE pages of @p that
  * its pagemap shows neither present nor swapped by the kernel. Not an
- * invariant that can abort: a page the program freed with MADV_FREE and
- * the kernel reclaimed is gone without an event (its next fault is
- * served zeros: zero-tracked); the most seen at one look is kept in
- * dbg_resident_absent. Without a pagemap, or when it cannot be read
- * (the process is going), 0.
+ * invariant that can abort: munmap() zaps before its UNMAP event is
+ * read, and a page the program freed with MADV_FREE and the kernel
+ * reclaimed goes without an event (its next fault is served zeros:
+ * zero-tracked); the most seen at one look is kept in
+ * dbg_resident_absent. Without a pagemap, when it cannot be read, or
+ * shows nothing (the process is going), 0.
  * Return: that number.
  */
 uint64_t pager_check_present(struct pager *p)
@@ -1196,6 +1197,10 @@ uint64_t pager_check_present(struct pager *p)
 
 	if (p->pagemap < 0 || (n = kernel_runs(p, &v)) < 0)
 		return 0;
+	if (!n) {		/* nothing at all: the mm is gone (exit, exec) */
+		free(v);
+		return 0;
+	}
 	for (size_t k = 0; k < p->tab.cap; k++) {
 		const struct pt_ent *e = &p->tab.e[k];
 		long lo = 0, hi = n;
