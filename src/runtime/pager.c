@@ -27,7 +27,7 @@ static const char zeros[PG_ZERO_RUN * PAGE];
 /* Each transition's states: where from, where to (pager.h's drawing). */
 static const struct {
 	uint32_t from, to;
-} trans[PGT_NR] = {
+} trans[PGT_NR] __attribute__((unused)) = {
 	[PGT_FIRST_TOUCH] = { ABSENT, ST_BIT(PS_RESIDENT) },
 	[PGT_LEARN] = { ABSENT, ST_BIT(PS_RESIDENT) },
 	[PGT_PICK] = { ST_BIT(PS_RESIDENT), ST_BIT(PS_EVICTING) },
