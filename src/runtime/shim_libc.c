@@ -70,13 +70,21 @@ static int drops(int advice)
 	       advice == MADV_DONTNEED_LOCKED;
 }
 
-/** shim_vm_fork_begin() - see shim_internal.h. Context: atfork prepare. */
+/**
+ * shim_vm_fork_begin() - wait until no fenced call is in flight and hold
+ * new ones back until shim_vm_fork_end().
+ * Context: the forking thread, first in the atfork prepare handler.
+ */
 void shim_vm_fork_begin(void)
 {
 	pthread_rwlock_wrlock(&vm_lock);
 }
 
-/** shim_vm_fork_end() - see shim_internal.h. Context: atfork parent/child. */
+/**
+ * shim_vm_fork_end() - let the fenced calls run again; in the child
+ * (@child true, one thread) the lock is made anew.
+ * Context: the atfork parent or child handler.
+ */
 void shim_vm_fork_end(int child)
 {
 	if (child)
@@ -85,7 +93,11 @@ void shim_vm_fork_end(int child)
 		pthread_rwlock_unlock(&vm_lock);
 }
 
-/** shim_raw_madvise() - see shim_internal.h. Context: any. */
+/**
+ * shim_raw_madvise() - madvise(2) without the fence, for the shim's own
+ * memory and for calls already fenced.
+ * Context: any. Return: 0, or -1 and errno.
+ */
 int shim_raw_madvise(void *addr, size_t len, int advice)
 {
 	return (int)syscall(SYS_madvise, addr, len, advice);	/* -1 and errno on error */
