@@ -1,20 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libuswap_preload.so: the shim `uswap run` puts into every process of the
- * program's tree with LD_PRELOAD. It creates the process's userfaultfd,
- * hands it to the supervisor, registers the private anonymous mappings and
- * runs the agent thread that moves pages out on the supervisor's request,
- * and a watchdog thread that kills the process if the supervisor dies.
- * docs/RUNTIME.md is the design; the shim depends on libc only and
- * touches no memory it registers from its own threads' stacks;
- * shim_internal.h says which file does what.
+ * program's tree with LD_PRELOAD (docs/RUNTIME.md, "Shim"). It depends on
+ * libc only, and its threads touch no memory it registers.
  *
- * This file is the session: the constructor, the uffd, the transfer
- * buffer, the staging area and the stacks, the connection and its hello,
- * the start of the agent and the watchdog in descriptor tables of their
- * own, the watchdog itself (the supervisor's death, the scans and
- * messages it does for program threads), and the session across fork()
- * (the pthread_atfork handlers).
+ * This file is the session: the constructor, the uffd, the buffers and
+ * stacks, the connection and its hello, the agent and the watchdog started
+ * in descriptor tables of their own (docs/RUNTIME.md, "The shim's
+ * descriptors"), the watchdog itself, and the session across fork().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +17,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,59 +35,103 @@
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
-/* The session of this process (shim_internal.h); replaced in a forked child. */
 struct shim_session shim = { .uffd = -1, .sock = -1 };
 
 /*
- * The rest of the session, which the other files never see. The fields
- * the threads set (the ids, the table flags, watch_up) are reset by
- * start_threads() before it makes them; the others are written as the
- * fields of struct shim_session are (shim_internal.h).
+ * The rest of the session, seen by this file alone. start_threads() resets
+ * the fields the threads set before it makes them; the others are written
+ * as struct shim_session's are.
  */
 static struct {
 	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
 						 * its own (private_table()) */
 	pthread_t agent_thr, watch_thr;		/* set by each thread itself */
-	atomic_bool watch_up;			/* the watchdog serves scan requests */
+	atomic_bool watch_up;			/* the watchdog serves requests */
+	bool main_fds;				/* the program's table holds shim.uffd
+						 * and shim.sock (until leave_table()) */
 	bool fork_events;			/* the supervisor follows fork() by events */
-	int memfd;				/* kept high (keep_high()) */
-	dev_t sock_dev;				/* the socket's identity */
-	ino_t sock_ino;				/* (shim_sock_ours()) */
-	dev_t uffd_dev;				/* the uffd's, noted by start_threads() */
-	ino_t uffd_ino;
+	int memfd;				/* the transfer buffer's, until the hello */
+	dev_t sock_dev, uffd_dev;		/* the identities noted at creation */
+	ino_t sock_ino, uffd_ino;
 	pid_t sup_pid;				/* the supervisor, for the watchdog's message */
 } S = { .memfd = -1 };
 
-/* Whether the program's own descriptor table holds shim.uffd and shim.sock. It
- * does only from their creation until the agent and the watchdog have
- * copied them into tables of their own (leave_table()): from then on the
- * program's table holds nothing of ours, and its threads reach the
- * supervisor through the watchdog. */
-static bool main_fds;
-
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;	/* held across fork() */
-static pthread_mutex_t fork_wait_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fork_wait_lock = PTHREAD_MUTEX_INITIALIZER;	/* fork_done */
 static pthread_cond_t fork_cond = PTHREAD_COND_INITIALIZER;
 static bool fork_done;
 
-/* The agent's start-up handshake and the mmap interposer's scan requests
- * (futex words; docs/RUNTIME.md, "The shim's descriptors"). */
-static atomic_uint files_ready;			/* threads whose table is set */
-static atomic_uint watch_wake;			/* bumped by every request to the watchdog */
-static atomic_uint scan_req, scan_done;
-/* One message the watchdog sends for a program thread (the fork handlers,
- * serialized by fork_lock). */
+/* Futex words: the threads' start-up count, and the requests program
+ * threads hand to the watchdog (a scan; one message, under fork_lock). */
+static atomic_uint files_ready, watch_wake, scan_req, scan_done;
 static atomic_uint mail_type, mail_req, mail_done;
 static atomic_int mail_err;
 
-static bool own_table(void);
+/* Wait while *@w == @val, at most @ms milliseconds. */
+static void futex_wait_ms(atomic_uint *w, unsigned int val, long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	syscall(SYS_futex, (unsigned int *)w, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+static void futex_wake_all(atomic_uint *w)
+{
+	syscall(SYS_futex, (unsigned int *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void set_active(bool on)
+{
+	atomic_store_explicit(&shim.active, on, memory_order_release);
+}
 
 /*
- * Write @msg to the program's stderr. The agent and the watchdog have no
- * fd 2 in their own table (holding the program's stderr open would keep a
- * pipe reader from seeing its end): they open the main table's through
- * /proc (the thread group leader's table), appending.
- * Context: any.
+ * Whether the calling thread is the agent or the watchdog with a table of
+ * its own. A thread id, not thread-local storage: the shim's TLS is
+ * reached through a vector glibc allocates on the program's heap.
+ */
+static bool own_table(void)
+{
+	pthread_t self = pthread_self();
+
+	return (atomic_load(&S.agent_own) && pthread_equal(self, S.agent_thr)) ||
+	       (atomic_load(&S.watch_own) && pthread_equal(self, S.watch_thr));
+}
+
+/* Whether @fd is the file noted as @dev/@ino. */
+static bool fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/**
+ * shim_sock_ours() - whether shim.sock is still the supervisor's socket in
+ * the caller's table: always in a shim thread's own; in the program's, the
+ * program may have closed the number and reused it (device and inode tell).
+ * Context: any. Return: true if it is ours.
+ */
+bool shim_sock_ours(void)
+{
+	if (own_table())
+		return true;
+	return S.main_fds && fd_is(shim.sock, S.sock_dev, S.sock_ino);
+}
+
+/**
+ * shim_send() - send @msg, @len bytes, to the supervisor.
+ * Context: a thread that checked shim_sock_ours(). Return: 0 sent, -1 not.
+ */
+int shim_send(const void *msg, size_t len)
+{
+	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * Say @msg: to the supervisor (RT_LOG) when it listens, else on the
+ * program's stderr, which a shim thread reaches through /proc (its own
+ * table has no fd 2). Context: any.
  */
 static void shim_say(const char *msg)
 {
@@ -104,13 +139,9 @@ static void shim_say(const char *msg)
 	int fd = 2;
 	ssize_t r;
 
-	/* Through the supervisor when it listens: a program's fd 2 may be
-	 * its own log, or a pipe it reads, and nothing of ours belongs there
-	 * unless the supervisor cannot say it (it is gone, or never came). */
 	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
 	memcpy(lg.text, msg, lg.len);
-	if (shim_sock_ours() &&
-	    send(shim.sock, &lg, sizeof(lg), MSG_NOSIGNAL) == (ssize_t)sizeof(lg))
+	if (shim_sock_ours() && !shim_send(&lg, sizeof(lg)))
 		return;
 	if (own_table())
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
@@ -122,38 +153,10 @@ static void shim_say(const char *msg)
 		close(fd);
 }
 
-/* The futex system call on @w. Context: any. Return: its result. */
-static long futex(atomic_uint *w, int op, unsigned int val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, (unsigned int *)w, op, val, ts, NULL, 0);
-}
-
-/* Wait while *@w == @val, at most @ms milliseconds. Context: any. */
-static void futex_wait_ms(atomic_uint *w, unsigned int val, long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	futex(w, FUTEX_WAIT_PRIVATE, val, &ts);
-}
-
-/* Wake every waiter on @w. Context: any. */
-static void futex_wake_all(atomic_uint *w)
-{
-	futex(w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
-}
-
-/* Say whether the session is up (shim_active()). Context: the session's
- * start and end, one thread. */
-static void set_active(bool on)
-{
-	atomic_store_explicit(&shim.active, on, memory_order_release);
-}
-
 /*
- * Move @fd to a high number (close-on-exec): a program opens its files at
- * the lowest free numbers, so a number it closed under us is very unlikely
- * to be reused for one of its own. Context: any. Return: the new number, or
- * @fd when there is no room up there.
+ * Move @fd to a high number (close-on-exec), where a number the program
+ * closed under us is unlikely to be reused for its own files.
+ * Return: the new number, or @fd when there is no room up there.
  */
 static int keep_high(int fd)
 {
@@ -174,63 +177,13 @@ static int keep_high(int fd)
 	return n;
 }
 
-/**
- * shim_sock_ours() - whether shim.sock is still our socket. In the agent's
- * and the watchdog's own table (own_table()) it always is: the program
- * cannot reach that table. In the program's table (its threads: the fork handlers; and every
- * thread when the table could not be made) the program may have closed
- * it (a daemon closing every descriptor) and reused the number: then the
- * device and inode noted at connect time tell.
- * Context: any. Return: true if it is ours.
- */
-bool shim_sock_ours(void)
-{
-	struct stat st;
-
-	if (own_table())
-		return true;
-	if (!main_fds)
-		return false;	/* only the shim's threads hold it */
-	return shim.sock >= 0 && !fstat(shim.sock, &st) && st.st_dev == S.sock_dev &&
-	       st.st_ino == S.sock_ino;
-}
-
 /*
- * Whether the calling thread is the agent or the watchdog with a table of
- * its own. (A thread id, not thread-local storage: the shim's TLS would be
- * reached through a vector glibc allocates on the program's heap, which a
- * shim thread must never touch.) Context: any. Return: true if so.
- */
-static bool own_table(void)
-{
-	pthread_t self = pthread_self();
-
-	return (atomic_load(&S.agent_own) && pthread_equal(self, S.agent_thr)) ||
-	       (atomic_load(&S.watch_own) && pthread_equal(self, S.watch_thr));
-}
-
-/* Whether @fd is the file noted as @dev/@ino. Context: any. */
-static bool fd_is(int fd, dev_t dev, ino_t ino)
-{
-	struct stat st;
-
-	return fd >= 0 && !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
-}
-
-/*
- * Give the calling thread (the agent, the watchdog: each its own) a
- * descriptor table of its own holding only the socket and the uffd:
- * unshare(CLONE_FILES) copies the program's table, and everything else is
- * closed in the copy at once (holding the program's files open
- * would keep a pipe's reader from its end of file). From then on nothing
- * the program does to its own table (close_range, dup2 onto the numbers)
- * reaches the shim's reads, ioctls and sends: the identity check and the
- * use can no longer be split by a dup2. The copy is checked against the
- * identities noted when the descriptors were made; the program has run no
- * code since (start_threads() waits for this).
+ * Give the calling shim thread a descriptor table of its own holding only
+ * the socket and the uffd, checked against the identities noted at their
+ * creation (the program has run no code since: start_threads() waits).
  * Context: the agent or the watchdog, at its start.
- * Return: true if the table is ours; false (the shared table is used,
- * with a check before and after each read) if it cannot be made.
+ * Return: true if the table is ours; false (the program's table is used,
+ * checked before and after each read) if it cannot be made.
  */
 static bool private_table(void)
 {
@@ -246,15 +199,14 @@ static bool private_table(void)
 	syscall(SYS_close_range, (unsigned int)hi + 1, ~0U, 0U);
 	if (fd_is(shim.sock, S.sock_dev, S.sock_ino) && fd_is(shim.uffd, S.uffd_dev, S.uffd_ino))
 		return true;
-	/* Not ours (a constructor before ours replaced them?): drop them
-	 * here; the watchdog's check then says so. */
+	/* Not ours: drop them here; the watchdog's check then says so. */
 	close(lo);
 	close(hi);
 	return false;
 }
 
-/* A raw mmap: the interposer (shim_libc.c) must not see the shim's own
- * maps. Context: any. Return: the address, or MAP_FAILED. */
+/* mmap and munmap for the shim's own memory, which the interposers
+ * (shim_libc.c) must not see. */
 static void *raw_mmap(size_t len, int prot, int flags, int fd)
 {
 	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);
@@ -262,41 +214,22 @@ static void *raw_mmap(size_t len, int prot, int flags, int fd)
 	return p == -1 ? MAP_FAILED : (void *)p;
 }
 
-/* A raw munmap, for the shim's own maps (not fenced: shim_libc.c).
- * Context: any. */
 static void raw_munmap(void *addr, size_t len)
 {
 	syscall(SYS_munmap, addr, len);
 }
 
-/**
- * shim_send() - send @msg, @len bytes, to the supervisor.
- * Context: a thread that checked shim_sock_ours() (the agent, the
- * watchdog, a scan, a program thread without a watchdog).
- * Return: 0 sent, -1 not.
- */
-int shim_send(const void *msg, size_t len)
-{
-	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
 /*
  * A shim thread's start: note its id, take a table of its own, and count
- * itself in the handshake start_threads() waits for. (The threads are
- * created by start_threads(), not by the agent: pthread_create() allocates
- * on the program's heap.)
- * Context: the agent or the watchdog; *@own says whether the table is
- * its own; *@up (the watchdog's) is set before the count.
+ * itself in the handshake start_threads() waits for. The watchdog (@up)
+ * serves requests from before the count: once the program's table gives
+ * our descriptors back, program threads reach the supervisor only
+ * through it.
  */
 static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 {
 	*self = pthread_self();
 	atomic_store(own, private_table());	/* before the count: leave_table() reads it */
-	/* The watchdog serves requests from here on, before the count too:
-	 * once the program's table has given back our descriptors, a fork
-	 * handler or an mmap() right after start_threads() reaches the
-	 * supervisor only through it (a PREFORK not sent let a child of
-	 * fork() on the prefork path miss its parent's swapped pages). */
 	if (up)
 		atomic_store(up, true);
 	atomic_fetch_add(&files_ready, 1);
@@ -304,9 +237,8 @@ static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 }
 
 /**
- * shim_agent_setup() - the agent's start, on the session's side: its id
- * noted, its own table (thread_setup()).
- * Context: the agent thread, at its start.
+ * shim_agent_setup() - the agent's start on the session's side
+ * (thread_setup()). Context: the agent thread, at its start.
  */
 void shim_agent_setup(void)
 {
@@ -314,11 +246,9 @@ void shim_agent_setup(void)
 }
 
 /*
- * The watchdog: dies loudly with the supervisor, and does the scans the
- * mmap interposer asks for (in the shim's table, where the program's
- * descriptors cannot be mistaken for ours). It looks for the socket's
- * hang-up at least every 100 ms.
- * Context: own thread, in the agent's table.
+ * The watchdog: kills the process, loudly, when the supervisor dies (it
+ * looks at least every 100 ms), and does the scans and sends that program
+ * threads hand it. Context: its own thread.
  */
 static void *watch_main(void *arg)
 {
@@ -331,18 +261,15 @@ static void *watch_main(void *arg)
 		struct pollfd p = { .fd = shim.sock, .events = POLLRDHUP };
 		unsigned int req, w = atomic_load(&watch_wake);
 
-		/* Without a table of our own, a descriptor the program
-		 * closed must be seen (POLLNVAL) and not kept open by a
-		 * poll: hence no blocking poll. */
+		/* No blocking poll: in the program's table, a descriptor it
+		 * closes must be seen, not kept open by the poll. */
 		if (!shim_sock_ours())
 			p.revents = POLLNVAL;	/* closed, maybe reused */
 		else if (poll(&p, 1, 0) < 0)
 			p.revents = 0;
 		if (p.revents & POLLNVAL) {
-			/* The program closed a descriptor it did not open (a
-			 * daemon closing everything): nothing can evict or
-			 * watch any more; the supervisor still serves faults
-			 * through its own copy of the uffd. Say it, once. */
+			/* The program closed our socket: no more eviction or
+			 * watch; the supervisor still serves faults. */
 			atomic_store(&S.watch_up, false);
 			atomic_fetch_add(&scan_done, 1U << 30);	/* release waiters */
 			futex_wake_all(&scan_done);
@@ -382,103 +309,85 @@ static void *watch_main(void *arg)
 }
 
 /*
- * Have the watchdog scan now and wait for it (at most ~1 s): a program
- * thread then never touches the shim's descriptors.
- * Context: a program thread (the mmap interposer).
+ * Hand the watchdog a request on @req and wait until @done reaches it, at
+ * most @tries waits of @ms (0: no limit), while the watchdog serves.
+ * Context: a program thread. Return: true if it was done.
  */
-static void scan_by_watchdog(void)
+static bool by_watchdog(atomic_uint *req, atomic_uint *done, int tries, long ms)
 {
-	unsigned int seq = atomic_fetch_add(&scan_req, 1) + 1;
+	unsigned int seq = atomic_fetch_add(req, 1) + 1;
 
 	atomic_fetch_add(&watch_wake, 1);
 	futex_wake_all(&watch_wake);
-	for (int i = 0; i < 100 && atomic_load(&S.watch_up); i++) {
-		unsigned int d = atomic_load(&scan_done);
+	for (int i = 0; (!tries || i++ < tries) && atomic_load(&S.watch_up);) {
+		unsigned int d = atomic_load(done);
 
 		if ((int)(d - seq) >= 0)
-			return;
-		futex_wait_ms(&scan_done, d, 10);
+			return true;
+		futex_wait_ms(done, d, ms);
 	}
+	return false;
 }
 
 /**
- * shim_scan_for_caller() - scan now, for a program thread that just made
- * memory: through the watchdog when it runs (in the shim's table, where
- * the program's descriptors cannot be mistaken for ours), else here.
+ * shim_scan_for_caller() - scan now for a program thread that just made
+ * memory: by the watchdog when it serves (waiting at most ~1 s), so that
+ * a program thread never touches the shim's descriptors; else here.
  * Context: a program thread (mmap(), mprotect()) or the watchdog.
  */
 void shim_scan_for_caller(void)
 {
 	if (atomic_load(&S.watch_own) && atomic_load(&S.watch_up) &&
 	    !pthread_equal(pthread_self(), S.watch_thr))
-		scan_by_watchdog();
+		by_watchdog(&scan_req, &scan_done, 100, 10);
 	else
 		shim_scan();
 }
 
 /*
- * Send a message of @type (an rt_simple) for a program thread: by the
- * watchdog, from its own table, when it has one; else from the program's
- * table after the identity check (a dup2 between the two is not excluded
- * there).
- * Context: a program thread; the fork handlers (fork_lock held).
- * Return: 0 sent, -1 not.
+ * Send an rt_simple of @type for a program thread: by the watchdog when it
+ * serves from a table of its own; else from the program's table, after
+ * the identity check.
+ * Context: the fork handlers (fork_lock held). Return: 0 sent, -1 not.
  */
 static int send_by_watchdog(uint32_t type)
 {
-	unsigned int seq;
+	struct rt_simple m = { .type = type };
 
-	if (!atomic_load(&S.watch_own) || !atomic_load(&S.watch_up)) {
-		struct rt_simple m = { .type = type };
-
+	if (!atomic_load(&S.watch_own) || !atomic_load(&S.watch_up))
 		return shim_sock_ours() ? shim_send(&m, sizeof(m)) : -1;
-	}
 	atomic_store(&mail_type, type);
-	seq = atomic_fetch_add(&mail_req, 1) + 1;
-	atomic_fetch_add(&watch_wake, 1);
-	futex_wake_all(&watch_wake);
-	while (atomic_load(&S.watch_up)) {
-		unsigned int d = atomic_load(&mail_done);
-
-		if ((int)(d - seq) >= 0)
-			return atomic_load(&mail_err);
-		futex_wait_ms(&mail_done, d, 100);
-	}
-	return -1;
+	return by_watchdog(&mail_req, &mail_done, 0, 100) ? atomic_load(&mail_err) : -1;
 }
 
-/* A new userfaultfd (non-blocking). Context: the session's start.
- * Return: the descriptor, or -1 and errno. */
-static int new_uffd(void)
-{
-	int fd = rt_uffd_open(O_CLOEXEC | O_NONBLOCK);
-
-	if (fd < 0)
-		errno = -fd;
-	return fd < 0 ? -1 : fd;
-}
-
-/* Connect to the supervisor's socket at the path @name. Context: the
- * session's start. Return: the descriptor, or -1 and errno. */
-static int connect_sup(const char *name)
+/*
+ * Connect to the supervisor's socket at the path @name (docs/SECURITY.md),
+ * kept high, and note its identity.
+ * Context: the session's start. Return: 0, or -1 and errno.
+ */
+static int connect_kept(const char *name)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	size_t len = strlen(name);
+	struct stat st;
 	int fd;
 
 	if (len >= sizeof(a.sun_path) || name[0] != '/') {
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(a.sun_path, name, len);	/* a path (docs/SECURITY.md) */
+	memcpy(a.sun_path, name, len);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		close(fd);
-		return -1;
+		fd = -1;
 	}
-	return fd;
+	shim.sock = keep_high(fd);
+	if (shim.sock < 0 || fstat(shim.sock, &st))
+		return -1;
+	S.sock_dev = st.st_dev;
+	S.sock_ino = st.st_ino;
+	return 0;
 }
 
 /* RT_HELLO with [uffd, memfd], or (a forked child) RT_HELLO_FORK with
@@ -513,10 +422,10 @@ static int send_hello(uint32_t type)
 }
 
 /*
- * The staging area, between two PROT_NONE guard pages: a VMA of its own
- * that never merges with a neighbour (registered with the same uffd, it
- * would, and emptying it would split that VMA and merge it again each
- * batch). Context: the session's start. Return: the area, or MAP_FAILED.
+ * The staging area, between two PROT_NONE guard pages: a VMA that never
+ * merges with a neighbour registered with the same uffd (emptying it would
+ * split and merge that VMA each batch).
+ * Context: the session's start. Return: the area, or MAP_FAILED.
  */
 static char *new_staging(void)
 {
@@ -531,26 +440,11 @@ static char *new_staging(void)
 	return g + RT_PAGE;
 }
 
-/* Connect to the supervisor, kept high, its identity noted. Context: the
- * session's start. Return: 0, -1. */
-static int connect_kept(const char *name)
-{
-	struct stat st;
-
-	shim.sock = keep_high(connect_sup(name));
-	if (shim.sock < 0 || fstat(shim.sock, &st))
-		return -1;
-	S.sock_dev = st.st_dev;
-	S.sock_ino = st.st_ino;
-	return 0;
-}
-
-/* The transfer buffer: a new memfd, mapped shared. Context: the session's
- * start. Return: 0, -1. */
+/* The transfer buffer: a new memfd, sealable (the supervisor seals it
+ * against shrinking), mapped shared. Context: the session's start.
+ * Return: 0, -1. */
 static int new_xfer(void)
 {
-	/* Sealable: the supervisor seals it against shrinking before it
-	 * maps it (a shrunk buffer would be its SIGBUS). */
 	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 	if (S.memfd < 0 || ftruncate(S.memfd, (off_t)RT_XFER_BYTES))
 		return -1;
@@ -562,10 +456,9 @@ static int new_xfer(void)
 }
 
 /*
- * Start the agent and the watchdog on the shim's own stacks, with every
- * signal blocked, and wait until each has its own descriptor table: the
- * program runs no code in between, so what they copy is what the shim
- * made.
+ * Start the agent and the watchdog on the shim's own stacks and wait until
+ * each has its own descriptor table: the program runs no code in between,
+ * so what they copy is what the shim made.
  * Context: the constructor, or the child's fork handler (one thread).
  */
 static void start_threads(void)
@@ -584,13 +477,9 @@ static void start_threads(void)
 	atomic_store(&S.watch_own, false);
 	atomic_store(&S.watch_up, false);
 	atomic_store(&files_ready, 0);
-	/* Every signal blocked in the threads (they inherit the mask): a
-	 * process-directed signal (SIGALRM of setitimer(), SIGCHLD, a kill)
-	 * is delivered to any thread that does not block it, and the
-	 * program's handler run by the agent could fault on an evicted page
-	 * (the agent then waits for a batch only it can answer: the program
-	 * hung, op signals in the sweep), or write to a descriptor of the
-	 * program that the agent's table does not have (a lost wake-up). */
+	/* Every signal blocked in the threads: the program's handler run by
+	 * the agent could fault on a page only the agent can bring back, or
+	 * write to a descriptor its table does not have. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
@@ -610,27 +499,31 @@ static void start_threads(void)
 		futex_wait_ms(&files_ready, r, 10);
 }
 
-/* Close what the program's table holds of the session, and end it.
- * Context: the constructor, or a child's fork handler (one thread). */
-static void close_session(void)
+/* Close what the program's table holds of the session. Context: one
+ * thread (the constructor, a child's fork handler). */
+static void drop_fds(void)
 {
-	if (main_fds && shim.uffd >= 0)
+	if (S.main_fds && shim.uffd >= 0)
 		close(shim.uffd);
-	if (main_fds && shim.sock >= 0)
+	if (S.main_fds && shim.sock >= 0)
 		close(shim.sock);
 	if (S.memfd >= 0)
 		close(S.memfd);
 	shim.uffd = shim.sock = S.memfd = -1;
-	main_fds = false;
+}
+
+/* End the session. Context: as drop_fds(). */
+static void close_session(void)
+{
+	drop_fds();
+	S.main_fds = false;
 	set_active(false);
 }
 
 /*
- * The threads run, each with its table: take the shim's descriptors out of
- * the program's table (a program listing /proc/self/fd, or passing "all
- * but these" to a child, sees none of ours). The transfer buffer's memfd
- * was only for the hello. If a thread could not make its own table, the
- * descriptors stay (docs/RUNTIME.md, "The shim's descriptors").
+ * The threads run: close the memfd (it was for the hello) and, if both
+ * threads have tables of their own, the uffd and the socket in the
+ * program's table, which then holds nothing of ours.
  * Context: the constructor, or a child's fork handler (one thread).
  */
 static void leave_table(void)
@@ -642,13 +535,13 @@ static void leave_table(void)
 		return;
 	close(shim.uffd);
 	close(shim.sock);
-	main_fds = false;
+	S.main_fds = false;
 }
 
 /*
- * Start this process's session: uffd, socket, hello, registration, threads.
- * On any failure the program runs on without a budget, and says so.
- * Context: the constructor, or the child after fork() (one thread).
+ * Start this process's session: uffd, buffers, hello, registration,
+ * threads. On any failure the program runs on without a budget, and says
+ * so. Context: the constructor, or the child after fork() (one thread).
  */
 static void session_start(const char *name)
 {
@@ -656,10 +549,12 @@ static void session_start(const char *name)
 	char msg[200];
 	const char *why = "cannot create a userfaultfd";
 
-	main_fds = true;
-	shim.uffd = keep_high(new_uffd());
-	if (shim.uffd < 0)
+	S.main_fds = true;
+	shim.uffd = keep_high(rt_uffd_open(O_CLOEXEC | O_NONBLOCK));
+	if (shim.uffd < 0) {
+		errno = -shim.uffd;
 		goto fail;
+	}
 	why = "cannot map its buffers";
 	if (new_xfer())
 		goto fail;
@@ -698,22 +593,21 @@ fail:
 }
 
 /*
- * pthread_atfork prepare: stop eviction and wait for the batch in flight
- * (with fork events), or bring every page in (without them).
- * Context: the forking thread; fork_lock is held until the parent or child
+ * pthread_atfork prepare: fence the program's calls, and have the
+ * supervisor stop eviction and wait for the batch in flight (with fork
+ * events) or bring every page in (without).
+ * Context: the forking thread; fork_lock held until the parent or child
  * handler.
  */
 static void shim_prefork(void)
 {
-	struct rt_simple m = { .type = RT_PREFORK };
-
-	shim_vm_fork_begin();	/* no madvise/mremap/munmap across the fork */
+	shim_vm_fork_begin();
 	pthread_mutex_lock(&fork_lock);
 	if (!shim_active())
 		return;
 	pthread_mutex_lock(&fork_wait_lock);
 	fork_done = false;
-	if (!send_by_watchdog(m.type))
+	if (!send_by_watchdog(RT_PREFORK))
 		while (!fork_done)
 			pthread_cond_wait(&fork_cond, &fork_wait_lock);
 	pthread_mutex_unlock(&fork_wait_lock);
@@ -735,17 +629,14 @@ void shim_prefork_done(void)
 /* pthread_atfork parent: eviction may resume. Context: the forking thread. */
 static void shim_postfork_parent(void)
 {
-	struct rt_simple m = { .type = RT_POSTFORK };
-
 	if (shim_active())
-		send_by_watchdog(m.type);
+		send_by_watchdog(RT_POSTFORK);
 	pthread_mutex_unlock(&fork_lock);
 	shim_vm_fork_end(0);
 }
 
-/* Kill this forked child, saying @why: its evicted pages cannot be
- * served. Context: the child's only thread; SIGKILL to itself, it does
- * not come back. */
+/* Kill this forked child, whose evicted pages cannot be served, saying
+ * @why. Context: the child's only thread; does not return. */
 static void die(const char *why)
 {
 	char msg[200];
@@ -758,17 +649,15 @@ static void die(const char *why)
 
 /*
  * The child of a fork the supervisor follows by events (docs/RUNTIME.md,
- * "fork with fork events"): its memory is registered with a uffd the
- * FORK event put into the supervisor's hands. Say hello with a transfer
- * buffer of its own, fault once on the staging area (the fault's thread
- * id names this process to the supervisor), take the uffd from the answer
- * and start an agent and a watchdog on the inherited stacks.
- * Context: the child's only thread, in its pthread_atfork child handler.
- * Return: 0; -1 when the supervisor refused (the child runs on without
- * eviction; its faults are still served). Never returns if the supervisor
- * is gone: without it the child's evicted pages cannot be read.
+ * "Fork with fork events"): its memory is registered with the uffd the
+ * FORK event gave the supervisor. Say hello with a transfer buffer of its
+ * own, fault once on the staging area (the fault's thread id names this
+ * process), take the uffd from the answer and start the threads on the
+ * inherited stacks. A child the supervisor refuses runs on, its faults
+ * served, without eviction; without the supervisor it dies.
+ * Context: the child's only thread, in its atfork handler.
  */
-static int fork_session(const char *name)
+static void fork_session(const char *name)
 {
 	struct rt_hello_ack ack;
 	union {
@@ -781,17 +670,9 @@ static int fork_session(const char *name)
 	struct cmsghdr *cm;
 	int fd = -1;
 
-	/* The parent's: its uffd (the parent's address space), its socket,
-	 * its transfer buffer (shared with the parent). */
-	if (main_fds) {
-		close(shim.uffd);
-		close(shim.sock);
-	}
-	if (S.memfd >= 0)
-		close(S.memfd);
+	drop_fds();	/* the parent's */
 	raw_munmap(shim.xfer, RT_XFER_BYTES);
-	shim.uffd = shim.sock = S.memfd = -1;
-	main_fds = true;	/* what it makes now is in its table */
+	S.main_fds = true;
 	if (new_xfer())
 		die("cannot map its transfer buffer");
 	if (!name || connect_kept(name) || send_hello(RT_HELLO_FORK))
@@ -813,20 +694,18 @@ static int fork_session(const char *name)
 			 strerror(ack.err ? -ack.err : EPROTO));
 		shim_say(msg);
 		close_session();
-		return -1;
+		return;
 	}
 	shim.uffd = keep_high(fd);
-	/* The naming fault's page. */
-	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
+	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's */
 	shim_scan_mark();
 	start_threads();
 	leave_table();
-	return 0;
 }
 
 /* pthread_atfork child: with fork events, take over the session the FORK
- * event made; without, drop the parent's session and start one of its
- * own. Context: the child's only thread. */
+ * event made; without, drop the parent's and start one of its own.
+ * Context: the child's only thread. */
 static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
@@ -836,14 +715,12 @@ static void shim_postfork_child(void)
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
-	/* Without EVENT_FORK the child's VMAs are not registered. */
-	shim_maps_fork_child(was_active && !S.fork_events);
+	shim_maps_fork_child(was_active && !S.fork_events);	/* nothing registered */
 	pthread_cond_init(&fork_cond, NULL);
 	if (!was_active)
 		return;
 	if (S.fork_events) {
-		if (fork_session(name))
-			set_active(false);
+		fork_session(name);
 		return;
 	}
 	close_session();
@@ -855,9 +732,8 @@ static void shim_postfork_child(void)
 		session_start(name);
 }
 
-/* The shim's start in a process of the program's tree (the environment
- * names the supervisor's socket); without it, the shim does nothing.
- * Context: the constructor, before the program's main(). */
+/* The shim's start, in a process whose environment names the supervisor's
+ * socket (else it does nothing). Context: the constructor. */
 __attribute__((constructor)) static void shim_init(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
