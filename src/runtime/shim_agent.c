@@ -234,14 +234,13 @@ static void evict(struct rt_evict *m)
  * shim_agent_main() - the agent: the supervisor's requests, and rescans.
  * It returns when the socket is closed, not ours any more, or the
  * supervisor is gone (the watchdog says so and acts).
- * Context: its own thread (start_threads()). Return: NULL.
+ * Context: its own thread, after thread_setup() (shim_conn.c). Return: NULL.
  */
 void *shim_agent_main(void *arg)
 {
 	static struct rt_evict m;	/* static: never on a registered page */
 
 	(void)arg;
-	shim_agent_setup();
 	shim_policy_agent_start();
 
 	/* The supervisor sends no batch before: a fault of the thread starting

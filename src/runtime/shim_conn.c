@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libuswap_preload.so: the shim `uswap run` puts into every process of the
- * program's tree with LD_PRELOAD (docs/RUNTIME.md, "Shim"). It depends on
- * libc only, and its threads touch no memory it registers.
- *
- * This file is the session: the constructor, the uffd, the buffers and
- * stacks, the connection and its hello, the agent and the watchdog started
- * in descriptor tables of their own (docs/RUNTIME.md, "The shim's
- * descriptors"), the watchdog itself, and the session across fork().
+ * libuswap_preload.so, the shim `uswap run` preloads into every process of
+ * the program's tree (docs/RUNTIME.md, "Shim"): libc only, and no shim
+ * thread touches memory the shim registers. This file is the session: the
+ * constructor, the uffd, buffers and stacks, the hello, the agent and the
+ * watchdog started in descriptor tables of their own (docs/RUNTIME.md,
+ * "The shim's descriptors"), the watchdog, and the session across fork().
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,11 +35,8 @@
 
 struct shim_session shim = { .uffd = -1, .sock = -1 };
 
-/*
- * The rest of the session, seen by this file alone. start_threads() resets
- * the fields the threads set before it makes them; the others are written
- * as struct shim_session's are.
- */
+/* The rest of the session. start_threads() resets the fields the threads
+ * set; the others are written as struct shim_session's are. */
 static struct {
 	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
 						 * its own (private_table()) */
@@ -85,11 +80,8 @@ static void set_active(bool on)
 	atomic_store_explicit(&shim.active, on, memory_order_release);
 }
 
-/*
- * Whether the calling thread is the agent or the watchdog with a table of
- * its own. A thread id, not thread-local storage: the shim's TLS is
- * reached through a vector glibc allocates on the program's heap.
- */
+/* Whether the caller is the agent or the watchdog with a table of its own.
+ * By thread id: the shim's TLS would be reached through the program's heap. */
 static bool own_table(void)
 {
 	pthread_t self = pthread_self();
@@ -107,10 +99,9 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
 }
 
 /**
- * shim_sock_ours() - whether shim.sock is still the supervisor's socket in
- * the caller's table: always in a shim thread's own; in the program's, the
- * program may have closed the number and reused it (device and inode tell).
- * Context: any. Return: true if it is ours.
+ * shim_sock_ours() - whether shim.sock is the supervisor's socket in the
+ * caller's table (in the program's, the program may have reused the number).
+ * Context: any. Return: true if it is.
  */
 bool shim_sock_ours(void)
 {
@@ -128,11 +119,8 @@ int shim_send(const void *msg, size_t len)
 	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
-/*
- * Say @msg: to the supervisor (RT_LOG) when it listens, else on the
- * program's stderr, which a shim thread reaches through /proc (its own
- * table has no fd 2). Context: any.
- */
+/* Say @msg: to the supervisor (RT_LOG) when it listens, else on the
+ * program's stderr (from a shim thread's table, through /proc). */
 static void shim_say(const char *msg)
 {
 	struct rt_log lg = { .type = RT_LOG };
@@ -153,11 +141,8 @@ static void shim_say(const char *msg)
 		close(fd);
 }
 
-/*
- * Move @fd to a high number (close-on-exec), where a number the program
- * closed under us is unlikely to be reused for its own files.
- * Return: the new number, or @fd when there is no room up there.
- */
+/* Move @fd to a high number (close-on-exec), which the program is unlikely
+ * to reuse if it closes it. Return: the new number, or @fd. */
 static int keep_high(int fd)
 {
 	struct rlimit rl;
@@ -178,12 +163,10 @@ static int keep_high(int fd)
 }
 
 /*
- * Give the calling shim thread a descriptor table of its own holding only
- * the socket and the uffd, checked against the identities noted at their
- * creation (the program has run no code since: start_threads() waits).
- * Context: the agent or the watchdog, at its start.
- * Return: true if the table is ours; false (the program's table is used,
- * checked before and after each read) if it cannot be made.
+ * Give the calling shim thread a table of its own holding only the socket
+ * and the uffd, checked against their noted identities.
+ * Context: the agent or the watchdog, at its start. Return: true if made;
+ * false: the program's table is used, checked around each read.
  */
 static bool private_table(void)
 {
@@ -219,13 +202,9 @@ static void raw_munmap(void *addr, size_t len)
 	syscall(SYS_munmap, addr, len);
 }
 
-/*
- * A shim thread's start: note its id, take a table of its own, and count
- * itself in the handshake start_threads() waits for. The watchdog (@up)
- * serves requests from before the count: once the program's table gives
- * our descriptors back, program threads reach the supervisor only
- * through it.
- */
+/* A shim thread's start: note its id, take a table of its own, and count
+ * itself for start_threads(). The watchdog (@up) serves from before the
+ * count: after leave_table() it is the program threads' only way out. */
 static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 {
 	*self = pthread_self();
@@ -236,20 +215,14 @@ static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 	futex_wake_all(&files_ready);
 }
 
-/**
- * shim_agent_setup() - the agent's start on the session's side
- * (thread_setup()). Context: the agent thread, at its start.
- */
-void shim_agent_setup(void)
+static void *agent_start(void *arg)
 {
 	thread_setup(&S.agent_thr, &S.agent_own, NULL);
+	return shim_agent_main(arg);
 }
 
-/*
- * The watchdog: kills the process, loudly, when the supervisor dies (it
- * looks at least every 100 ms), and does the scans and sends that program
- * threads hand it. Context: its own thread.
- */
+/* The watchdog: kills the process, loudly, when the supervisor dies (it
+ * looks every 100 ms at most), and serves the program threads' requests. */
 static void *watch_main(void *arg)
 {
 	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
@@ -261,8 +234,7 @@ static void *watch_main(void *arg)
 		struct pollfd p = { .fd = shim.sock, .events = POLLRDHUP };
 		unsigned int req, w = atomic_load(&watch_wake);
 
-		/* No blocking poll: in the program's table, a descriptor it
-		 * closes must be seen, not kept open by the poll. */
+		/* No blocking poll: it would keep a closed descriptor open. */
 		if (!shim_sock_ours())
 			p.revents = POLLNVAL;	/* closed, maybe reused */
 		else if (poll(&p, 1, 0) < 0)
@@ -308,11 +280,9 @@ static void *watch_main(void *arg)
 	return NULL;
 }
 
-/*
- * Hand the watchdog a request on @req and wait until @done reaches it, at
- * most @tries waits of @ms (0: no limit), while the watchdog serves.
- * Context: a program thread. Return: true if it was done.
- */
+/* Hand the watchdog a request on @req and wait, while it serves, until
+ * @done reaches it: at most @tries waits of @ms (0: no limit).
+ * Context: a program thread. Return: true if done. */
 static bool by_watchdog(atomic_uint *req, atomic_uint *done, int tries, long ms)
 {
 	unsigned int seq = atomic_fetch_add(req, 1) + 1;
@@ -330,9 +300,8 @@ static bool by_watchdog(atomic_uint *req, atomic_uint *done, int tries, long ms)
 }
 
 /**
- * shim_scan_for_caller() - scan now for a program thread that just made
- * memory: by the watchdog when it serves (waiting at most ~1 s), so that
- * a program thread never touches the shim's descriptors; else here.
+ * shim_scan_for_caller() - scan now for a program thread that made memory:
+ * by the watchdog when it serves (waiting ~1 s at most), else here.
  * Context: a program thread (mmap(), mprotect()) or the watchdog.
  */
 void shim_scan_for_caller(void)
@@ -344,12 +313,9 @@ void shim_scan_for_caller(void)
 		shim_scan();
 }
 
-/*
- * Send an rt_simple of @type for a program thread: by the watchdog when it
- * serves from a table of its own; else from the program's table, after
- * the identity check.
- * Context: the fork handlers (fork_lock held). Return: 0 sent, -1 not.
- */
+/* Send an rt_simple of @type: by the watchdog when it serves from its own
+ * table, else from the program's after the identity check.
+ * Context: the fork handlers (fork_lock held). Return: 0 sent, -1 not. */
 static int send_by_watchdog(uint32_t type)
 {
 	struct rt_simple m = { .type = type };
@@ -360,11 +326,8 @@ static int send_by_watchdog(uint32_t type)
 	return by_watchdog(&mail_req, &mail_done, 0, 100) ? atomic_load(&mail_err) : -1;
 }
 
-/*
- * Connect to the supervisor's socket at the path @name (docs/SECURITY.md),
- * kept high, and note its identity.
- * Context: the session's start. Return: 0, or -1 and errno.
- */
+/* Connect to the supervisor's socket at the path @name (docs/SECURITY.md),
+ * kept high, its identity noted. Return: 0, or -1 and errno. */
 static int connect_kept(const char *name)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -391,7 +354,7 @@ static int connect_kept(const char *name)
 }
 
 /* RT_HELLO with [uffd, memfd], or (a forked child) RT_HELLO_FORK with
- * [memfd]. Context: the session's start. Return: 0 sent, -1 not. */
+ * [memfd]. Return: 0 sent, -1 not. */
 static int send_hello(uint32_t type)
 {
 	struct rt_hello h = {
@@ -421,12 +384,8 @@ static int send_hello(uint32_t type)
 	return sendmsg(shim.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
 }
 
-/*
- * The staging area, between two PROT_NONE guard pages: a VMA that never
- * merges with a neighbour registered with the same uffd (emptying it would
- * split and merge that VMA each batch).
- * Context: the session's start. Return: the area, or MAP_FAILED.
- */
+/* The staging area, between two guard pages: a VMA that never merges with
+ * a registered neighbour. Return: the area, or MAP_FAILED. */
 static char *new_staging(void)
 {
 	char *g = raw_mmap((RT_BATCH + 2) * RT_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
@@ -440,9 +399,8 @@ static char *new_staging(void)
 	return g + RT_PAGE;
 }
 
-/* The transfer buffer: a new memfd, sealable (the supervisor seals it
- * against shrinking), mapped shared. Context: the session's start.
- * Return: 0, -1. */
+/* The transfer buffer: a memfd, sealable (the supervisor seals it against
+ * shrinking), mapped shared. Return: 0, -1. */
 static int new_xfer(void)
 {
 	S.memfd = keep_high(memfd_create("uswap-xfer", MFD_CLOEXEC | MFD_ALLOW_SEALING));
@@ -455,12 +413,9 @@ static int new_xfer(void)
 	return 0;
 }
 
-/*
- * Start the agent and the watchdog on the shim's own stacks and wait until
- * each has its own descriptor table: the program runs no code in between,
- * so what they copy is what the shim made.
- * Context: the constructor, or the child's fork handler (one thread).
- */
+/* Start the agent and the watchdog on the shim's stacks and wait until
+ * each has its table: the program runs no code in between.
+ * Context: the constructor, or a child's fork handler (one thread). */
 static void start_threads(void)
 {
 	pthread_attr_t at;
@@ -484,7 +439,7 @@ static void start_threads(void)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&at);
 	pthread_attr_setstack(&at, shim.agent_stack, SHIM_STACK);
-	if (pthread_create(&t, &at, shim_agent_main, NULL) == 0) {
+	if (pthread_create(&t, &at, agent_start, NULL) == 0) {
 		pthread_detach(t);
 		n++;
 	}
@@ -499,8 +454,8 @@ static void start_threads(void)
 		futex_wait_ms(&files_ready, r, 10);
 }
 
-/* Close what the program's table holds of the session. Context: one
- * thread (the constructor, a child's fork handler). */
+/* Close what the program's table holds of the session. Context: as
+ * start_threads(). */
 static void drop_fds(void)
 {
 	if (S.main_fds && shim.uffd >= 0)
@@ -520,12 +475,9 @@ static void close_session(void)
 	set_active(false);
 }
 
-/*
- * The threads run: close the memfd (it was for the hello) and, if both
- * threads have tables of their own, the uffd and the socket in the
- * program's table, which then holds nothing of ours.
- * Context: the constructor, or a child's fork handler (one thread).
- */
+/* The threads run: close the memfd (it was for the hello) and, if both
+ * have tables of their own, the uffd and the socket in the program's.
+ * Context: as start_threads(). */
 static void leave_table(void)
 {
 	if (S.memfd >= 0)
@@ -538,11 +490,8 @@ static void leave_table(void)
 	S.main_fds = false;
 }
 
-/*
- * Start this process's session: uffd, buffers, hello, registration,
- * threads. On any failure the program runs on without a budget, and says
- * so. Context: the constructor, or the child after fork() (one thread).
- */
+/* Start this process's session. On failure the program runs on without a
+ * budget, and says so. Context: as start_threads(). */
 static void session_start(const char *name)
 {
 	struct rt_hello_ack ack;
@@ -592,13 +541,9 @@ fail:
 	close_session();
 }
 
-/*
- * pthread_atfork prepare: fence the program's calls, and have the
- * supervisor stop eviction and wait for the batch in flight (with fork
- * events) or bring every page in (without).
- * Context: the forking thread; fork_lock held until the parent or child
- * handler.
- */
+/* pthread_atfork prepare: fence the program's calls; the supervisor stops
+ * eviction and waits for the batch in flight (with fork events) or brings
+ * every page in. fork_lock is held until the parent or child handler. */
 static void shim_prefork(void)
 {
 	shim_vm_fork_begin();
@@ -614,9 +559,8 @@ static void shim_prefork(void)
 }
 
 /**
- * shim_prefork_done() - the supervisor's RT_PREFORK_DONE: the prepare
- * handler waiting in shim_prefork() goes on.
- * Context: the agent thread; takes fork_wait_lock.
+ * shim_prefork_done() - the supervisor's RT_PREFORK_DONE: shim_prefork()
+ * goes on. Context: the agent thread; takes fork_wait_lock.
  */
 void shim_prefork_done(void)
 {
@@ -626,7 +570,7 @@ void shim_prefork_done(void)
 	pthread_mutex_unlock(&fork_wait_lock);
 }
 
-/* pthread_atfork parent: eviction may resume. Context: the forking thread. */
+/* pthread_atfork parent: eviction may resume. */
 static void shim_postfork_parent(void)
 {
 	if (shim_active())
@@ -635,8 +579,7 @@ static void shim_postfork_parent(void)
 	shim_vm_fork_end(0);
 }
 
-/* Kill this forked child, whose evicted pages cannot be served, saying
- * @why. Context: the child's only thread; does not return. */
+/* Kill this forked child, whose evicted pages cannot be served. */
 static void die(const char *why)
 {
 	char msg[200];
@@ -648,13 +591,11 @@ static void die(const char *why)
 }
 
 /*
- * The child of a fork the supervisor follows by events (docs/RUNTIME.md,
- * "Fork with fork events"): its memory is registered with the uffd the
- * FORK event gave the supervisor. Say hello with a transfer buffer of its
- * own, fault once on the staging area (the fault's thread id names this
- * process), take the uffd from the answer and start the threads on the
- * inherited stacks. A child the supervisor refuses runs on, its faults
- * served, without eviction; without the supervisor it dies.
+ * The child of a fork followed by events (docs/RUNTIME.md, "Fork with fork
+ * events"): say hello with a transfer buffer of its own, fault once on the
+ * staging area (the fault names this process), take its uffd from the
+ * answer and start the threads on the inherited stacks. Refused, it runs
+ * on without eviction; without the supervisor it dies.
  * Context: the child's only thread, in its atfork handler.
  */
 static void fork_session(const char *name)
@@ -704,8 +645,7 @@ static void fork_session(const char *name)
 }
 
 /* pthread_atfork child: with fork events, take over the session the FORK
- * event made; without, drop the parent's and start one of its own.
- * Context: the child's only thread. */
+ * event made; without, drop the parent's and start one of its own. */
 static void shim_postfork_child(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);
@@ -732,8 +672,7 @@ static void shim_postfork_child(void)
 		session_start(name);
 }
 
-/* The shim's start, in a process whose environment names the supervisor's
- * socket (else it does nothing). Context: the constructor. */
+/* The shim's start, if the environment names the supervisor's socket. */
 __attribute__((constructor)) static void shim_init(void)
 {
 	const char *name = getenv(RT_ENV_SOCK);

@@ -110,7 +110,6 @@ int shim_raw_madvise(void *addr, size_t len, int advice);
 /* shim_conn.c */
 bool shim_sock_ours(void);
 int shim_send(const void *msg, size_t len);
-void shim_agent_setup(void);
 void shim_prefork_done(void);
 void shim_scan_for_caller(void);
 
