@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's mechanism: the thread that moves the pages the supervisor
- * asks for into the staging area (UFFDIO_MOVE under the move lock: docs/
- * RUNTIME.md, "The move lock"), copies them into the transfer buffer,
- * empties the staging area and answers; between batches it rescans the
- * maps when they change. The policy (shim_policy.c) lays each batch out.
+ * The agent's mechanism: it moves the pages the supervisor asks for into
+ * the staging area (UFFDIO_MOVE under the move lock: docs/RUNTIME.md, "The
+ * move lock"), copies them into the transfer buffer, empties the area and
+ * answers, and rescans the maps when they change. Everything here runs in
+ * the agent thread unless said otherwise.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -26,8 +26,7 @@
 
 #define SHIM_SCAN_MS	10	/* the agent's rescans, when nothing changed */
 
-/* Whether the staging area is registered with shim.uffd: the agent's,
- * and the session's start before it runs; a forked child inherits it. */
+/* Whether the staging area is registered with shim.uffd. */
 static bool staging_on = true;
 
 /**
@@ -53,13 +52,10 @@ static char *slot(uint32_t k, uint32_t n, uint32_t split)
 
 /*
  * Move pages [i, i + run) of @m (contiguous, on one side of @split) into
- * their slots in one UFFDIO_MOVE, through shim.uffd: it refuses with
- * EAGAIN while one of the uffd's events is unread, so a move that succeeds
- * comes before the change the event announces. EAGAIN is not retried
- * here: the supervisor reads the event only once the move lock is let go.
- * Context: the agent thread, the move lock held.
- * Return: the pages moved from the start of the run; *@err the error that
- * stopped it.
+ * their slots in one UFFDIO_MOVE. shim.uffd refuses it with EAGAIN while
+ * one of its events is unread, so a move that succeeds comes first.
+ * Context: the move lock held. Return: the pages moved from the start of
+ * the run; *@err the error that stopped it.
  */
 static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t n,
 			 uint32_t split, int *err)
@@ -76,13 +72,11 @@ static uint32_t move_run(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t 
 }
 
 /*
- * Make the page at @addr anon-exclusive again, so that UFFDIO_MOVE takes
- * it (after a fork it refuses a shared page with EBUSY): a write fault
- * that changes nothing, FUTEX_WAKE_OP's atomic add of 0 done by the
- * kernel. A concurrent write of the program is never lost, and a page
- * dropped meanwhile gives EFAULT, not a MISSING fault waiting for this
- * very batch. docs/RUNTIME.md, "Evicting after a fork".
- * Context: the agent thread. Return: 0, or -errno (the page stays EBUSY).
+ * Make the page at @addr, shared after a fork, anon-exclusive again for
+ * UFFDIO_MOVE: a kernel write of nothing (FUTEX_WAKE_OP adding 0), which
+ * loses no concurrent write and gives EFAULT, not a MISSING fault, on a
+ * page dropped meanwhile (docs/RUNTIME.md, "Evicting after a fork").
+ * Return: 0, or -errno (the page stays EBUSY).
  */
 static int make_exclusive(uint64_t addr)
 {
@@ -94,11 +88,9 @@ static int make_exclusive(uint64_t addr)
 }
 
 /*
- * move_run() left pages [i + done, i + run) of @m with *@err: while that
- * is EBUSY, make the first of them exclusive and move the rest again. A
- * page made exclusive gets status 1 (moved after a write).
- * Context: the agent thread, the move lock held.
- * Return: the pages moved here (after @done); *@err as move_run().
+ * While move_run() left [i + done, i + run) of @m with EBUSY, make the
+ * first page exclusive (status 1: moved after a write) and move again.
+ * Context: the move lock held. Return: the pages moved; *@err as move_run().
  */
 static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done,
 			  uint32_t n, uint32_t split, int *err)
@@ -118,18 +110,16 @@ static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t
 
 /*
  * Empty the whole staging area, unregistered so that it raises no REMOVE
- * (docs/RUNTIME.md, "Emptying the staging area without an event"), then
- * register it again. An area mlockall() locked keeps its pages: moves
- * into it then fail (EEXIST), and the program's pages stay resident.
- * Context: the agent thread, the move lock not held.
+ * (docs/RUNTIME.md, "Emptying the staging area without an event"). Locked
+ * by mlockall(), it keeps its pages, and moves into it fail (EEXIST).
+ * Context: the move lock not held.
  */
 static void empty_area(void)
 {
 	uint64_t len = RT_BATCH * RT_PAGE;
 
 	if (staging_on && rt_uffd_unregister(shim.uffd, (uint64_t)shim.staging, len)) {
-		/* Registered still: a REMOVE the supervisor knows by its range
-		 * and only reads. */
+		/* A REMOVE the supervisor knows by its range, and only reads. */
 		shim_raw_madvise(shim.staging, len, MADV_DONTNEED);
 		return;
 	}
@@ -138,12 +128,9 @@ static void empty_area(void)
 	staging_on = shim_staging_register() == 0;
 }
 
-/*
- * Cut the run [@i, @i + @run) before its first slot the supervisor
- * cancelled; a cancelled slot @i gets -ECANCELED.
- * Context: the agent thread, the move lock held.
- * Return: the run's new length (0: slot @i is cancelled).
- */
+/* Cut the run [@i, @i + @run) before its first slot the supervisor
+ * cancelled (slot @i: -ECANCELED). Context: the move lock held.
+ * Return: the run's new length. */
 static uint32_t uncancelled(struct rt_evict *m, uint32_t i, uint32_t run)
 {
 	uint64_t c = atomic_load(&shim.ctl->cancel);
@@ -168,13 +155,10 @@ static void move_unlock(void)
 }
 
 /*
- * Serve the batch @m: move its pages out, copy them into the transfer
- * buffer, empty the staging area and answer. A run of contiguous pages
- * moves in one call; what it leaves (an error part-way) is retried page by
- * page, so each page gets its own status. An EAGAIN lets the move lock go
- * for the supervisor to read its event, and tries again (up to 1000 times,
- * 50 us apart).
- * Context: the agent thread.
+ * Serve the batch @m. A run of contiguous pages moves in one call; what it
+ * leaves is retried page by page, so each page gets its own status. On
+ * EAGAIN, with the lock let go for the supervisor to read its event, the
+ * move is tried again (1000 times at most).
  */
 static void evict(struct rt_evict *m)
 {
@@ -231,9 +215,8 @@ static void evict(struct rt_evict *m)
 }
 
 /**
- * shim_agent_main() - the agent: the supervisor's requests, and rescans.
- * It returns when the socket is closed, not ours any more, or the
- * supervisor is gone (the watchdog says so and acts).
+ * shim_agent_main() - the agent: the supervisor's requests, and rescans,
+ * until the socket is closed, not ours, or dead (the watchdog then acts).
  * Context: its own thread, after thread_setup() (shim_conn.c). Return: NULL.
  */
 void *shim_agent_main(void *arg)
