@@ -22,26 +22,20 @@
 #define SHIM_MAX_RANGES	4096
 #define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 
-struct shim_range {
-	uint64_t start, end;
-};
+struct shim_range { uint64_t start, end; };
 
-/*
- * A record is a range a scan registered; it ends when the program maps
- * over, unmaps or moves it (shim_forget_range()) or the supervisor says so
- * (shim_maps_forget()). reg_lock also serializes the scans.
- */
+/* A record is a range a scan registered, until the program maps over,
+ * unmaps or moves it or the supervisor says so. reg_lock serializes scans. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_range reg[SHIM_MAX_RANGES];	/* the records; reg_lock */
 static unsigned int nr_reg;			/* entries of reg[]; reg_lock */
-static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up: written
-						 * by the constructor alone */
-static unsigned int nr_snap;
+static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up */
+static unsigned int nr_snap;			/* both the constructor's alone */
 static char maps_buf[1 << 20];			/* /proc/self/maps; reg_lock */
 static unsigned long last_vm;	/* vm_sig() at the last rescan: the agent's (the
 				 * session's start before it runs) */
 
-/* Whether [@s, @e) meets one of the @n ranges of @r. Context: any. */
+/* Whether [@s, @e) meets one of the @n ranges of @r. */
 static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -69,24 +63,33 @@ struct shim_vma {
 	const char *path;		/* "" for anonymous */
 };
 
-/* Parse @line into @v (@v->path points into @line). Return: false if it
- * is not a line of the maps. */
-static bool parse_line(char *line, struct shim_vma *v)
+/* Parse the line of maps_buf at *@at into @v (@v->path points into it),
+ * moving *@at past it. Return: false at the end. */
+static bool next_vma(char **at, struct shim_vma *v)
 {
 	unsigned long long s, e, off;
 	unsigned int maj, min;
-	int n = 0;
+	int n;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj, &min,
-		   &v->inode, &n) < 7)
-		return false;
-	v->start = s;
-	v->end = e;
-	v->path = line + n;
-	return true;
+	while (**at) {
+		char *line = *at;
+
+		*at += strcspn(line, "\n");
+		if (**at)
+			*(*at)++ = 0;
+		n = 0;
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj,
+			   &min, &v->inode, &n) >= 7) {
+			v->start = s;
+			v->end = e;
+			v->path = line + n;
+			return true;
+		}
+	}
+	return false;
 }
 
-/* Whether @v is anonymous memory (the heap included). Context: any. */
+/* Whether @v is anonymous memory (the heap included). */
 static bool is_anon(const struct shim_vma *v)
 {
 	return v->inode == 0 && (!v->path[0] || !strcmp(v->path, "[heap]"));
@@ -112,8 +115,7 @@ static ssize_t read_maps(void)
 /**
  * shim_snapshot() - remember the anonymous VMAs that exist before the
  * program runs: they are never registered, [heap] aside.
- * Context: the constructor; takes reg_lock.
- * Return: the calling thread's rseq cpu_id address (shim_cpu_id_word()) if
+ * Context: the constructor; takes reg_lock. Return: shim_cpu_id_word() if
  * it lies in memory never registered (the agent reads it, and must never
  * fault on a page it would have to evict itself), else 0.
  */
@@ -121,13 +123,11 @@ uint64_t shim_snapshot(void)
 {
 	uint64_t lead = shim_cpu_id_word(), safe = 0;
 	struct shim_vma v;
-	char *line, *save = NULL;
+	char *at = maps_buf;
 
 	pthread_mutex_lock(&reg_lock);
 	if (read_maps() >= 0)
-		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			if (!parse_line(line, &v))
-				continue;
+		while (next_vma(&at, &v)) {
 			if (lead && v.start <= lead && lead + 4 <= v.end && strcmp(v.path, "[heap]"))
 				safe = lead;
 			if (is_anon(&v) && strcmp(v.path, "[heap]") && nr_snap < SHIM_MAX_RANGES)
@@ -146,8 +146,7 @@ static bool registered(uint64_t s, uint64_t e)
 	return false;
 }
 
-/* End the records of [@s, @e), keeping the parts of a range outside it.
- * Context: takes reg_lock. */
+/* End the records of [@s, @e), keeping their parts outside it. Takes reg_lock. */
 static void forget(uint64_t s, uint64_t e)
 {
 	pthread_mutex_lock(&reg_lock);
@@ -167,14 +166,12 @@ static void forget(uint64_t s, uint64_t e)
 
 /**
  * shim_scan() - register every candidate VMA not registered yet and tell
- * the supervisor (RT_REG).
- * Context: the session's start, the agent, the watchdog, or a program
- * thread without a watchdog; takes reg_lock.
+ * the supervisor (RT_REG). Context: any thread; takes reg_lock.
  */
 void shim_scan(void)
 {
 	struct shim_vma v, prev = { 0 };
-	char *line, *save = NULL;
+	char *at = maps_buf;
 	bool have_prev = false;
 
 	pthread_mutex_lock(&reg_lock);
@@ -182,9 +179,7 @@ void shim_scan(void)
 		pthread_mutex_unlock(&reg_lock);
 		return;
 	}
-	for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!parse_line(line, &v))
-			continue;
+	while (next_vma(&at, &v)) {
 		bool guard_below = have_prev && prev.end == v.start && is_anon(&prev) &&
 				   !strcmp(prev.perms, "---p");
 		bool heap = !strcmp(v.path, "[heap]");
@@ -216,9 +211,8 @@ void shim_scan(void)
 
 /**
  * shim_forget_range() - the program mapped, unmapped or moved away
- * [@s, @e): end the records there now. The supervisor's RT_FORGET comes
- * after the agent's batch in flight, and a new mapping at the same
- * address would look registered until then.
+ * [@s, @e): end the records there now, lest a new mapping there look
+ * registered until the supervisor's RT_FORGET, after the batch in flight.
  * Context: a program thread (the interposers); takes reg_lock.
  */
 void shim_forget_range(uint64_t s, uint64_t e)
@@ -249,8 +243,7 @@ int shim_free_pages(void *addr, size_t len)
 		return shim_raw_madvise(addr, len, MADV_FREE);
 	do {
 		/* The (at most 16) lowest registered pieces of [at, e), sorted:
-		 * registered ranges do not overlap, so those not taken start
-		 * after the last one taken ends. */
+		 * records do not overlap, so the rest start after them. */
 		n = 0;
 		pthread_mutex_lock(&reg_lock);
 		for (unsigned int i = 0; i < nr_reg; i++) {
@@ -281,11 +274,8 @@ int shim_free_pages(void *addr, size_t len)
 	return 0;
 }
 
-/*
- * The process's virtual size and its private writable size in pages
- * (statm's first and sixth fields; the second sees a reservation made
- * read-write), one in each half of the result; 0 on error.
- */
+/* The process's virtual size and private writable size (statm's first and
+ * sixth fields: mprotect() changes the second), in one word; 0 on error. */
 static unsigned long vm_sig(void)
 {
 	char buf[128], *p;
@@ -307,8 +297,7 @@ static unsigned long vm_sig(void)
 }
 
 /**
- * shim_scan_mark() - note the process's mappings as they are now:
- * shim_rescan() scans once they change.
+ * shim_scan_mark() - note the mappings as they are, for shim_rescan().
  * Context: the session's start, before the agent runs.
  */
 void shim_scan_mark(void)
@@ -317,9 +306,8 @@ void shim_scan_mark(void)
 }
 
 /**
- * shim_rescan() - scan if the mappings changed since the last rescan, or
- * shim_maps_forget() asked for one.
- * Context: the agent thread. Return: true if it scanned.
+ * shim_rescan() - scan if the mappings changed since the last rescan or
+ * shim_maps_forget(). Context: the agent thread. Return: true if it scanned.
  */
 bool shim_rescan(void)
 {
@@ -334,7 +322,7 @@ bool shim_rescan(void)
 
 /**
  * shim_maps_forget() - the supervisor's RT_FORGET of [@s, @e): end the
- * records there, and have the next shim_rescan() scan whatever statm says.
+ * records there; the next shim_rescan() scans.
  * Context: the agent thread; takes reg_lock.
  */
 void shim_maps_forget(uint64_t s, uint64_t e)
