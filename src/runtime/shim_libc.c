@@ -8,7 +8,8 @@
  * writing, so that a fork in another thread never copies the page tables
  * between one of their events (REMOVE, UNMAP, REMAP) and its change.
  * docs/RUNTIME.md, "Races of a program with itself", gives the race and
- * what the fence does not close (calls that bypass these symbols).
+ * what the fence does not close (calls that bypass these symbols). Each
+ * interposer runs in the program thread that calls it.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -30,14 +31,13 @@
 #define MADV_DONTNEED_LOCKED	24
 #endif
 
+#define SHIM_EXPORT	__attribute__((visibility("default")))
+
 static pthread_rwlock_t vm_lock = PTHREAD_RWLOCK_INITIALIZER;	/* the fence */
 
-/*
- * Take the fence for one call. The forking thread holds it for writing
- * while the other atfork handlers run: glibc answers it EDEADLK, and it
- * (which cannot race its own fork) goes on without the fence.
- * Context: any thread. Return: true if fence_out() must release it.
- */
+/* Take the fence for one call. The forking thread, which holds it for
+ * writing while the atfork handlers run, gets EDEADLK and goes on (it
+ * cannot race its own fork). Return: true if fence_out() must release it. */
 static int fence_in(void)
 {
 	return pthread_rwlock_rdlock(&vm_lock) == 0;
@@ -82,12 +82,9 @@ int shim_raw_madvise(void *addr, size_t len, int advice)
 	return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
-/*
- * madvise() as the program calls it: advice that drops pages (a REMOVE
- * event) is fenced; MADV_FREE of registered memory is made MADV_DONTNEED
- * (shim_free_pages()). Context: any thread. Return: 0, -1 and errno.
- */
-__attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
+/* madvise() as the program calls it: advice that drops pages is fenced,
+ * MADV_FREE goes through shim_free_pages(). Return: 0, -1 and errno. */
+SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	int r, held;
 
@@ -100,9 +97,8 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 	return r;
 }
 
-/* munmap() as the program calls it, fenced. Context: any thread.
- * Return: 0, -1 and errno. */
-__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+/* munmap() as the program calls it, fenced. Return: 0, -1 and errno. */
+SHIM_EXPORT int munmap(void *addr, size_t len)
 {
 	long r;
 	int held = fence_in();
@@ -114,13 +110,9 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 	return (int)r;
 }
 
-/*
- * mremap() as the program calls it, fenced (the fifth argument only with
- * MREMAP_FIXED or MREMAP_DONTUNMAP, as in glibc).
- * Context: any thread. Return: the new address, MAP_FAILED and errno.
- */
-__attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, size_t new_len,
-						    int flags, ...)
+/* mremap() as the program calls it, fenced (a fifth argument only with
+ * MREMAP_FIXED or MREMAP_DONTUNMAP, as in glibc). Return: as mremap(2). */
+SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	void *new_addr = NULL;
 	long r;
@@ -143,20 +135,16 @@ __attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, s
 
 /*
  * mmap() as the program calls it: a large private anonymous mapping is
- * registered before the program can touch it (glibc's own mmaps and brk
- * are found by the agent's rescans); MAP_FIXED, which may replace
- * mappings, is fenced.
+ * registered before the program can touch it; MAP_FIXED is fenced.
  * Context: any thread. Return: the address, MAP_FAILED and errno.
  */
-__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
-						   int fd, off_t off)
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	bool ours = shim_active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 		    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 		    len >= SHIM_MIN_VMA;
-	/* MAP_POPULATE would fill the mapping before it is registered, past
-	 * the budget: it is mapped without, registered, then populated
-	 * through the supervisor's faults, which hold the budget. */
+	/* MAP_POPULATE before the registration would pass the budget: it is
+	 * done after, through the supervisor's faults. */
 	bool populate = ours && (flags & MAP_POPULATE) && !(flags & MAP_LOCKED);
 	int held = (flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) ? fence_in() : 0;
 	long p = syscall(SYS_mmap, addr, len, prot, populate ? flags & ~MAP_POPULATE : flags, fd,
@@ -173,13 +161,10 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 	return (void *)p;
 }
 
-/*
- * mprotect() as the program calls it: a large range made read-write (a
- * reservation committed, as V8 does) is registered before the program can
- * touch it. glibc's own calls (arena growth) are found by the agent's
- * rescans (vm_sig()). Context: any thread. Return: 0, -1 and errno.
- */
-__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
+/* mprotect() as the program calls it: a large range made read-write (a
+ * reservation committed) is registered before the program can touch it.
+ * Context: any thread. Return: 0, -1 and errno. */
+SHIM_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
 	if (syscall(SYS_mprotect, addr, len, prot))
 		return -1;
@@ -189,8 +174,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
 }
 
 /* mmap64(): mmap(), off_t being 64 bits here. */
-__attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
-						     int fd, off_t off)
+SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap(addr, len, prot, flags, fd, off);
 }
