@@ -38,12 +38,10 @@ struct shim_session shim = { .uffd = -1, .sock = -1 };
 /* The rest of the session. start_threads() resets the fields the threads
  * set; the others are written as struct shim_session's are. */
 static struct {
-	atomic_bool agent_own, watch_own;	/* the agent's, the watchdog's table is
-						 * its own (private_table()) */
+	atomic_bool agent_own, watch_own;	/* its table is its own (private_table()) */
 	pthread_t agent_thr, watch_thr;		/* set by each thread itself */
 	atomic_bool watch_up;			/* the watchdog serves requests */
-	bool main_fds;				/* the program's table holds shim.uffd
-						 * and shim.sock (until leave_table()) */
+	bool main_fds;				/* the program's table holds uffd, sock */
 	bool fork_events;			/* the supervisor follows fork() by events */
 	int memfd;				/* the transfer buffer's, until the hello */
 	dev_t sock_dev, uffd_dev;		/* the identities noted at creation */
@@ -73,11 +71,6 @@ static void futex_wait_ms(atomic_uint *w, unsigned int val, long ms)
 static void futex_wake_all(atomic_uint *w)
 {
 	syscall(SYS_futex, (unsigned int *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-static void set_active(bool on)
-{
-	atomic_store_explicit(&shim.active, on, memory_order_release);
 }
 
 /* Whether the caller is the agent or the watchdog with a table of its own.
@@ -362,25 +355,19 @@ static int send_hello(uint32_t type)
 		.staging = (uint64_t)shim.staging, .staging_len = RT_BATCH * RT_PAGE,
 		.xfer_pages = RT_XFER_PAGES,
 	};
-	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr align;
-	} c;
+	_Alignas(struct cmsghdr) char buf[CMSG_SPACE(2 * sizeof(int))];
 	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+			     .msg_control = buf, .msg_controllen = sizeof(buf) };
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	int fds[2] = { shim.uffd, S.memfd }, nfds = 2;
+	int fds[2] = { shim.uffd, S.memfd };
+	size_t nfds = type == RT_HELLO_FORK ? 1 : 2;
 
-	if (type == RT_HELLO_FORK) {
-		fds[0] = S.memfd;
-		nfds = 1;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int));
-	}
+	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-	memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds + 2 - nfds, nfds * sizeof(int));
 	return sendmsg(shim.sock, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
 }
 
@@ -472,7 +459,7 @@ static void close_session(void)
 {
 	drop_fds();
 	S.main_fds = false;
-	set_active(false);
+	atomic_store_explicit(&shim.active, false, memory_order_release);
 }
 
 /* The threads run: close the memfd (it was for the hello) and, if both
@@ -528,7 +515,7 @@ static void session_start(const char *name)
 		goto fail;
 	S.sup_pid = getppid();
 	S.fork_events = (ack.features & UFFD_FEATURE_EVENT_FORK) != 0;
-	set_active(true);
+	atomic_store_explicit(&shim.active, true, memory_order_release);
 	shim_scan_mark();
 	shim_scan();
 	start_threads();
@@ -601,13 +588,10 @@ static void die(const char *why)
 static void fork_session(const char *name)
 {
 	struct rt_hello_ack ack;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} c;
+	_Alignas(struct cmsghdr) char buf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &ack, .iov_len = sizeof(ack) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = c.buf, .msg_controllen = sizeof(c.buf) };
+			     .msg_control = buf, .msg_controllen = sizeof(buf) };
 	struct cmsghdr *cm;
 	int fd = -1;
 
