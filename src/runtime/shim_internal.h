@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the files of libuswap_preload.so share (docs/RUNTIME.md, "Shim"):
- *   shim_conn.c    the session: constructor, connection, hello, the agent's
- *                  and the watchdog's start, the watchdog, fork handlers
- *   shim_maps.c    /proc/self/maps: the start-up snapshot, the scans, the
- *                  records of registered ranges
- *   shim_agent.c   the agent's mechanism: batches moved out through the
- *                  staging area
+ *   shim_conn.c    the session: connection, threads, watchdog, fork handlers
+ *   shim_maps.c    /proc/self/maps: snapshot, scans, records of registrations
+ *   shim_agent.c   the agent's mechanism: batches moved out
  *   shim_policy.c  the agent's policy: its CPU, a batch's layout
- *   shim_libc.c    the interposed libc functions and their fence against
- *                  fork()
- * Each function is documented where it is defined. Every symbol here is
+ *   shim_libc.c    the interposed libc functions, and the fence against fork()
+ * Functions are documented where they are defined. Every symbol here is
  * hidden: the object exports only the libc functions it interposes.
  *
  * The locks, each static in its file, in the order they nest:
@@ -38,28 +34,21 @@ struct rt_xfer_ctl;
 #define SHIM_STACK	(256UL << 10)	/* the agent's and the watchdog's stacks */
 
 /*
- * The process's session, made by shim_conn.c (session_start(),
- * fork_session()) and ended there (close_session()).
- * Every field but @active is written only while no shim thread runs and no
- * other thread of the program can use it (the constructor, or a child's
- * fork handler, before start_threads()); pthread_create() orders those
- * writes before the agent's and the watchdog's reads, and a program thread
- * reads a field only after it has seen @active set (shim_active()).
+ * The process's session, made and ended by shim_conn.c. Every field but
+ * @active is written only before start_threads(), by the constructor or a
+ * child's fork handler (one thread); pthread_create() orders the writes
+ * before the shim threads' reads, and a program thread reads a field only
+ * after it has seen @active set (shim_active()). The scans never register
+ * the staging area or the stacks.
  */
 struct shim_session {
-	atomic_bool active;	/* connected and registered; written by the session's
-				 * start and end (release), read by every job */
-	int uffd;		/* the process's uffd (kept high); read by the agent
-				 * and the scans */
-	int sock;		/* the supervisor's socket (kept high); read by the agent
-				 * and every sender (shim_send()) */
-	char *staging;		/* RT_BATCH pages between guard pages, registered: the
-				 * agent's; the scans never register it again */
-	char *xfer;		/* the transfer buffer, shared with the supervisor */
-	struct rt_xfer_ctl *ctl;	/* its control page: the move lock, the
-					 * cancelled slots (xfer_ctl.h) */
-	char *agent_stack;	/* SHIM_STACK bytes each: the scans never register them */
-	char *watch_stack;
+	atomic_bool active;		/* connected and registered; read by all */
+	int uffd;			/* kept high; read by the agent and the scans */
+	int sock;			/* kept high; read by the agent and shim_send() */
+	char *staging;			/* RT_BATCH pages between guard pages: the agent's */
+	char *xfer;			/* the transfer buffer, the agent's with the supervisor */
+	struct rt_xfer_ctl *ctl;	/* its control page (xfer_ctl.h) */
+	char *agent_stack, *watch_stack;	/* SHIM_STACK bytes each */
 };
 extern struct shim_session shim;
 
@@ -69,11 +58,8 @@ static inline bool shim_active(void)
 	return atomic_load_explicit(&shim.active, memory_order_acquire);
 }
 
-/*
- * The address of the calling thread's rseq cpu_id (kept current by the
- * kernel), if glibc registered rseq for it. Context: any thread.
- * Return: the address, or 0.
- */
+/* The address of the calling thread's rseq cpu_id (kept current by the
+ * kernel), or 0 if glibc registered no rseq. */
 static inline uint64_t shim_cpu_id_word(void)
 {
 	if (__rseq_size < offsetof(struct rseq, cpu_id) + sizeof(uint32_t))
@@ -86,10 +72,8 @@ static inline uint64_t shim_cpu_id_word(void)
 void *shim_agent_main(void *arg);
 int shim_staging_register(void);
 
-/*
- * The policy's plan for one batch (shim_policy.c): any plan moves the same
- * pages with the same results; it changes only what the batch costs.
- */
+/* The policy's plan for one batch: it changes what the batch costs, never
+ * which pages move or with which results. */
 struct shim_plan {
 	uint32_t split;	/* pages [split, n) of a batch of n go to the end of the
 			 * staging area, no run across it; split <= n */
