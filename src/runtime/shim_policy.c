@@ -17,18 +17,15 @@
 #define SHIM_SPREAD_MIN	4		/* a batch this long is split to span the area */
 #define SHIM_FOLLOW_FLUSHES 8		/* a batch's flushes worth a bound agent */
 
-/*
- * Written before the agent runs (the constructor, a child's fork handler)
- * and then by the agent alone.
- */
+/* Written before the agent runs (the constructor, a child's fork handler),
+ * then by the agent alone. */
 static const uint32_t *lead_cpu;	/* rseq cpu_id of the thread followed, or NULL */
 static int agent_cpu = -1;		/* the CPU the agent is bound to, or -1 */
 static cpu_set_t agent_mask;		/* the agent's affinity at its start */
 
 /**
  * shim_policy_follow() - let the agent follow the CPU of the thread whose
- * rseq cpu_id is at @word (0: of none); shim_snapshot() found the word
- * outside memory the shim registers.
+ * rseq cpu_id is at @word (0: none), outside registered memory.
  * Context: the constructor, before the agent runs.
  */
 void shim_policy_follow(uint64_t word)
@@ -49,9 +46,8 @@ void shim_policy_fork_child(void)
 
 /**
  * shim_policy_agent_start() - note the agent's affinity. With no mask to
- * come back to, or under a real-time policy (inherited: a real-time
- * thread on the lead's CPU would starve a bound agent while the program's
- * faults wait for it), the agent never binds.
+ * come back to, or under an inherited real-time policy (a real-time thread
+ * on the lead's CPU would starve a bound agent), the agent never binds.
  * Context: the agent thread, at its start.
  */
 void shim_policy_agent_start(void)
@@ -64,10 +60,8 @@ void shim_policy_agent_start(void)
 
 /*
  * Bind the agent to the CPU its lead thread last ran on for a batch @m of
- * @n pages that costs many TLB flushes (each a flush IPI to the program's
- * CPU when the agent runs elsewhere; on that CPU the flush is local), and
- * unbind it for one that costs few (a sequential fill's long runs: then
- * it is better on a CPU of its own).
+ * @n pages that costs many TLB flushes (there they are local, not IPIs to
+ * the program's CPU); unbind it for one that costs few (long runs).
  * Context: the agent thread, before a batch. Failure changes nothing.
  */
 static void follow_lead(const struct rt_evict *m, uint32_t n)
@@ -101,11 +95,10 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
 
 /**
  * shim_policy_plan() - bind or unbind the agent for a batch @m of @n pages
- * (follow_lead()) and fill @plan. A batch of SHIM_SPREAD_MIN to
- * SHIM_FLUSH_CEILING pages splits before its last run (a single run:
- * after its first page), so that it spans the staging area and emptying
- * it is one full flush instead of @n. Bound, the agent yields after each
- * run: a program thread woken meanwhile runs first, at any policy.
+ * and fill @plan. A batch of SHIM_SPREAD_MIN to SHIM_FLUSH_CEILING pages
+ * splits before its last run (one run: after its first page): spanning the
+ * staging area, it is emptied with one full flush instead of @n. Bound,
+ * the agent yields after each run to a program thread woken meanwhile.
  * Context: the agent thread, before a batch.
  */
 void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *plan)
