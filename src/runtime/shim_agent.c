@@ -147,11 +147,8 @@ static uint32_t uncancelled(struct rt_evict *m, uint32_t i, uint32_t run)
 /* Let the move lock go, kicking the supervisor if it asked for it. */
 static void move_unlock(void)
 {
-	if (rt_ctl_agent_unlock(shim.ctl)) {
-		struct rt_simple k = { .type = RT_KICK };
-
-		shim_send(&k, sizeof(k));
-	}
+	if (rt_ctl_agent_unlock(shim.ctl))
+		shim_send(&(struct rt_simple){ .type = RT_KICK }, sizeof(struct rt_simple));
 }
 
 /*
@@ -226,13 +223,9 @@ void *shim_agent_main(void *arg)
 	(void)arg;
 	shim_policy_agent_start();
 
-	/* The supervisor sends no batch before: a fault of the thread starting
-	 * us would wait for a batch no one answers. */
-	if (shim_sock_ours()) {
-		struct rt_simple go = { .type = RT_AGENT_UP };
-
-		shim_send(&go, sizeof(go));
-	}
+	/* No batch comes before this: it would hold the starting thread's faults. */
+	if (shim_sock_ours())
+		shim_send(&(struct rt_simple){ .type = RT_AGENT_UP }, sizeof(struct rt_simple));
 	uint64_t due = now_ns() / 1000000 + SHIM_SCAN_MS;
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 
@@ -254,9 +247,8 @@ void *shim_agent_main(void *arg)
 				continue;
 			if (n <= 0)
 				return NULL;	/* the watchdog handles a dead supervisor */
-			/* In the shared table (no table of our own), a dup2
-			 * between the check and the read gave the program's
-			 * bytes: never act on them. */
+			/* In the program's table, a dup2 between the check and
+			 * the read gave the program's bytes: never act on them. */
 			if (!shim_sock_ours())
 				return NULL;
 			if (m.type == RT_EVICT) {
@@ -264,9 +256,8 @@ void *shim_agent_main(void *arg)
 			} else if (m.type == RT_FORGET) {
 				struct rt_range_msg *f = (struct rt_range_msg *)&m;
 
-				/* A mapping of the same size may take its place
-				 * unseen (glibc's free() then malloc()), statm
-				 * unchanged: rescan now whatever statm says. */
+				/* A mapping may take its place unseen, statm
+				 * unchanged (glibc's free(), malloc()): rescan now. */
 				shim_maps_forget(f->start, f->end);
 				due = 0;
 			} else if (m.type == RT_PREFORK_DONE) {
