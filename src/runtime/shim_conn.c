@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,9 +99,7 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
  */
 bool shim_sock_ours(void)
 {
-	if (own_table())
-		return true;
-	return S.main_fds && fd_is(shim.sock, S.sock_dev, S.sock_ino);
+	return own_table() || (S.main_fds && fd_is(shim.sock, S.sock_dev, S.sock_ino));
 }
 
 /**
@@ -112,15 +111,20 @@ int shim_send(const void *msg, size_t len)
 	return send(shim.sock, msg, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
-/* Say @msg: to the supervisor (RT_LOG) when it listens, else on the
- * program's stderr (from a shim thread's table, through /proc). */
-static void shim_say(const char *msg)
+/* Say the message @fmt: to the supervisor (RT_LOG) when it listens, else on
+ * the program's stderr (from a shim thread's table, through /proc). */
+__attribute__((format(printf, 1, 2))) static void shim_say(const char *fmt, ...)
 {
 	struct rt_log lg = { .type = RT_LOG };
+	char msg[200];
+	va_list ap;
 	int fd = 2;
 	ssize_t r;
 
-	lg.len = (uint32_t)strnlen(msg, sizeof(lg.text));
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	lg.len = (uint32_t)strlen(msg);	/* < sizeof(lg.text) */
 	memcpy(lg.text, msg, lg.len);
 	if (shim_sock_ours() && !shim_send(&lg, sizeof(lg)))
 		return;
@@ -128,7 +132,7 @@ static void shim_say(const char *msg)
 		fd = open("/proc/self/fd/2", O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	r = write(fd, msg, strlen(msg));
+	r = write(fd, msg, lg.len);
 	(void)r;
 	if (fd != 2)
 		close(fd);
@@ -219,7 +223,6 @@ static void *agent_start(void *arg)
 static void *watch_main(void *arg)
 {
 	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
-	char msg[160];
 
 	(void)arg;
 	thread_setup(&S.watch_thr, &S.watch_own, &S.watch_up);
@@ -239,10 +242,8 @@ static void *watch_main(void *arg)
 			atomic_fetch_add(&scan_done, 1U << 30);	/* release waiters */
 			futex_wake_all(&scan_done);
 			futex_wake_all(&mail_done);
-			snprintf(msg, sizeof(msg), "uswap: pid %d closed uswap's socket: no more "
-				 "eviction, and the supervisor's death is no longer watched\n",
-				 (int)getpid());
-			shim_say(msg);
+			shim_say("uswap: pid %d closed uswap's socket: no more eviction, and the "
+				 "supervisor's death is no longer watched\n", (int)getpid());
 			return NULL;
 		}
 		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
@@ -265,10 +266,8 @@ static void *watch_main(void *arg)
 		}
 		futex_wait_ms(&watch_wake, w, 100);
 	}
-	snprintf(msg, sizeof(msg),
-		 "uswap: the supervisor (uswap run, pid %d) died: killing pid %d, whose evicted "
+	shim_say("uswap: the supervisor (uswap run, pid %d) died: killing pid %d, whose evicted "
 		 "pages are gone\n", (int)S.sup_pid, (int)getpid());
-	shim_say(msg);
 	kill(getpid(), SIGKILL);
 	return NULL;
 }
@@ -482,7 +481,6 @@ static void leave_table(void)
 static void session_start(const char *name)
 {
 	struct rt_hello_ack ack;
-	char msg[200];
 	const char *why = "cannot create a userfaultfd";
 
 	S.main_fds = true;
@@ -522,9 +520,8 @@ static void session_start(const char *name)
 	leave_table();
 	return;
 fail:
-	snprintf(msg, sizeof(msg), "uswap: pid %d %s (%s): it runs without a memory budget\n",
-		 (int)getpid(), why, strerror(errno));
-	shim_say(msg);
+	shim_say("uswap: pid %d %s (%s): it runs without a memory budget\n", (int)getpid(), why,
+		 strerror(errno));
 	close_session();
 }
 
@@ -569,11 +566,8 @@ static void shim_postfork_parent(void)
 /* Kill this forked child, whose evicted pages cannot be served. */
 static void die(const char *why)
 {
-	char msg[200];
-
-	snprintf(msg, sizeof(msg), "uswap: pid %d, a forked child: %s: killing it, its evicted "
-		 "pages cannot be served\n", (int)getpid(), why);
-	shim_say(msg);
+	shim_say("uswap: pid %d, a forked child: %s: killing it, its evicted pages cannot be "
+		 "served\n", (int)getpid(), why);
 	kill(getpid(), SIGKILL);
 }
 
@@ -612,12 +606,9 @@ static void fork_session(const char *name)
 	if (!ack.err && cm && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
 		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	if (ack.err || fd < 0) {
-		char msg[160];
-
-		snprintf(msg, sizeof(msg), "uswap: pid %d, a forked child, was refused by the "
-			 "supervisor (%s): its pages are served, none is evicted\n", (int)getpid(),
+		shim_say("uswap: pid %d, a forked child, was refused by the supervisor (%s): its "
+			 "pages are served, none is evicted\n", (int)getpid(),
 			 strerror(ack.err ? -ack.err : EPROTO));
-		shim_say(msg);
 		close_session();
 		return;
 	}
