@@ -159,7 +159,7 @@ static void move_unlock(void)
  */
 static void evict(struct rt_evict *m)
 {
-	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0, split;
+	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
 	struct shim_plan plan;
 	unsigned int again = 0;
 	bool moved = false;
@@ -167,13 +167,12 @@ static void evict(struct rt_evict *m)
 	if (!staging_on)
 		staging_on = shim_staging_register() == 0;
 	shim_policy_plan(m, n, &plan);
-	split = plan.split;
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1, done;
 		int err;
 
 		if (i >= solo_until)
-			while (i + run < n && i + run != split &&
+			while (i + run < n && i + run != plan.split &&
 			       m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
 		rt_ctl_agent_lock(shim.ctl);
@@ -183,11 +182,11 @@ static void evict(struct rt_evict *m)
 			i++;
 			continue;
 		}
-		done = move_run(m, i, run, n, split, &err);
-		done += move_busy(m, i, run, done, n, split, &err);	/* EBUSY after a fork */
+		done = move_run(m, i, run, n, plan.split, &err);
+		done += move_busy(m, i, run, done, n, plan.split, &err);	/* EBUSY after a fork */
 		move_unlock();
 		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
-			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, split), RT_PAGE);
+			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, plan.split), RT_PAGE);
 		moved |= done > 0;
 		if (err == -EAGAIN && done < run && again++ < 1000) {
 			usleep(50);

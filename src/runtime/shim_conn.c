@@ -6,6 +6,8 @@
  * constructor, the uffd, buffers and stacks, the hello, the agent and the
  * watchdog started in descriptor tables of their own (docs/RUNTIME.md,
  * "The shim's descriptors"), the watchdog, and the session across fork().
+ * A session is made and ended by one thread: the constructor, or a forked
+ * child's atfork handler.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -146,14 +148,9 @@ static int keep_high(int fd)
 	rlim_t lim = 1024;
 	int n;
 
-	if (fd < 0)
-		return fd;
-	if (!getrlimit(RLIMIT_NOFILE, &rl))
+	if (fd >= 0 && !getrlimit(RLIMIT_NOFILE, &rl))
 		lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 65536 ? 65536 : rl.rlim_cur;
-	if (lim <= 64)
-		return fd;
-	n = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - 32));
-	if (n < 0)
+	if (fd < 0 || lim <= 64 || (n = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - 32))) < 0)
 		return fd;
 	close(fd);
 	return n;
@@ -400,8 +397,7 @@ static int new_xfer(void)
 }
 
 /* Start the agent and the watchdog on the shim's stacks and wait until
- * each has its table: the program runs no code in between.
- * Context: the constructor, or a child's fork handler (one thread). */
+ * each has its table: the program runs no code in between. */
 static void start_threads(void)
 {
 	pthread_attr_t at;
@@ -440,8 +436,7 @@ static void start_threads(void)
 		futex_wait_ms(&files_ready, r, 10);
 }
 
-/* Close what the program's table holds of the session. Context: as
- * start_threads(). */
+/* Close what the program's table holds of the session. */
 static void drop_fds(void)
 {
 	if (S.main_fds && shim.uffd >= 0)
@@ -453,7 +448,7 @@ static void drop_fds(void)
 	shim.uffd = shim.sock = S.memfd = -1;
 }
 
-/* End the session. Context: as drop_fds(). */
+/* End the session. */
 static void close_session(void)
 {
 	drop_fds();
@@ -462,8 +457,7 @@ static void close_session(void)
 }
 
 /* The threads run: close the memfd (it was for the hello) and, if both
- * have tables of their own, the uffd and the socket in the program's.
- * Context: as start_threads(). */
+ * have tables of their own, the uffd and the socket in the program's. */
 static void leave_table(void)
 {
 	if (S.memfd >= 0)
@@ -477,7 +471,7 @@ static void leave_table(void)
 }
 
 /* Start this process's session. On failure the program runs on without a
- * budget, and says so. Context: as start_threads(). */
+ * budget, and says so. */
 static void session_start(const char *name)
 {
 	struct rt_hello_ack ack;

@@ -100,10 +100,9 @@ SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
 /* munmap() as the program calls it, fenced. Return: 0, -1 and errno. */
 SHIM_EXPORT int munmap(void *addr, size_t len)
 {
-	long r;
 	int held = fence_in();
+	long r = syscall(SYS_munmap, addr, len);
 
-	r = syscall(SYS_munmap, addr, len);
 	fence_out(held);
 	if (!r)
 		shim_forget_range((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len);
