@@ -183,7 +183,7 @@ static void evict(struct rt_evict *m)
 			continue;
 		}
 		done = move_run(m, i, run, n, plan.split, &err);
-		done += move_busy(m, i, run, done, n, plan.split, &err);	/* EBUSY after a fork */
+		done += move_busy(m, i, run, done, n, plan.split, &err);
 		move_unlock();
 		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
 			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, plan.split), RT_PAGE);

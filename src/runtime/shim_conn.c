@@ -568,9 +568,10 @@ static void die(const char *why)
 /*
  * The child of a fork followed by events (docs/RUNTIME.md, "Fork with fork
  * events"): say hello with a transfer buffer of its own, fault once on the
- * staging area (the fault names this process), take its uffd from the
- * answer and start the threads on the inherited stacks. Refused, it runs
- * on without eviction; without the supervisor it dies.
+ * staging area (the fault names this process; its page is dropped after),
+ * take its uffd from the answer and start the threads on the inherited
+ * stacks. Refused, it runs on without eviction; without the supervisor it
+ * dies.
  * Context: the child's only thread, in its atfork handler.
  */
 static void fork_session(const char *name)
@@ -607,7 +608,7 @@ static void fork_session(const char *name)
 		return;
 	}
 	shim.uffd = keep_high(fd);
-	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);	/* the naming fault's */
+	shim_raw_madvise(shim.staging, RT_BATCH * RT_PAGE, MADV_DONTNEED);
 	shim_scan_mark();
 	start_threads();
 	leave_table();
