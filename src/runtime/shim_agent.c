@@ -43,8 +43,7 @@ int shim_staging_register(void)
 	return err;
 }
 
-/* The staging slot of page @k of a batch of @n split at @split (struct
- * shim_plan). */
+/* The staging slot of page @k of a batch of @n split at @split (shim_plan). */
 static char *slot(uint32_t k, uint32_t n, uint32_t split)
 {
 	return shim.staging + (uint64_t)(k < split ? k : k + (RT_BATCH - n)) * RT_PAGE;

@@ -182,8 +182,7 @@ static bool private_table(void)
 	return false;
 }
 
-/* mmap and munmap for the shim's own memory, which the interposers
- * (shim_libc.c) must not see. */
+/* mmap and munmap of the shim's own memory, unseen by the interposers. */
 static void *raw_mmap(size_t len, int prot, int flags, int fd)
 {
 	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);

@@ -44,17 +44,6 @@ static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uin
 	return false;
 }
 
-/* Whether [@s, @e) meets the shim's own memory (never registered). */
-static bool own_memory(uint64_t s, uint64_t e)
-{
-	struct shim_range own[3] = {
-		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
-		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
-		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
-	};
-	return overlaps(own, 3, s, e);
-}
-
 /* One line of /proc/self/maps. */
 struct shim_vma {
 	uint64_t start, end;
@@ -95,8 +84,7 @@ static bool is_anon(const struct shim_vma *v)
 	return v->inode == 0 && (!v->path[0] || !strcmp(v->path, "[heap]"));
 }
 
-/* Read /proc/self/maps into maps_buf. Context: reg_lock held.
- * Return: the length, or -1. */
+/* Read /proc/self/maps into maps_buf (reg_lock held). Return: length, -1. */
 static ssize_t read_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -170,6 +158,11 @@ static void forget(uint64_t s, uint64_t e)
  */
 void shim_scan(void)
 {
+	const struct shim_range own[3] = {	/* the shim's memory, never registered */
+		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
+		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
+		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
+	};
 	struct shim_vma v, prev = { 0 };
 	char *at = maps_buf;
 	bool have_prev = false;
@@ -196,7 +189,7 @@ void shim_scan(void)
 		prev = v;
 		have_prev = true;
 		if ((strcmp(v.perms, "rw-p") && !arena_reserve) || !is_anon(&v) || guard_below ||
-		    v.end - v.start < SHIM_MIN_VMA || own_memory(v.start, v.end) ||
+		    v.end - v.start < SHIM_MIN_VMA || overlaps(own, 3, v.start, v.end) ||
 		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
 		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
 			continue;
