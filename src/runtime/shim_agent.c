@@ -31,8 +31,7 @@ static bool staging_on = true;
 
 /**
  * shim_staging_register() - register the staging area with shim.uffd.
- * Context: the session's start before the agent runs, or the agent.
- * Return: 0, or -errno (errno set).
+ * Context: the session's start, or the agent. Return: 0, -errno (errno set).
  */
 int shim_staging_register(void)
 {
@@ -210,9 +209,8 @@ static void evict(struct rt_evict *m)
 }
 
 /**
- * shim_agent_main() - the agent: the supervisor's requests, and rescans,
- * until the socket is closed, not ours, or dead (the watchdog then acts).
- * Context: its own thread, after thread_setup() (shim_conn.c). Return: NULL.
+ * shim_agent_main() - serve the supervisor and rescan until the socket is
+ * closed, not ours or dead. Context: its own thread (shim_conn.c). Return: NULL.
  */
 void *shim_agent_main(void *arg)
 {

@@ -95,9 +95,8 @@ static bool fd_is(int fd, dev_t dev, ino_t ino)
 }
 
 /**
- * shim_sock_ours() - whether shim.sock is the supervisor's socket in the
- * caller's table (in the program's, the program may have reused the number).
- * Context: any. Return: true if it is.
+ * shim_sock_ours() - whether shim.sock is still ours in the caller's table.
+ * Context: any (the program may reuse the number in its own table).
  */
 bool shim_sock_ours(void)
 {

@@ -50,8 +50,7 @@ static void fence_out(int held)
 }
 
 /**
- * shim_vm_fork_begin() - wait until no fenced call is in flight and hold
- * new ones back until shim_vm_fork_end().
+ * shim_vm_fork_begin() - hold fenced calls back, once none is in flight.
  * Context: the forking thread, first in the atfork prepare handler.
  */
 void shim_vm_fork_begin(void)
@@ -60,9 +59,8 @@ void shim_vm_fork_begin(void)
 }
 
 /**
- * shim_vm_fork_end() - let the fenced calls run again; in the child
- * (@child true, one thread) the lock is made anew.
- * Context: the atfork parent or child handler.
+ * shim_vm_fork_end() - let fenced calls run (in the child, a new lock).
+ * Context: the atfork parent or child (@child) handler.
  */
 void shim_vm_fork_end(int child)
 {
@@ -73,8 +71,7 @@ void shim_vm_fork_end(int child)
 }
 
 /**
- * shim_raw_madvise() - madvise(2) without the fence, for the shim's own
- * memory and for calls already fenced.
+ * shim_raw_madvise() - madvise(2) unfenced: the shim's own, or fenced already.
  * Context: any. Return: 0, or -1 and errno.
  */
 int shim_raw_madvise(void *addr, size_t len, int advice)

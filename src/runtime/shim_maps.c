@@ -203,10 +203,10 @@ void shim_scan(void)
 }
 
 /**
- * shim_forget_range() - the program mapped, unmapped or moved away
- * [@s, @e): end the records there now, lest a new mapping there look
- * registered until the supervisor's RT_FORGET, after the batch in flight.
- * Context: a program thread (the interposers); takes reg_lock.
+ * shim_forget_range() - the program mapped over, unmapped or moved [@s, @e):
+ * end its records now, not at RT_FORGET (after the batch in flight), lest
+ * a new mapping there look registered.
+ * Context: a program thread; takes reg_lock.
  */
 void shim_forget_range(uint64_t s, uint64_t e)
 {
@@ -314,8 +314,7 @@ bool shim_rescan(void)
 }
 
 /**
- * shim_maps_forget() - the supervisor's RT_FORGET of [@s, @e): end the
- * records there; the next shim_rescan() scans.
+ * shim_maps_forget() - RT_FORGET of [@s, @e): end its records, rescan next.
  * Context: the agent thread; takes reg_lock.
  */
 void shim_maps_forget(uint64_t s, uint64_t e)
@@ -325,9 +324,8 @@ void shim_maps_forget(uint64_t s, uint64_t e)
 }
 
 /**
- * shim_maps_fork_child() - in a child of fork(), make the lock anew and,
- * with @drop (nothing of the child is registered), end every record.
- * Context: the child's only thread, in its atfork handler.
+ * shim_maps_fork_child() - make the lock anew; @drop: end every record.
+ * Context: a child of fork(), in its atfork handler.
  */
 void shim_maps_fork_child(bool drop)
 {

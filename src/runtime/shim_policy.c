@@ -25,8 +25,8 @@ static cpu_set_t agent_mask;		/* the agent's affinity at its start */
 
 /**
  * shim_policy_follow() - let the agent follow the CPU of the thread whose
- * rseq cpu_id is at @word (0: none), outside registered memory.
- * Context: the constructor, before the agent runs.
+ * rseq cpu_id is at @word, outside registered memory (0: of none).
+ * Context: the constructor.
  */
 void shim_policy_follow(uint64_t word)
 {
@@ -34,9 +34,9 @@ void shim_policy_follow(uint64_t word)
 }
 
 /**
- * shim_policy_fork_child() - in a child of fork(), follow the forking
- * thread if it was the lead (its rseq word is then known safe), else none.
- * Context: the child's only thread, in its atfork handler.
+ * shim_policy_fork_child() - follow the forking thread if it was the lead
+ * (only the lead's rseq word is known safe), else none.
+ * Context: a child of fork(), in its atfork handler.
  */
 void shim_policy_fork_child(void)
 {
