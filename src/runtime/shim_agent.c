@@ -10,9 +10,6 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>

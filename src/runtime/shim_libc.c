@@ -13,8 +13,6 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -7,8 +7,6 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,6 @@
  * reasons and the numbers.
  */
 #include <sched.h>
-#include <stdbool.h>
-#include <stdint.h>
 
 #include "runtime/proto.h"
 #include "runtime/shim_internal.h"
