@@ -155,12 +155,9 @@ static int keep_high(int fd)
 	return n;
 }
 
-/*
- * Give the calling shim thread a table of its own holding only the socket
- * and the uffd, checked against their noted identities.
- * Context: the agent or the watchdog, at its start. Return: true if made;
- * false: the program's table is used, checked around each read.
- */
+/* Give the calling shim thread, at its start, a table of its own holding
+ * only the socket and the uffd, checked against their noted identities.
+ * Return: true if made; false: the program's is used, checked around each read. */
 static bool private_table(void)
 {
 	int lo = shim.sock < shim.uffd ? shim.sock : shim.uffd;
@@ -181,17 +178,13 @@ static bool private_table(void)
 	return false;
 }
 
-/* mmap and munmap of the shim's own memory, unseen by the interposers. */
+/* mmap of the shim's own memory, unseen by the interposers (as its munmaps,
+ * made by syscall() too). */
 static void *raw_mmap(size_t len, int prot, int flags, int fd)
 {
 	long p = syscall(SYS_mmap, NULL, len, prot, flags, fd, 0L);
 
 	return p == -1 ? MAP_FAILED : (void *)p;
-}
-
-static void raw_munmap(void *addr, size_t len)
-{
-	syscall(SYS_munmap, addr, len);
 }
 
 /* A shim thread's start: note its id, take a table of its own, and count
@@ -374,7 +367,7 @@ static char *new_staging(void)
 	if (g == MAP_FAILED)
 		return g;
 	if (syscall(SYS_mprotect, g + RT_PAGE, RT_BATCH * RT_PAGE, PROT_READ | PROT_WRITE)) {
-		raw_munmap(g, (RT_BATCH + 2) * RT_PAGE);
+		syscall(SYS_munmap, g, (RT_BATCH + 2) * RT_PAGE);
 		return MAP_FAILED;
 	}
 	return g + RT_PAGE;
@@ -583,7 +576,7 @@ static void fork_session(const char *name)
 	int fd = -1;
 
 	drop_fds();	/* the parent's */
-	raw_munmap(shim.xfer, RT_XFER_BYTES);
+	syscall(SYS_munmap, shim.xfer, RT_XFER_BYTES);
 	S.main_fds = true;
 	if (new_xfer())
 		die("cannot map its transfer buffer");
@@ -632,10 +625,10 @@ static void shim_postfork_child(void)
 		return;
 	}
 	close_session();
-	raw_munmap(shim.xfer, RT_XFER_BYTES);
-	raw_munmap(shim.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
-	raw_munmap(shim.agent_stack, SHIM_STACK);
-	raw_munmap(shim.watch_stack, SHIM_STACK);
+	syscall(SYS_munmap, shim.xfer, RT_XFER_BYTES);
+	syscall(SYS_munmap, shim.staging - RT_PAGE, (RT_BATCH + 2) * RT_PAGE);
+	syscall(SYS_munmap, shim.agent_stack, SHIM_STACK);
+	syscall(SYS_munmap, shim.watch_stack, SHIM_STACK);
 	if (name)
 		session_start(name);
 }
