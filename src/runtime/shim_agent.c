@@ -206,8 +206,9 @@ static void evict(struct rt_evict *m)
 }
 
 /**
- * shim_agent_main() - serve the supervisor and rescan until the socket is
- * closed, not ours or dead. Context: its own thread (shim_conn.c). Return: NULL.
+ * shim_agent_main() - serve the supervisor, and rescan, until the socket is
+ * closed, not ours, or dead (the watchdog then acts).
+ * Context: its own thread (shim_conn.c). Return: NULL.
  */
 void *shim_agent_main(void *arg)
 {

@@ -207,7 +207,7 @@ static void *agent_start(void *arg)
 }
 
 /* The watchdog: kills the process, loudly, when the supervisor dies (it
- * looks every 100 ms at most), and serves the program threads' requests. */
+ * looks at least every 100 ms), and serves the program threads' requests. */
 static void *watch_main(void *arg)
 {
 	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
@@ -528,8 +528,8 @@ static void shim_prefork(void)
 }
 
 /**
- * shim_prefork_done() - the supervisor's RT_PREFORK_DONE: shim_prefork()
- * goes on. Context: the agent thread; takes fork_wait_lock.
+ * shim_prefork_done() - the supervisor's RT_PREFORK_DONE: shim_prefork() goes on.
+ * Context: the agent thread; takes fork_wait_lock.
  */
 void shim_prefork_done(void)
 {
@@ -616,7 +616,7 @@ static void shim_postfork_child(void)
 	shim_vm_fork_end(1);
 	pthread_mutex_init(&fork_lock, NULL);
 	pthread_mutex_init(&fork_wait_lock, NULL);
-	shim_maps_fork_child(was_active && !S.fork_events);	/* nothing registered */
+	shim_maps_fork_child(was_active && !S.fork_events);	/* no events: none registered */
 	pthread_cond_init(&fork_cond, NULL);
 	if (!was_active)
 		return;

@@ -27,11 +27,10 @@ struct shim_range { uint64_t start, end; };
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_range reg[SHIM_MAX_RANGES];	/* the records; reg_lock */
 static unsigned int nr_reg;			/* entries of reg[]; reg_lock */
-static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up */
-static unsigned int nr_snap;			/* both the constructor's alone */
+static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up: the constructor's */
+static unsigned int nr_snap;			/* entries of snap[] */
 static char maps_buf[1 << 20];			/* /proc/self/maps; reg_lock */
-static unsigned long last_vm;	/* vm_sig() at the last rescan: the agent's (the
-				 * session's start before it runs) */
+static unsigned long last_vm;			/* vm_sig() at the last rescan: the agent's */
 
 /* Whether [@s, @e) meets one of the @n ranges of @r. */
 static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
@@ -56,15 +55,14 @@ static bool next_vma(char **at, struct shim_vma *v)
 {
 	unsigned long long s, e, off;
 	unsigned int maj, min;
-	int n;
 
 	while (**at) {
 		char *line = *at;
+		int n = 0;
 
 		*at += strcspn(line, "\n");
 		if (**at)
 			*(*at)++ = 0;
-		n = 0;
 		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj,
 			   &min, &v->inode, &n) >= 7) {
 			v->start = s;
@@ -151,16 +149,11 @@ static void forget(uint64_t s, uint64_t e)
 }
 
 /**
- * shim_scan() - register every candidate VMA not registered yet and tell
- * the supervisor (RT_REG). Context: any thread; takes reg_lock.
+ * shim_scan() - register every candidate VMA not registered yet (RT_REG).
+ * Context: any thread; takes reg_lock.
  */
 void shim_scan(void)
 {
-	const struct shim_range own[3] = {	/* the shim's memory, never registered */
-		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
-		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
-		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
-	};
 	struct shim_vma v, prev = { 0 };
 	char *at = maps_buf;
 	bool have_prev = false;
@@ -170,6 +163,11 @@ void shim_scan(void)
 		pthread_mutex_unlock(&reg_lock);
 		return;
 	}
+	const struct shim_range own[3] = {	/* the shim's memory, never registered */
+		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
+		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
+		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
+	};
 	while (next_vma(&at, &v)) {
 		bool guard_below = have_prev && prev.end == v.start && is_anon(&prev) &&
 				   !strcmp(prev.perms, "---p");
@@ -297,8 +295,8 @@ void shim_scan_mark(void)
 }
 
 /**
- * shim_rescan() - scan if the mappings changed since the last rescan or
- * shim_maps_forget(). Context: the agent thread. Return: true if it scanned.
+ * shim_rescan() - scan if the mappings changed, or shim_maps_forget() asks.
+ * Context: the agent thread. Return: true if it scanned.
  */
 bool shim_rescan(void)
 {
