@@ -42,7 +42,7 @@ struct rt_xfer_ctl;
  * the staging area or the stacks.
  */
 struct shim_session {
-	atomic_bool active;		/* connected and registered; read by all */
+	atomic_bool active;		/* connected, registered; set (release) by shim_conn.c */
 	int uffd;			/* kept high; read by the agent and the scans */
 	int sock;			/* kept high; read by the agent and shim_send() */
 	char *staging;			/* RT_BATCH pages between guard pages: the agent's */
