@@ -1,32 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libc functions the shim interposes: mmap(), mmap64() and mprotect()
- * register what they make before the program can touch it; madvise(),
- * mremap() and munmap() are fenced against fork() and end the shim's
- * registration records of what they take away.
- *
- * The fence (docs/RUNTIME.md, "Races of a program with itself"): each of
- * madvise(), mremap(), munmap() and mmap(MAP_FIXED) raises a userfaultfd
- * event (REMOVE before the zap, UNMAP or REMAP after the change) that the
- * supervisor reads on the parent's uffd; a fork in another thread raises
- * FORK on the same uffd. If the kernel copies the page tables (dup_mmap)
- * between the event and the change it announces, while the supervisor
- * reads the event before the FORK, the child's page states are made from
- * a state its page tables do not have: swapped pages of a range the child
- * still maps read zeros. So these calls hold a read lock, and the
- * pthread_atfork prepare handler takes it for writing before anything
- * else: no such call is in flight from the moment the fork starts until
- * its handlers ran, and each one that ran before has had its event read
- * (the call returns only after). Calls that do not come through these
- * symbols (glibc's own munmap and mremap of large malloc chunks, raw
- * system calls) are not fenced; the supervisor detects what they break
- * (fork.c) and kills the child.
+ * register what they make before the program can touch it; mmap(),
+ * mremap() and munmap() end the records of what they replace or take
+ * away. madvise() that drops pages, mremap(), munmap() and mmap(MAP_FIXED)
+ * run under the fence: a read lock the fork's prepare handler takes for
+ * writing, so that a fork in another thread never copies the page tables
+ * between one of their events (REMOVE, UNMAP, REMAP) and its change.
+ * docs/RUNTIME.md, "Races of a program with itself", gives the race and
+ * what the fence does not close (calls that bypass these symbols). Each
+ * interposer runs in the program thread that calls it.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -43,40 +29,37 @@
 #define MADV_DONTNEED_LOCKED	24
 #endif
 
-static pthread_rwlock_t vm_lock = PTHREAD_RWLOCK_INITIALIZER;
+#define SHIM_EXPORT	__attribute__((visibility("default")))
 
-/*
- * Take the fence for one call. The forking thread itself holds it for
- * writing while the other atfork handlers run: glibc then answers EDEADLK
- * at once, and that thread (which cannot race its own fork) goes on
- * without it. Context: any thread. Return: true if it must be released.
- */
+static pthread_rwlock_t vm_lock = PTHREAD_RWLOCK_INITIALIZER;	/* the fence */
+
+/* Take the fence for one call. The forking thread, which holds it for
+ * writing while the atfork handlers run, gets EDEADLK and goes on (it
+ * cannot race its own fork). Return: true if fence_out() must release it. */
 static int fence_in(void)
 {
 	return pthread_rwlock_rdlock(&vm_lock) == 0;
 }
 
-/* Release what fence_in() took, if it took it. Context: that same call. */
 static void fence_out(int held)
 {
 	if (held)
 		pthread_rwlock_unlock(&vm_lock);
 }
 
-/* Whether @advice drops pages (a REMOVE event). Context: any. Return: 1, 0. */
-static int drops(int advice)
-{
-	return advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE ||
-	       advice == MADV_DONTNEED_LOCKED;
-}
-
-/** shim_vm_fork_begin() - see shim_internal.h. Context: atfork prepare. */
+/**
+ * shim_vm_fork_begin() - hold fenced calls back, once none is in flight.
+ * Context: the forking thread, first in the atfork prepare handler.
+ */
 void shim_vm_fork_begin(void)
 {
 	pthread_rwlock_wrlock(&vm_lock);
 }
 
-/** shim_vm_fork_end() - see shim_internal.h. Context: atfork parent/child. */
+/**
+ * shim_vm_fork_end() - let fenced calls run (in the child, a new lock).
+ * Context: the atfork parent or child (@child) handler.
+ */
 void shim_vm_fork_end(int child)
 {
 	if (child)
@@ -85,39 +68,23 @@ void shim_vm_fork_end(int child)
 		pthread_rwlock_unlock(&vm_lock);
 }
 
-/** shim_raw_madvise() - see shim_internal.h. Context: any. */
+/**
+ * shim_raw_madvise() - madvise(2) unfenced: the shim's own, or fenced already.
+ * Context: any. Return: 0, or -1 and errno.
+ */
 int shim_raw_madvise(void *addr, size_t len, int advice)
 {
-	return (int)syscall(SYS_madvise, addr, len, advice);	/* -1 and errno on error */
+	return (int)syscall(SYS_madvise, addr, len, advice);
 }
 
-/*
- * The mmap system call, fenced when it may replace mappings (MAP_FIXED).
- * Context: any thread of the program. Return: the system call's result.
- */
-static long fenced_mmap(void *addr, size_t len, int prot, int flags, int fd, long off)
-{
-	long r;
-	int held;
-
-	if (!(flags & MAP_FIXED) || (flags & MAP_FIXED_NOREPLACE))
-		return syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	held = fence_in();
-	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	fence_out(held);
-	return r;
-}
-
-/*
- * madvise() as the program calls it: the advice values that drop pages
- * are fenced against fork; MADV_FREE of registered memory is made
- * MADV_DONTNEED (shim_free_pages()). Context: any thread. Return: 0, -1 and errno.
- */
-__attribute__((visibility("default"))) int madvise(void *addr, size_t len, int advice)
+/* madvise() as the program calls it: advice that drops pages is fenced,
+ * MADV_FREE goes through shim_free_pages(). Return: 0, -1 and errno. */
+SHIM_EXPORT int madvise(void *addr, size_t len, int advice)
 {
 	int r, held;
 
-	if (!drops(advice))
+	if (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE &&
+	    advice != MADV_DONTNEED_LOCKED)
 		return shim_raw_madvise(addr, len, advice);
 	held = fence_in();
 	r = advice == MADV_FREE ? shim_free_pages(addr, len) : shim_raw_madvise(addr, len, advice);
@@ -125,29 +92,21 @@ __attribute__((visibility("default"))) int madvise(void *addr, size_t len, int a
 	return r;
 }
 
-/*
- * munmap() as the program calls it, fenced against fork.
- * Context: any thread. Return: 0, -1 and errno.
- */
-__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+/* munmap() as the program calls it, fenced. Return: 0, -1 and errno. */
+SHIM_EXPORT int munmap(void *addr, size_t len)
 {
-	long r;
 	int held = fence_in();
+	long r = syscall(SYS_munmap, addr, len);
 
-	r = syscall(SYS_munmap, addr, len);
 	fence_out(held);
 	if (!r)
 		shim_forget_range((uint64_t)(uintptr_t)addr, (uint64_t)(uintptr_t)addr + len);
 	return (int)r;
 }
 
-/*
- * mremap() as the program calls it, fenced against fork (the fifth
- * argument only with MREMAP_FIXED or MREMAP_DONTUNMAP, as in glibc).
- * Context: any thread. Return: the new address, MAP_FAILED and errno.
- */
-__attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, size_t new_len,
-						    int flags, ...)
+/* mremap() as the program calls it, fenced (a fifth argument only with
+ * MREMAP_FIXED or MREMAP_DONTUNMAP, as in glibc). Return: as mremap(2). */
+SHIM_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	void *new_addr = NULL;
 	long r;
@@ -170,25 +129,22 @@ __attribute__((visibility("default"))) void *mremap(void *old, size_t old_len, s
 
 /*
  * mmap() as the program calls it: a large private anonymous mapping is
- * registered before the program can touch it (glibc's own mmaps and brk
- * are found by the agent's rescans instead).
- * Context: any thread of the program. Return: the address, MAP_FAILED
- * and errno.
+ * registered before the program can touch it; MAP_FIXED is fenced.
+ * Context: any thread. Return: the address, MAP_FAILED and errno.
  */
-__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
-						   int fd, off_t off)
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	bool ours = shim_active() && (flags & MAP_ANONYMOUS) && (flags & MAP_PRIVATE) &&
 		    prot == (PROT_READ | PROT_WRITE) && !(flags & (MAP_STACK | MAP_GROWSDOWN)) &&
 		    len >= SHIM_MIN_VMA;
-	/* MAP_POPULATE would fill the mapping before it is registered, every
-	 * page of it resident past the budget (256 MiB under 16M peaked at
-	 * 66,035 pages for 4,096): it is mapped without, registered, then
-	 * populated through the supervisor's faults, which hold the budget. */
+	/* MAP_POPULATE before the registration would pass the budget: it is
+	 * done after, through the supervisor's faults. */
 	bool populate = ours && (flags & MAP_POPULATE) && !(flags & MAP_LOCKED);
-	long p = fenced_mmap(addr, len, prot, populate ? flags & ~MAP_POPULATE : flags, fd,
-			     off);	/* MAP_FIXED fenced */
+	int held = (flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE) ? fence_in() : 0;
+	long p = syscall(SYS_mmap, addr, len, prot, populate ? flags & ~MAP_POPULATE : flags, fd,
+			 off);
 
+	fence_out(held);
 	if (p == -1)
 		return MAP_FAILED;
 	shim_forget_range((uint64_t)p, (uint64_t)p + len);
@@ -199,27 +155,20 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 	return (void *)p;
 }
 
-/*
- * mprotect() as the program calls it: a large range made read-write (a
- * reservation committed, as V8 and other allocators do) is registered
- * before the program can touch it, as a new mapping is in mmap(). glibc's
- * own calls (arena growth) are found by the agent's rescans (vm_sig()).
- * Context: any thread of the program. Return: 0, -1 and errno.
- */
-__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
+/* mprotect() as the program calls it: a large range made read-write (a
+ * reservation committed) is registered before the program can touch it.
+ * Context: any thread. Return: 0, -1 and errno. */
+SHIM_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
 	if (syscall(SYS_mprotect, addr, len, prot))
 		return -1;
-	if (shim_active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA) {
+	if (shim_active() && prot == (PROT_READ | PROT_WRITE) && len >= SHIM_MIN_VMA)
 		shim_scan_for_caller();
-	}
 	return 0;
 }
 
-/* mmap64() as the program calls it: mmap() (off_t is 64 bits here).
- * Context: any thread of the program. Return: as mmap(). */
-__attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
-						     int fd, off_t off)
+/* mmap64(): mmap(), off_t being 64 bits here. */
+SHIM_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap(addr, len, prot, flags, fd, off);
 }

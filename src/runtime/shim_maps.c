@@ -2,15 +2,11 @@
 /*
  * The shim's view of the process's mappings: /proc/self/maps read at
  * start-up (the snapshot of what is never registered) and at every scan,
- * the records of the ranges registered with the process's uffd, and the
- * program's calls that end records (munmap(), mremap(), mmap() over
- * them) or free pages in them (MADV_FREE). docs/RUNTIME.md, "What is
- * registered".
+ * and the records of the ranges registered with the process's uffd.
+ * docs/RUNTIME.md, "What is registered".
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,47 +20,25 @@
 #define SHIM_MAX_RANGES	4096
 #define SHIM_ARENA_HEAP	(64UL << 20)	/* glibc's HEAP_MAX_SIZE on 64-bit */
 
-struct shim_range {
-	uint64_t start, end;
-};
+struct shim_range { uint64_t start, end; };
 
-/*
- * reg_lock serializes the scans and guards reg[] and maps_buf; snap[] is
- * written once, by the constructor under it, before any other thread of
- * the shim runs. A record is a range registered by a scan: it ends when
- * the program unmaps or moves it (shim_forget_range()) or the supervisor
- * says so (shim_maps_forget()).
- */
+/* A record is a range a scan registered, until the program maps over,
+ * unmaps or moves it or the supervisor says so. reg_lock serializes scans. */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct shim_range reg[SHIM_MAX_RANGES];	/* registered by us; reg_lock */
+static struct shim_range reg[SHIM_MAX_RANGES];	/* the records; reg_lock */
 static unsigned int nr_reg;			/* entries of reg[]; reg_lock */
-static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up */
+static struct shim_range snap[SHIM_MAX_RANGES];	/* anon VMAs at start-up: the constructor's */
 static unsigned int nr_snap;			/* entries of snap[] */
 static char maps_buf[1 << 20];			/* /proc/self/maps; reg_lock */
-/* vm_sig() at the agent's last rescan: written by the session's start
- * (shim_scan_mark()) before the agent runs, then by the agent alone. */
-static unsigned long last_vm;
+static unsigned long last_vm;			/* vm_sig() at the last rescan: the agent's */
 
-/* Whether [@s, @e) meets one of the @n ranges of @r. Context: any. */
+/* Whether [@s, @e) meets one of the @n ranges of @r. */
 static bool overlaps(const struct shim_range *r, unsigned int n, uint64_t s, uint64_t e)
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (r[i].start < e && s < r[i].end)
 			return true;
 	return false;
-}
-
-/* Whether [@s, @e) meets the shim's own memory: the staging area and the
- * agent's and the watchdog's stacks, never registered as the program's.
- * Context: any (shim_internal.h says when the fields are set). */
-static bool own_memory(uint64_t s, uint64_t e)
-{
-	struct shim_range own[3] = {
-		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
-		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
-		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
-	};
-	return overlaps(own, 3, s, e);
 }
 
 /* One line of /proc/self/maps. */
@@ -75,33 +49,38 @@ struct shim_vma {
 	const char *path;		/* "" for anonymous */
 };
 
-/* Parse @line into @v (@v->path points into @line). Context: any.
- * Return: false if it is not a line of the maps. */
-static bool parse_line(char *line, struct shim_vma *v)
+/* Parse the line of maps_buf at *@at into @v (@v->path points into it),
+ * moving *@at past it. Return: false at the end. */
+static bool next_vma(char **at, struct shim_vma *v)
 {
 	unsigned long long s, e, off;
 	unsigned int maj, min;
-	int n = 0;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj, &min,
-		   &v->inode, &n) < 7)
-		return false;
-	v->start = s;
-	v->end = e;
-	v->path = line + n;
-	return true;
+	while (**at) {
+		char *line = *at;
+		int n = 0;
+
+		*at += strcspn(line, "\n");
+		if (**at)
+			*(*at)++ = 0;
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj,
+			   &min, &v->inode, &n) >= 7) {
+			v->start = s;
+			v->end = e;
+			v->path = line + n;
+			return true;
+		}
+	}
+	return false;
 }
 
-/* Whether @v is anonymous memory (the heap included). Context: any. */
+/* Whether @v is anonymous memory (the heap included). */
 static bool is_anon(const struct shim_vma *v)
 {
 	return v->inode == 0 && (!v->path[0] || !strcmp(v->path, "[heap]"));
 }
 
-/*
- * Read /proc/self/maps into maps_buf.
- * Context: reg_lock held (maps_buf is shared). Return: the length, or -1.
- */
+/* Read /proc/self/maps into maps_buf (reg_lock held). Return: length, -1. */
 static ssize_t read_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -119,30 +98,20 @@ static ssize_t read_maps(void)
 
 /**
  * shim_snapshot() - remember the anonymous VMAs that exist before the
- * program runs (they are never registered, the heap aside), and find where
- * the calling thread's rseq cpu_id lies.
- * Context: the constructor; takes reg_lock.
- * Return: the address of the calling thread's rseq cpu_id
- * (shim_cpu_id_word()) if it lies in memory the shim never registers,
- * else 0.
+ * program runs: they are never registered, [heap] aside.
+ * Context: the constructor; takes reg_lock. Return: shim_cpu_id_word() if
+ * it lies in memory never registered (the agent reads it, and must never
+ * fault on a page it would have to evict itself), else 0.
  */
 uint64_t shim_snapshot(void)
 {
 	uint64_t lead = shim_cpu_id_word(), safe = 0;
 	struct shim_vma v;
-	char *line, *save = NULL;
+	char *at = maps_buf;
 
 	pthread_mutex_lock(&reg_lock);
 	if (read_maps() >= 0)
-		for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			if (!parse_line(line, &v))
-				continue;
-			/* The agent reads the main thread's rseq cpu_id
-			 * (shim_policy.c): only if it lies in memory never
-			 * registered, so that the agent cannot fault on a page
-			 * it would have to evict itself. Of the VMAs existing
-			 * now only [heap] gets registered; the TCB is in ld.so's
-			 * own mapping. */
+		while (next_vma(&at, &v)) {
 			if (lead && v.start <= lead && lead + 4 <= v.end && strcmp(v.path, "[heap]"))
 				safe = lead;
 			if (is_anon(&v) && strcmp(v.path, "[heap]") && nr_snap < SHIM_MAX_RANGES)
@@ -161,10 +130,10 @@ static bool registered(uint64_t s, uint64_t e)
 	return false;
 }
 
-/* End the records of [@s, @e), keeping the parts of a range outside it.
- * Context: reg_lock held. */
+/* End the records of [@s, @e), keeping their parts outside it. Takes reg_lock. */
 static void forget(uint64_t s, uint64_t e)
 {
+	pthread_mutex_lock(&reg_lock);
 	for (unsigned int i = 0; i < nr_reg;) {
 		if (reg[i].start < e && s < reg[i].end) {
 			if (reg[i].start < s && nr_reg < SHIM_MAX_RANGES)
@@ -176,18 +145,17 @@ static void forget(uint64_t s, uint64_t e)
 		}
 		i++;
 	}
+	pthread_mutex_unlock(&reg_lock);
 }
 
 /**
- * shim_scan() - register every candidate VMA not registered yet
- * (docs/RUNTIME.md, "What is registered") and tell the supervisor.
- * Context: any thread of the process (the session's start, the agent, the
- * watchdog, or a program thread without a watchdog); takes reg_lock.
+ * shim_scan() - register every candidate VMA not registered yet (RT_REG).
+ * Context: any thread; takes reg_lock.
  */
 void shim_scan(void)
 {
 	struct shim_vma v, prev = { 0 };
-	char *line, *save = NULL;
+	char *at = maps_buf;
 	bool have_prev = false;
 
 	pthread_mutex_lock(&reg_lock);
@@ -195,21 +163,19 @@ void shim_scan(void)
 		pthread_mutex_unlock(&reg_lock);
 		return;
 	}
-	for (line = strtok_r(maps_buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!parse_line(line, &v))
-			continue;
+	const struct shim_range own[3] = {	/* the shim's memory, never registered */
+		{ (uint64_t)shim.staging, (uint64_t)shim.staging + RT_BATCH * RT_PAGE },
+		{ (uint64_t)shim.agent_stack, (uint64_t)shim.agent_stack + SHIM_STACK },
+		{ (uint64_t)shim.watch_stack, (uint64_t)shim.watch_stack + SHIM_STACK },
+	};
+	while (next_vma(&at, &v)) {
 		bool guard_below = have_prev && prev.end == v.start && is_anon(&prev) &&
 				   !strcmp(prev.perms, "---p");
 		bool heap = !strcmp(v.path, "[heap]");
 
-		/*
-		 * The reserve of a glibc arena heap (a 64 MiB block, aligned,
-		 * read-write at its start): glibc grows the heap with its own
-		 * mprotect(), which no interposer sees; registered, the reserve
-		 * passes its registration on to each piece made read-write.
-		 * Never a thread stack: a stack's guard is below it, and a stack
-		 * is not a 64 MiB-aligned pair.
-		 */
+		/* The reserve of a glibc arena heap (64 MiB, aligned, read-write
+		 * at its start), grown by glibc's own mprotect(): registered, it
+		 * passes its registration on to each piece made read-write. */
 		bool arena_reserve = have_prev && prev.end == v.start && is_anon(&v) &&
 				     !strcmp(v.perms, "---p") && !strcmp(prev.perms, "rw-p") &&
 				     !(prev.start & (SHIM_ARENA_HEAP - 1)) &&
@@ -219,7 +185,7 @@ void shim_scan(void)
 		prev = v;
 		have_prev = true;
 		if ((strcmp(v.perms, "rw-p") && !arena_reserve) || !is_anon(&v) || guard_below ||
-		    v.end - v.start < SHIM_MIN_VMA || own_memory(v.start, v.end) ||
+		    v.end - v.start < SHIM_MIN_VMA || overlaps(own, 3, v.start, v.end) ||
 		    (!heap && overlaps(snap, nr_snap, v.start, v.end)) ||
 		    registered(v.start, v.end) || nr_reg >= SHIM_MAX_RANGES)
 			continue;
@@ -233,38 +199,26 @@ void shim_scan(void)
 }
 
 /**
- * shim_forget_range() - a mapping made, unmapped or moved away at
- * [@s, @e) ends every registration record there. The agent learns the
- * same from the supervisor's RT_FORGET, but only after the batch it may be
- * busy with; meanwhile a new mapping at the same address (munmap() then
- * mmap() of the same size: a stress-ng round) would look registered
- * already and stay unregistered until then.
- * Context: a program thread (the interposers); takes reg_lock.
+ * shim_forget_range() - the program mapped over, unmapped or moved [@s, @e):
+ * end its records now, not at RT_FORGET (after the batch in flight), lest
+ * a new mapping there look registered.
+ * Context: a program thread; takes reg_lock.
  */
 void shim_forget_range(uint64_t s, uint64_t e)
 {
-	if (!shim_active() || e <= s)
-		return;
-	pthread_mutex_lock(&reg_lock);
-	forget(s, e);
-	pthread_mutex_unlock(&reg_lock);
+	if (shim_active() && s < e)
+		forget(s, e);
 }
 
 /**
- * shim_free_pages() - MADV_FREE of the program's memory. The REMOVE event
- * of a MADV_FREE looks like a MADV_DONTNEED's, but the kernel leaves the
- * pages mapped (lazily freed: they stay until reclaim, and a write keeps
- * them for good): passed on as it is, the supervisor would forget pages
- * that stay resident (a budget nothing counts or can evict), and a page of
- * the batch in flight (DEAD) would lose what the program wrote into it
- * after the call. On
- * registered memory MADV_DONTNEED is a correct MADV_FREE (the kernel may
- * free the pages at once; they then read zeros), and the supervisor
- * follows it exactly. A range that is all registered (the common case: an
- * allocator purging its own arena) is dropped with MADV_DONTNEED alone;
- * any other range gets the real MADV_FREE (its result is the call's:
- * EINVAL on a file mapping) and, if that succeeded, MADV_DONTNEED on its
- * registered parts.
+ * shim_free_pages() - MADV_FREE of the program's memory. Its REMOVE event
+ * looks like MADV_DONTNEED's, but the kernel leaves the pages mapped until
+ * reclaim: the supervisor would forget pages that stay resident. On
+ * registered memory MADV_DONTNEED is a correct MADV_FREE, which the
+ * supervisor follows exactly (docs/RUNTIME.md, "Outside programs"). A
+ * range all registered gets MADV_DONTNEED alone; any other the real
+ * MADV_FREE (whose result is the call's) and, if that succeeds,
+ * MADV_DONTNEED on its registered parts.
  * Context: a program thread, fenced (shim_libc.c); takes reg_lock.
  * Return: 0, or -1 and errno.
  */
@@ -278,8 +232,7 @@ int shim_free_pages(void *addr, size_t len)
 		return shim_raw_madvise(addr, len, MADV_FREE);
 	do {
 		/* The (at most 16) lowest registered pieces of [at, e), sorted:
-		 * registered ranges do not overlap, so those not taken start
-		 * after the last one taken ends. */
+		 * records do not overlap, so the rest start after them. */
 		n = 0;
 		pthread_mutex_lock(&reg_lock);
 		for (unsigned int i = 0; i < nr_reg; i++) {
@@ -310,14 +263,8 @@ int shim_free_pages(void *addr, size_t len)
 	return 0;
 }
 
-/*
- * The process's virtual size and its private writable size in pages
- * (statm's first and sixth fields), one in each half of the result, 0 on
- * error: either changes when a mapping is added, removed or made writable.
- * The second is what sees mprotect(): a PROT_NONE reservation made
- * read-write (glibc's arena growth, V8's heap) leaves the size alone.
- * Context: any.
- */
+/* The process's virtual size and private writable size (statm's first and
+ * sixth fields: mprotect() changes the second), in one word; 0 on error. */
 static unsigned long vm_sig(void)
 {
 	char buf[128], *p;
@@ -339,9 +286,8 @@ static unsigned long vm_sig(void)
 }
 
 /**
- * shim_scan_mark() - note the process's mappings as they are now
- * (vm_sig()): shim_rescan() scans once they change.
- * Context: the session's start, before the agent runs (last_vm).
+ * shim_scan_mark() - note the mappings as they are, for shim_rescan().
+ * Context: the session's start, before the agent runs.
  */
 void shim_scan_mark(void)
 {
@@ -349,10 +295,8 @@ void shim_scan_mark(void)
 }
 
 /**
- * shim_rescan() - scan (shim_scan()) if the process's mappings changed
- * since the last scan of this kind, or shim_maps_forget() asked for one.
- * Context: the agent thread.
- * Return: true if it scanned.
+ * shim_rescan() - scan if the mappings changed, or shim_maps_forget() asks.
+ * Context: the agent thread. Return: true if it scanned.
  */
 bool shim_rescan(void)
 {
@@ -366,23 +310,18 @@ bool shim_rescan(void)
 }
 
 /**
- * shim_maps_forget() - the supervisor's RT_FORGET of [@s, @e): end the
- * records there, and have the next shim_rescan() scan whatever statm says.
+ * shim_maps_forget() - RT_FORGET of [@s, @e): end its records, rescan next.
  * Context: the agent thread; takes reg_lock.
  */
 void shim_maps_forget(uint64_t s, uint64_t e)
 {
-	pthread_mutex_lock(&reg_lock);
 	forget(s, e);
-	pthread_mutex_unlock(&reg_lock);
 	last_vm = 0;
 }
 
 /**
- * shim_maps_fork_child() - the records in a child of fork(): the lock is
- * made anew, and with @drop (no fork events: nothing of the child is
- * registered) every record ends.
- * Context: the child's only thread, in its pthread_atfork handler.
+ * shim_maps_fork_child() - make the lock anew; @drop: end every record.
+ * Context: a child of fork(), in its atfork handler.
  */
 void shim_maps_fork_child(bool drop)
 {
