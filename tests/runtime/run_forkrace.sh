@@ -3,7 +3,7 @@
 # with itself"): rt_prog forkrace forks while another thread drops
 # (MADV_DONTNEED) or moves (mremap) a range, half of it swapped out, in 64
 # rounds. Every child must see the whole range as before the call or as
-# after it. Without the shim's fence (shim_vm.c) the children read zeros
+# after it. Without the shim's fence (shim_libc.c) the children read zeros
 # where swapped pages were in 6 runs of 6 (1-8 bad children per run).
 # usage: run_forkrace.sh USWAP RT_PROG table|legacy
 set -uo pipefail
