@@ -228,6 +228,17 @@ void pg_tree_fini(struct pg_tree *t)
 	t->buf = NULL;
 }
 
+/* @p, empty, in tree @t with @ops(@arg), its map made. Return: 0, -ENOMEM. */
+static int space_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, void *arg)
+{
+	memset(p, 0, sizeof(*p));
+	p->t = t;
+	p->ops = ops;
+	p->ops_arg = arg;
+	p->pagemap = -1;
+	return pt_init(&p->tab);
+}
+
 /**
  * pager_init() - an empty space in tree @t, its faults served through
  * @ops with @arg.
@@ -235,21 +246,12 @@ void pg_tree_fini(struct pg_tree *t)
  */
 int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, void *arg)
 {
-	int err;
+	int err = space_init(p, t, ops, arg);
 
-	memset(p, 0, sizeof(*p));
-	p->t = t;
-	p->ops = ops;
-	p->ops_arg = arg;
-	p->pagemap = -1;
-	if ((err = pt_init(&p->tab)))
-		return err;
-	if ((err = uswap_mm_create(t->mem, &p->mm))) {
+	if (!err && (err = uswap_mm_create(t->mem, &p->mm)))
 		pt_free(&p->tab);
-		return err;
-	}
-	t->nr_spaces++;
-	return 0;
+	t->nr_spaces += !err;
+	return err;
 }
 
 /**
@@ -333,23 +335,15 @@ static int copy_states(struct pager *c, const struct pager *parent)
  */
 int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg)
 {
-	struct pg_tree *t = parent->t;
-	int err;
+	int err = space_init(c, parent->t, ops, arg);
 
-	memset(c, 0, sizeof(*c));
-	c->t = t;
-	c->ops = ops;
-	c->ops_arg = arg;
-	c->pagemap = -1;
+	if (!err && (err = uswap_mm_fork(parent->mm, &c->mm)))
+		pt_free(&c->tab);
+	if (err)
+		return err;
+	c->t->nr_spaces++;
 	c->wp = parent->wp;
 	c->ra_next = parent->ra_next;
-	if ((err = pt_init(&c->tab)))
-		return err;
-	if ((err = uswap_mm_fork(parent->mm, &c->mm))) {
-		pt_free(&c->tab);
-		return err;
-	}
-	t->nr_spaces++;
 	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
 	c->nr_chunks = parent->nr_chunks;
 	c->next_idx = parent->next_idx;
