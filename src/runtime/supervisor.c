@@ -11,24 +11,20 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
-#include "runtime/uffd_compat.h"
+#include "runtime/uffd_ops.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -39,14 +35,17 @@
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
 #define RT_SPIN_ALONE_NS 10000000ULL	/* --poll-us spins after a process faulted
-					 * alone for this long (10 ms) */
+					 * alone for this long */
+#define RT_LOCKED_EVERY_NS 100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
+#define RT_FLAGS_EVERY_NS 100000000ULL	/* loop_check_flags(): every 100 ms */
+#define RT_EV_BATCH	64		/* events taken per epoll_wait() */
 
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
 #define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON | \
 			      UFFD_FEATURE_WP_ASYNC)	/* written bits */
-/* rtfork: forks followed by events; THREAD_ID names a forked child. */
+/* Fork events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
 /*
@@ -90,70 +89,46 @@ static bool has_cap(int cap)
 	return yes;
 }
 
-/* Whether CAP_SYS_PTRACE is in our effective set. Context: any. */
-static bool has_cap_sys_ptrace(void)
-{
-	return has_cap(CAP_SYS_PTRACE);
-}
-
 /*
  * The start-up check: create a uffd, read the kernel's features, print
- * what holds. Return: 0 and *@features, -errno (printed) when the runtime
- * cannot work here.
+ * what holds (only when asked, -v, or when something is missing: the
+ * program's stderr is often ours). Return: 0 and *@features, -errno
+ * (printed) when the runtime cannot work here.
  */
 static int startup_check(const char *shim, uint64_t *features, bool verbose)
 {
 	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_api fapi = { .api = UFFD_API, .features = RT_FEATURES_FORK };
 	const char *how = "userfaultfd(2)";
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	int err = 0;
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC), err;
+	bool fork_ok = false;
 
 	if (fd < 0) {
-		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-
 		how = "/dev/userfaultfd";
-		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-		if (dev >= 0)
-			close(dev);
+		fd = rt_uffd_open(O_CLOEXEC);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "uswap run: userfaultfd is not available (%s): needs CAP_SYS_PTRACE, "
-			"vm.unprivileged_userfaultfd=1 or access to /dev/userfaultfd\n", strerror(errno));
+			"vm.unprivileged_userfaultfd=1 or access to /dev/userfaultfd\n", strerror(-fd));
 		return -EPERM;
 	}
 	if (ioctl(fd, UFFDIO_API, &api)) {
 		err = -errno;
-		fprintf(stderr, "uswap run: UFFDIO_API: %s\n", strerror(errno));
+		fprintf(stderr, "uswap run: UFFDIO_API: %s\n", strerror(-err));
 		close(fd);
 		return err;
 	}
 	close(fd);
-	*features = api.features;
-	/* rtfork: EVENT_FORK needs CAP_SYS_PTRACE in the task that calls
-	 * UFFDIO_API (us, on the programs' uffds): try it on a second uffd. */
+	/* EVENT_FORK needs CAP_SYS_PTRACE in the task that calls UFFDIO_API
+	 * (us, on the programs' uffds): try it on a second uffd. */
 	if ((api.features & RT_FEATURES_FORK) == RT_FEATURES_FORK) {
-		struct uffdio_api fapi = { .api = UFFD_API, .features = RT_FEATURES_FORK };
-		int ffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-
-		if (ffd < 0) {
-			int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-
-			ffd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-			if (dev >= 0)
-				close(dev);
-		}
-		if (ffd < 0 || ioctl(ffd, UFFDIO_API, &fapi))
-			*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
-		if (ffd >= 0)
-			close(ffd);
-	} else {
-		*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
+		fd = rt_uffd_open(O_CLOEXEC);
+		fork_ok = fd >= 0 && !ioctl(fd, UFFDIO_API, &fapi);
+		if (fd >= 0)
+			close(fd);
 	}
-	/* Said only when asked (-v), or when something is missing: the
-	 * program's stderr is often ours, and it gets nothing of ours
-	 * unless something is wrong. */
-	if (!verbose && (api.features & RT_FEATURES_REQUIRED) == RT_FEATURES_REQUIRED &&
-	    (*features & RT_FEATURES_FORK) == RT_FEATURES_FORK &&
+	*features = api.features & ~(fork_ok ? 0 : (uint64_t)UFFD_FEATURE_EVENT_FORK);
+	if (!verbose && (api.features & RT_FEATURES_REQUIRED) == RT_FEATURES_REQUIRED && fork_ok &&
 	    (api.features & (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)) ==
 	    (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC))
 		return 0;
@@ -162,11 +137,10 @@ static int startup_check(const char *shim, uint64_t *features, bool verbose)
 		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
 		"  features: MOVE %s, EVENT_REMOVE %s, EVENT_UNMAP %s, EVENT_REMAP %s, POISON %s, "
 		"THREAD_ID %s, EVENT_FORK %s%s, WP_ASYNC %s (written bits for the cold-page choice)\n"
-		"  shim: %s\n", how, (int)getuid(), has_cap_sys_ptrace() ? "yes" : "no",
+		"  shim: %s\n", how, (int)getuid(), has_cap(CAP_SYS_PTRACE) ? "yes" : "no",
 		YN(UFFD_FEATURE_MOVE), YN(UFFD_FEATURE_EVENT_REMOVE), YN(UFFD_FEATURE_EVENT_UNMAP),
 		YN(UFFD_FEATURE_EVENT_REMAP), YN(UFFD_FEATURE_POISON), YN(UFFD_FEATURE_THREAD_ID),
-		YN(UFFD_FEATURE_EVENT_FORK),
-		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ? "" :
+		YN(UFFD_FEATURE_EVENT_FORK), fork_ok ? "" :
 		(api.features & UFFD_FEATURE_EVENT_FORK) ? " (not usable: needs CAP_SYS_PTRACE)" : "",
 		YN(UFFD_FEATURE_WP_ASYNC), shim);
 #undef YN
@@ -179,7 +153,7 @@ static int startup_check(const char *shim, uint64_t *features, bool verbose)
 		"  guarantees: evicted pages come back intact (eviction by UFFDIO_MOVE); munmap, "
 		"madvise and mremap are followed; %s; static and setuid programs run without a "
 		"budget; if uswap run dies, the program is killed with a message%s\n",
-		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ?
+		fork_ok ?
 		"fork is followed by fork events (a child shares its parent's swapped pages, swap "
 		"counts 2, as in the kernel; a raw clone() without CLONE_VM too)" :
 		"fork events are not available, so a child of fork() gets a fully resident copy "
@@ -216,10 +190,6 @@ static int swapon_one(const char *arg, const char *design)
 	return type;
 }
 
-static void answer_stat(const struct rt_sup *sup, int fd);
-
-static uint64_t mono_ns(void);
-
 /* Close every descriptor that came with message @mh. */
 static void close_fds(struct msghdr *mh)
 {
@@ -248,8 +218,8 @@ static bool take_fds(struct msghdr *mh, int *fds, size_t n)
 	return false;
 }
 
-/* A refusal, said on our stderr (at most 32 times a run: a process that
- * connects in a loop cannot flood it). */
+/* A refusal, on our stderr: at most 32 a run (a process that connects in
+ * a loop cannot flood it). */
 static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *why)
 {
 	if (sup->refusals++ < 32)
@@ -257,15 +227,29 @@ static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *wh
 			(int)pid, (unsigned int)uid, why);
 }
 
+/* Answer `uswap stat`: the live counters, one packet. */
+static void answer_stat(const struct rt_sup *sup, int fd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	rt_stats_json(f, sup, -1);
+	fclose(f);
+	send(fd, buf, len, MSG_NOSIGNAL);
+	free(buf);
+}
+
 /**
- * rt_sup_hello() - the first message of connection @fd (non-blocking): a process's hello
- * with its fds (then UFFDIO_API on its uffd), a forked child's hello, or
- * a `uswap stat` request. Who sent it is the kernel's word (rt_peer()):
- * a hello must come from a process of the program's tree, a stat request
- * from our own user or root. Every field and descriptor is checked
- * (docs/SECURITY.md); anything else closes the connection. @fd is made
- * blocking again once the message has come, as the code that takes it
- * over expects.
+ * rt_sup_hello() - take the first message of connection @fd (non-blocking):
+ * a process's hello with its fds (then UFFDIO_API on its uffd), a forked
+ * child's hello, or a `uswap stat` request. The sender is the kernel's
+ * word (rt_peer()): a hello must come from a process of the program's
+ * tree, a stat request from our own user or root. Every field and
+ * descriptor is checked (docs/SECURITY.md); anything else closes the
+ * connection. @fd is made blocking again once the message has come.
  * Context: supervisor thread.
  * Return: false if nothing has come yet (@fd kept open), true when @fd was
  * taken over or closed.
@@ -294,39 +278,30 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 		return false;
 	if (r > 0 && rt_peer(fd, &pid, &uid, &pidfd))
 		r = -1;
-	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC)) {
+	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC) ||
+	    (h.type != RT_STAT && h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
 		close_fds(&mh);
 		goto out;
 	}
-	if (h.type == RT_STAT) {
+	if (h.type == RT_STAT)
+		why = uid == 0 || uid == geteuid() ? NULL :
+		      "uswap stat answers only its own user or root";
+	else if (pid <= 0 || !rt_in_tree(pid, sup->inherited, sup->nr_inherited) ||
+		 !rt_pidfd_alive(pidfd))
+		why = "not a process of the program's tree";
+	else
+		why = rt_hello_check(&h);
+	if (!why)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (why || h.type == RT_STAT) {
 		close_fds(&mh);
-		if (uid == 0 || uid == geteuid()) {
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if (why)
+			say_refused(sup, pid, uid, why);
+		else
 			answer_stat(sup, fd);
-		} else {
-			say_refused(sup, pid, uid, "uswap stat answers only its own user or root");
-		}
 		goto out;
 	}
-	if (h.type != RT_HELLO && h.type != RT_HELLO_FORK) {
-		close_fds(&mh);
-		goto out;
-	}
-	why = "not a process of the program's tree";
-	if (pid <= 0 || !rt_in_tree(pid, sup->inherited, sup->nr_inherited) ||
-	    !rt_pidfd_alive(pidfd)) {
-		close_fds(&mh);
-		say_refused(sup, pid, uid, why);
-		goto out;
-	}
-	why = rt_hello_check(&h);
-	if (why) {
-		close_fds(&mh);
-		say_refused(sup, pid, uid, why);
-		goto out;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
+	if (h.type == RT_HELLO_FORK) {	/* a forked child's shim (fork.c) */
 		if (!take_fds(&mh, fds, 1)) {
 			say_refused(sup, pid, uid, "a forked child's hello without its buffer");
 			goto out;
@@ -362,14 +337,10 @@ out:
 	return true;
 }
 
-
 /*
- * Bytes the compressed devices hold now: zram's pool (the chunks holding
- * compressed data, as the kernel's zram mem_used_total), without the slot
- * array, which is fixed at swapon (16 bytes per slot: 16 MiB for
- * zram:4G) and counted as the supervisor's overhead. The devices stay on
- * for the whole run.
- * Context: supervisor thread.
+ * Bytes the compressed devices hold now: zram's pool (as the kernel's
+ * mem_used_total), without the slot array fixed at swapon, which counts as
+ * the supervisor's overhead. Context: supervisor thread.
  */
 static uint64_t compressed_bytes(const struct rt_sup *sup)
 {
@@ -386,9 +357,9 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
 
 /*
  * --memory-total: the resident budget is what the bound leaves after the
- * compressed store (never above --memory, never below PG_TOTAL_FLOOR pages);
- * a store that leaves less than the floor kills the program as an OOM
- * would. Peaks are kept with or without the bound.
+ * compressed store (never above --memory, never below PG_TOTAL_FLOOR
+ * pages); a store that leaves less than the floor kills the program as an
+ * OOM would. Peaks are kept with or without the bound.
  * Context: supervisor thread.
  */
 static void bound_total(struct rt_sup *sup)
@@ -434,24 +405,18 @@ static uint64_t locked_pages(pid_t pid)
 	return kb / 4;
 }
 
-#define RT_LOCKED_EVERY_NS	100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
-
 /*
- * The tree is over its budget + slack (batches that freed nothing, or
- * pages found filled): look at what its processes have locked (mlock, mlockall: pages the kernel
- * will not let us move). A memory cgroup charges locked pages like any
- * other and, when it cannot reclaim enough to stay under its limit,
- * kills; so does this, as at swap full: once the locked pages alone are
- * over the budget, the process holding the most of them is killed with a
- * message (memtester locking 64 MiB under 16M ran on over the budget,
- * silently). Locked pages under the budget are counted (peak_locked) and
- * left resident, as the kernel leaves them.
- * Context: supervisor thread.
+ * The tree is over its budget + slack: look at what its processes have
+ * locked (mlock: pages the kernel will not let us move). As a memory
+ * cgroup that cannot reclaim under its limit, once the locked pages alone
+ * are over the budget, the process holding the most is killed with a
+ * message; locked pages under the budget are counted (peak_locked) and
+ * left resident. Context: supervisor thread.
  */
 static void rt_sup_locked(struct rt_sup *sup)
 {
 	struct rt_session *worst = NULL;
-	uint64_t total = 0, worst_n = 0, now = mono_ns();
+	uint64_t total = 0, worst_n = 0, now = now_ns();
 
 	if (now - sup->locked_ns < RT_LOCKED_EVERY_NS)
 		return;
@@ -480,19 +445,17 @@ static void rt_sup_locked(struct rt_sup *sup)
 /*
  * Once per turn of the event loop: the --memory-total bound, the pages a
  * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
- * unless the last batches freed nothing and no fault came since.
- * *@stall_mark keeps st.faults as of the last reclaim (the caller's).
- * Context: supervisor thread.
+ * unless the last batches freed nothing and no fault came since
+ * (*@stall_mark: st.faults at the last reclaim). Context: supervisor thread.
  */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
-	rt_fork_account(sup);	/* pages a fork left to one side */
+	rt_fork_account(sup);
 	if (sup->tree.resident > sup->tree.budget + sup->slack)
 		rt_sup_locked(sup);
-
 	if (sup->stalled && sup->st.faults == *stall_mark)
-		return;		/* nothing changed since the last batches freed nothing */
+		return;
 	*stall_mark = sup->st.faults;
 	rt_sup_reclaim(sup);
 }
@@ -516,25 +479,9 @@ static void write_json(const struct rt_sup *sup, int fd, const char *path, int s
 		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
 }
 
-/* Answer `uswap stat`: the live counters, one packet. */
-static void answer_stat(const struct rt_sup *sup, int fd)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	rt_stats_json(f, sup, -1);
-	fclose(f);
-	send(fd, buf, len, MSG_NOSIGNAL);
-	free(buf);
-}
-
 /*
- * Call @fn with each child of ours and @arg, the caller's context for @fn
- * (/proc/self/task/TID/children: an orphan may be reparented to any of our
- * threads). Context: any.
+ * Call @fn(@arg) with each child of ours (/proc/self/task/TID/children: an
+ * orphan may be reparented to any of our threads). Context: any.
  * Return: true as soon as @fn does, else false.
  */
 static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, void *),
@@ -599,11 +546,9 @@ static bool count_tree(struct rt_sup *sup, pid_t pid, void *arg)
 }
 
 /*
- * A signal sent to us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) goes to the
- * program's first process while it lives; once it has exited (and been
- * reaped: its pid may already be another process's), to the processes of
- * its tree that were reparented to us, the daemons it left. Context: the
- * event loop.
+ * A signal sent to us goes to the program's first process while it lives;
+ * once it has been reaped (its pid may name another process now), to the
+ * processes of its tree reparented to us. Context: the event loop.
  */
 static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
 {
@@ -616,15 +561,14 @@ static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
 
 /*
  * The first process has exited but processes of its tree live on (a
- * program that daemonizes): say once, a second later (a child still
- * exiting with its parent is not a daemon), that we serve them until
- * they exit. Context: the event loop.
+ * program that daemonizes): say so once, a second later (a child still
+ * exiting with its parent is not a daemon). Context: the event loop.
  */
 static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool *said)
 {
 	unsigned int nr = 0;
 
-	if (*said || mono_ns() - done_ns < 1000000000ULL)
+	if (*said || now_ns() - done_ns < 1000000000ULL)
 		return;
 	*said = true;
 	each_child(sup, count_tree, &nr);
@@ -639,12 +583,10 @@ static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool 
 
 /*
  * Reap the exited children (the first process's wait status goes to
- * *@status, *@done set). Context: the event loop.
- * Return: true while any process of the tree lives (our child, or a
- * descendant reparented to us), false when none is left. Children we had
- * before the program (a shell that ran `uswap run ... 2> >(filter)` forked
- * the filter before exec'ing us) are not of the tree: waiting for them
- * would wait forever (the filter reads our stderr until we exit).
+ * *@status, *@done set). Children we had before the program (a shell's
+ * `2> >(filter)`, which reads our stderr until we exit) are not of the
+ * tree. Context: the event loop.
+ * Return: true while any process of the tree lives, false when none is.
  */
 static bool reap(struct rt_sup *sup, int *status, bool *done)
 {
@@ -674,35 +616,30 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 {
 	pid_t pid = fork();
 
+	const char *old;
+	char *pre;
+
 	if (pid)
 		return pid;
-	{
-		const char *old = getenv("LD_PRELOAD");
-		char *pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
-
-		if (pre) {
-			sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
-			setenv("LD_PRELOAD", pre, 1);
-		}
-		setenv(RT_ENV_SOCK, sock, 1);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		execvp(argv[0], argv);
-		fprintf(stderr, "uswap run: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+	old = getenv("LD_PRELOAD");
+	pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+	if (pre) {
+		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
 	}
+	setenv(RT_ENV_SOCK, sock, 1);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	execvp(argv[0], argv);
+	fprintf(stderr, "uswap run: %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
 }
 
 /*
- * Once the program runs, keep only what the supervisor uses: of the
- * capabilities, CAP_SYS_PTRACE (UFFDIO_API with EVENT_FORK on each uffd
- * of the tree, and the pagemap of a process that is not dumpable or
- * changed its user) and CAP_KILL (the OOM kill, and the kill for a
- * protocol violation, of a process of the tree that changed its user:
- * without it a daemon that dropped root would be out of reach of both),
- * none inheritable nor ambient; and not dumpable
- * (PR_SET_DUMPABLE 0): no core dump, no ptrace by our user, and /proc/PID
- * of ours owned by root, since our heap holds the swapped pages of every
- * program of the tree (they are MADV_DONTDUMP too, should a dump be made).
+ * Once the program runs, keep only the capabilities the supervisor uses:
+ * CAP_SYS_PTRACE (EVENT_FORK on each uffd, the pagemap of a process that
+ * is not dumpable or changed its user) and CAP_KILL (the kills of a
+ * process that changed its user), none inheritable nor ambient; and be
+ * not dumpable: our heap holds the swapped pages of the whole tree.
  * Context: start-up, after the program's fork.
  */
 static void drop_privileges(void)
@@ -722,38 +659,20 @@ static void drop_privileges(void)
 		fprintf(stderr, "uswap run: cannot drop capabilities: %s\n", strerror(errno));
 }
 
-/* CLOCK_MONOTONIC in ns. Context: any. Return: the time. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- the event loop ---- */
-
-#define RT_EV_BATCH	64	/* events taken per epoll_wait() (the rest come next turn) */
-
 /*
- * The event loop: one epoll, one handler per descriptor (struct rt_ev as
- * the epoll data). The listening socket and the signalfd are watched for
- * the whole run; a connection from its accept to its first message
- * (sup->hello); a session's uffd and socket from the turn after the
- * session is made (or its socket comes, for a forked child) to just
- * before rt_session_destroy(). A uffd left unread (the agent holds the
- * move lock) and an orphan's socket are not watched. Level-triggered: an
- * event left unhandled comes again.
+ * The event loop: one epoll, level-triggered, one handler per descriptor
+ * (struct rt_ev as the epoll data). Watched: the listening socket and the
+ * signalfd for the whole run; a connection from its accept to its first
+ * message (sup->hello); a session's uffd (unless held) and socket (until
+ * it is an orphan) from the turn after they come to just before
+ * rt_session_destroy().
  *
- * A turn: watch what changed, wait, call the handlers, close the
- * connections that waited too long, look at the uffds' flags (every
- * 100 ms), then each session's steps (batch step, pending faults,
- * prefork) and balance().
- *
- * Handlers never free a session (only loop_sessions() does), so the
- * events of one wait never point at freed memory; a hello slot freed or
- * reused by an earlier handler of the same wait gets a spurious call,
- * which finds nothing to read.
+ * A turn: watch what changed, wait, call the handlers, expire the hellos,
+ * look at the uffds' flags, then each session's steps and balance().
+ * Handlers never free a session (only loop_sessions() does), so the events
+ * of one wait never point at freed memory; a hello slot freed or reused by
+ * an earlier handler of the same wait gets a spurious call, which finds
+ * nothing to read.
  */
 struct rt_loop {
 	struct rt_sup *sup;
@@ -764,8 +683,7 @@ struct rt_loop {
 	uint64_t done_ns;		/* when (CLOCK_MONOTONIC) */
 	bool said_daemons;		/* note_daemons() spoke */
 	uint64_t flags_ns;		/* loop_check_flags()'s last look */
-	/* --poll-us */
-	uint64_t spin_faults;		/* st.faults at the last spin's decision */
+	uint64_t spin_faults;		/* --poll-us: st.faults at the last spin's decision */
 	uint64_t idle_from;		/* when the last turn that read a fault went to wait */
 	bool near;			/* this turn's fault came within the spin window */
 };
@@ -774,8 +692,7 @@ typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 
 /*
  * Watch @fd for input: @fn(@arg) is called with @ev when it has some.
- * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC: the
- * user's epoll watches).
+ * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC).
  */
 static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
@@ -790,10 +707,9 @@ static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, vo
 }
 
 /*
- * Stop watching @ev's descriptor, if it is watched. Called before the
- * descriptor is closed or handed on: a uffd's file is the program's too,
- * so its close alone would leave it in the epoll, pointing at @ev.
- * Context: supervisor thread.
+ * Stop watching @ev's descriptor, if it is watched: before it is closed or
+ * handed on (a uffd's file is the program's too, so our close alone would
+ * leave it in the epoll). Context: supervisor thread.
  */
 static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
 {
@@ -804,11 +720,9 @@ static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
 }
 
 /*
- * Make @ev watch @fd (-1: nothing), with @fn(@arg). A session's
- * descriptor that cannot be watched would leave its process waiting
- * forever: the supervisor exits, and the tree with it (the shims'
- * watchdogs), as rt_fork_event() does.
- * Context: supervisor thread.
+ * Make @ev watch @fd (-1: nothing), with @fn(@arg). A descriptor that
+ * cannot be watched would leave its process waiting forever: we exit, and
+ * the tree with us (the shims' watchdogs). Context: supervisor thread.
  */
 static void ev_set(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
@@ -845,10 +759,9 @@ static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 }
 
 /*
- * Make the loop watch what session @s has now: its uffd unless it is
- * held (tried again at the agent's RT_KICK or in loop_sessions(): watched,
- * it would wake us at once), its socket once it has one and until it
- * hangs up. Context: supervisor thread, at the start of a turn.
+ * Make the loop watch what session @s has now: its uffd unless held (tried
+ * again at RT_KICK or in loop_sessions(): watched, it would wake us at
+ * once), its socket until it hangs up. Context: supervisor thread.
  */
 static void loop_watch(struct rt_loop *lp, struct rt_session *s)
 {
@@ -869,10 +782,7 @@ static void hello_drop(struct rt_loop *lp, struct rt_ev *ev, bool close_it)
 
 static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 
-/*
- * Watch connection @fd in hello slot @ev until its first message, or
- * close it if it cannot be watched. Context: supervisor thread.
- */
+/* Watch connection @fd in hello slot @ev until its first message, or close it. */
 static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
 {
 	if (ev_add(lp, ev, fd, on_hello, NULL)) {
@@ -884,8 +794,7 @@ static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
 
 /*
  * Handler: a waiting connection has its first message, or hung up. It
- * leaves the loop first: rt_sup_hello() closes it or hands it to a
- * session (whose turn watches it again).
+ * leaves the loop first: rt_sup_hello() closes it or hands it on.
  */
 static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
@@ -897,14 +806,13 @@ static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 }
 
 /*
- * Close the waiting connections that have waited RT_HELLO_NS.
- * Context: supervisor thread, each turn.
+ * Close the connections that have waited RT_HELLO_NS. Context: each turn.
  * Return: ms until the next one's deadline, or @max if none comes sooner.
  */
 static int hello_expire(struct rt_loop *lp, int max)
 {
 	struct rt_sup *sup = lp->sup;
-	uint64_t now = mono_ns(), left = (uint64_t)max * 1000000;
+	uint64_t now = now_ns(), left = (uint64_t)max * 1000000;
 
 	for (unsigned int k = 0; k < RT_HELLO_WAIT; k++) {
 		uint64_t age = now - sup->hello_ns[k];
@@ -921,8 +829,8 @@ static int hello_expire(struct rt_loop *lp, int max)
 
 /*
  * Handler: a process connects. Its first message is taken now if it has
- * come; else the connection waits in a hello slot (the oldest waiting one
- * is closed when all RT_HELLO_WAIT are taken).
+ * come; else it waits in a hello slot (the oldest is closed when all are
+ * taken).
  */
 static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
@@ -939,7 +847,7 @@ static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		hello_drop(lp, &sup->hello[old], true);
 		k = old;
 	}
-	sup->hello_ns[k] = mono_ns();
+	sup->hello_ns[k] = now_ns();
 	hello_keep(lp, &sup->hello[k], fd);
 }
 
@@ -955,20 +863,17 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		}
 		reap(lp->sup, &lp->status, &lp->child_done);
 		if (lp->child_done && !lp->done_ns)
-			lp->done_ns = mono_ns();
+			lp->done_ns = now_ns();
 	}
 }
 
 /*
- * Wait for events, into @evs, for at most @timeout ms. --poll-us: after
- * a turn that read a fault, look for the next one without sleeping for a
- * while (yielding the CPU to any thread of our priority meanwhile, the
- * program's included), if the fault came within the window after the
- * turn before it ended and only one process faulted for
- * RT_SPIN_ALONE_NS: a program faulting in a tight loop gets a supervisor
- * that is awake; one that faults now and then costs no spin, and two
- * processes faulting at once (a fork's parent and child) keep both CPUs.
- * Context: supervisor thread.
+ * Wait for events, into @evs, for at most @timeout ms. --poll-us: after a
+ * turn that read a fault, spin for the next one (yielding the CPU) if that
+ * fault came within the window and only one process faulted for
+ * RT_SPIN_ALONE_NS: a tight fault loop gets an awake supervisor, a
+ * now-and-then fault costs no spin, and a fork's parent and child faulting
+ * at once keep both CPUs. Context: supervisor thread.
  * Return: the number of events, -1 on error (errno set by epoll_wait).
  */
 static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
@@ -977,16 +882,16 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 	int n;
 
 	if (sup->st.faults != lp->spin_faults) {
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = now_ns();
 
 		lp->spin_faults = sup->st.faults;
 		if (!stepping && sup->poll_us && lp->near &&
 		    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
 			while ((n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0)) == 0 &&
-			       mono_ns() - t0 < sup->poll_us * 1000)
+			       now_ns() - t0 < sup->poll_us * 1000)
 				sched_yield();
 			sup->st.poll_spins++;
-			sup->st.poll_ns += mono_ns() - t0;
+			sup->st.poll_ns += now_ns() - t0;
 			if (n > 0) {
 				sup->st.poll_hits++;
 				lp->near = true;
@@ -996,27 +901,21 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 		lp->idle_from = t0;
 	}
 	n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
-	/* near: this turn's fault (if it brings one) came soon enough after
-	 * the last fault's turn that a spin would have met it; twice the
-	 * window, as the time measured after a sleep holds our own wake-up
-	 * too (tens of us on a loaded machine) */
-	lp->near = sup->poll_us && mono_ns() - lp->idle_from < sup->poll_us * 2000;
+	/* near: a spin would have met this turn's fault; twice the window,
+	 * as the time measured after a sleep holds our own wake-up too */
+	lp->near = sup->poll_us && now_ns() - lp->idle_from < sup->poll_us * 2000;
 	return n;
 }
 
-#define RT_FLAGS_EVERY_NS	100000000ULL	/* loop_check_flags(): every 100 ms */
-
 /*
- * A uffd the program made blocking (it shares the file) says so only in
- * poll's answer, EPOLLERR, which epoll asks for only when the uffd is
- * woken (a fault, an event): each session's flag is looked at every
- * RT_FLAGS_EVERY_NS instead, and rt_session_uffd_error() sets it again
- * and kills the process.
- * Context: supervisor thread, each turn.
+ * A uffd the program made blocking (it shares the file) says so only by
+ * EPOLLERR, which epoll asks for only when the uffd is woken: each
+ * session's flag is looked at every RT_FLAGS_EVERY_NS instead
+ * (rt_session_uffd_error()). Context: supervisor thread, each turn.
  */
 static void loop_check_flags(struct rt_loop *lp)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 
 	if (now - lp->flags_ns < RT_FLAGS_EVERY_NS)
 		return;
@@ -1026,11 +925,10 @@ static void loop_check_flags(struct rt_loop *lp)
 }
 
 /*
- * Each session's work of the turn, in list order: a uffd held since the
- * last turn is tried again; a session whose process has gone is
- * destroyed (out of the loop first); the others store a few pages of an
- * answered batch, serve the faults that can be, and go on with a fork.
- * Context: supervisor thread, after the handlers.
+ * Each session's work of the turn: a uffd held since the last turn is
+ * tried again; a session whose process has gone is destroyed (out of the
+ * loop first); the others store a few pages of an answered batch, serve
+ * the faults that can be, and go on with a fork. Context: after the handlers.
  */
 static void loop_sessions(struct rt_loop *lp)
 {
@@ -1043,12 +941,11 @@ static void loop_sessions(struct rt_loop *lp)
 
 		if (s->uffd_held && !s->ev_uffd.fn)
 			rt_session_uffd(s);
-		/* The agent's socket closed: exit or exec if the mm is
-		 * gone; else the program closed the shim's descriptors,
-		 * and its faults are served until it goes. */
+		/* An orphan whose mm lives closed the shim's descriptors:
+		 * its faults are served until it goes. */
 		if (s->phase == RT_PH_ORPHAN)
 			gone = !rt_session_mm_alive(s);
-		else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
+		else if (s->forked && s->sock < 0)	/* not met yet */
 			gone = !rt_fork_mm_alive(s);
 		if (!gone) {
 			rt_session_batch_step(s, RT_STEP_PAGES);
@@ -1070,8 +967,7 @@ static void loop_sessions(struct rt_loop *lp)
 
 /*
  * Make the event loop for @sup: an epoll watching @lfd (the listening
- * socket) and @sfd (the signalfd). Context: start-up.
- * Return: 0, -errno.
+ * socket) and @sfd (the signalfd). Context: start-up. Return: 0, -errno.
  */
 static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 {
@@ -1090,10 +986,9 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 }
 
 /*
- * The event loop, until the program's tree has gone (every process of
- * it is our child or, its parent gone, reparented to us, a subreaper, so
- * none can be between an exec() and its new shim's HELLO, with no
- * session, when we leave). Context: supervisor thread.
+ * The event loop, until the program's tree has gone (we are its
+ * subreaper, so none of it can be between an exec() and its new shim's
+ * HELLO when we leave). Context: supervisor thread.
  * Return: the program's wait status.
  */
 static int serve(struct rt_loop *lp)
@@ -1142,11 +1037,8 @@ static int serve(struct rt_loop *lp)
 /** uswap_runtime_run() - see runtime/runtime.h. */
 int uswap_runtime_run(const struct uswap_run_config *cfg)
 {
-	/* The mirror's reclaim (writing pages in transit out to the devices:
-	 * the compression) runs on the mm layer's kswapd thread, off the
-	 * event loop, so that a fault read meanwhile does not wait for a
-	 * direct reclaim of 32 pages (docs/RUNTIME.md). That thread touches
-	 * only the mm and swap layers, which lock for themselves. */
+	/* The mirror's reclaim runs on the mm layer's kswapd thread, off the
+	 * event loop (docs/RUNTIME.md). */
 	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
 	struct rt_loop loop;
@@ -1156,15 +1048,13 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	bool reached;
 	sigset_t mask, old;
 	const char *def = "zram:4G";
+	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 	/* Before any thread exists (the devices start workers): every thread
 	 * must have these blocked, or the signalfd misses them. */
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
+	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	if (find_shim(shim, sizeof(shim))) {
 		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
@@ -1173,7 +1063,6 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	if (startup_check(shim, &sup.features, cfg->verbose))
 		return 1;
-	/* rtfork: fork events when the start-up check found them usable */
 	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL |
 			(cfg->no_fork_events ? 0 : UFFD_FEATURE_EVENT_FORK);
 	if (!(sup.features & UFFD_FEATURE_THREAD_ID))
@@ -1209,11 +1098,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || (ret = loop_init(&loop, &sup, lfd, sfd))) {
 		fprintf(stderr, "uswap run: event loop: %s\n", strerror(sfd < 0 ? errno : -ret));
-		if (sfd >= 0)
-			close(sfd);
-		close(lfd);
-		rt_sock_unlink(sock, sock_temp);
-		goto out_mem;
+		goto out_sock;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	each_child(&sup, note_inherited, NULL);
@@ -1222,10 +1107,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
 		close(loop.epfd);
-		close(sfd);
-		close(lfd);
-		rt_sock_unlink(sock, sock_temp);
-		goto out_mem;
+		goto out_sock;
 	}
 	drop_privileges();
 	ws = serve(&loop);
@@ -1243,10 +1125,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: %s was killed by signal %d%s%s\n", cfg->argv[0],
 			WTERMSIG(ws), sup.kill_reason ? ": " : "", sup.kill_reason ? sup.kill_reason : "");
 	}
-	/* Before the devices are reported: the mirrors are gone, but the
-	 * slots of pages still in the swap cache (swapped in, or written
-	 * back just before their process ended) are freed only when the
-	 * cache is dropped, here (uswap_mem_destroy() waits for writeback). */
+	/* Before the devices are reported: the slots of pages still in the
+	 * swap cache are freed only when the cache is dropped, here. */
 	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
 	if (cfg->stats)
@@ -1257,6 +1137,11 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return ret;
+out_sock:
+	if (sfd >= 0)
+		close(sfd);
+	close(lfd);
+	rt_sock_unlink(sock, sock_temp);
 out_mem:
 	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
