@@ -3,29 +3,21 @@
  * The supervisor's counters, listed once. RT_STATS(X) calls
  * X(kind, name, json, line, text, desc) for each, in report order:
  *
- *   kind  COUNT: events counted (sup->st.name++ where they happen);
- *         PEAK:  a high-water mark (raised where the value is computed);
- *         NSEC:  time summed in ns, reported in ms;
- *         PG:    the pager's, kept in sup->tree.st (pager.h, PG_STATS).
- *   name  the field of struct rt_stats (runtime.h) the code writes, or of
- *         struct pg_stats for PG.
+ *   kind  COUNT: events counted; PEAK: a high-water mark; NSEC: time
+ *         summed in ns, reported in ms; PG: the pager's (sup->tree.st).
+ *   name  the field of struct rt_stats (runtime.h), or of struct pg_stats.
  *   json  its member in the JSON object (`uswap run --json`, `uswap stat`).
- *   line  the --stats line it is printed on (enum rt_stat_line), or NONE:
- *         JSON only.
+ *   line  the --stats line it is printed on, or NONE: JSON only.
  *   text  its words on that line, a printf format of one %llu.
  *   desc  what it counts.
  *
- * Each expansion reads what it needs: runtime.h makes the struct fields,
- * counters.c the JSON members and the --stats lines. Values derived from
- * these or from other state (fault latency percentiles, CPU time, the
- * eviction lists' numbers, per-process and per-device figures) are written
- * by hand in counters.c.
+ * runtime.h makes the struct fields, counters.c the JSON members and the
+ * --stats lines; derived values are written by hand in counters.c.
  */
 #ifndef USWAP_RUNTIME_COUNTERS_H
 #define USWAP_RUNTIME_COUNTERS_H
 
-/* The --stats lines; OVER and FORK are printed only when one of their
- * counters is not zero. */
+/* The --stats lines; OVER and FORK only when a counter of theirs is not 0. */
 enum rt_stat_line {
 	RT_LINE_NONE,		/* JSON only */
 	RT_LINE_MAIN,		/* pages, faults, evictions, events */

@@ -54,4 +54,22 @@ static inline unsigned int rt_lat_bucket(uint64_t t0, unsigned int nbuckets)
 	return b;
 }
 
+/*
+ * The upper bound (us) of the bucket of histogram @lat (@n buckets, as
+ * rt_lat_bucket() fills them) that holds the @pct percentile; 0 if empty.
+ */
+static inline uint64_t rt_lat_pct(const uint64_t *lat, unsigned int n, unsigned int pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned int b = 0; b < n; b++)
+		total += lat[b];
+	for (unsigned int b = 0; total && b < n; b++) {
+		seen += lat[b];
+		if (seen * 100 >= total * pct)
+			return 2ULL << b;
+	}
+	return 0;
+}
+
 #endif
