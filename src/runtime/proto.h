@@ -27,16 +27,14 @@ enum rt_msg_type {
 	RT_POSTFORK,		/* shim -> sup: evicting may resume */
 	RT_STAT,		/* `uswap stat` -> sup (as an rt_hello, no fds): the
 				 * answer is one packet of JSON text */
-	/* rtfork: fork events (docs/RUNTIME.md, "fork") */
+	/* fork events (docs/RUNTIME.md, "Fork with fork events") */
 	RT_HELLO_FORK = 20,	/* child shim -> sup (an rt_hello, fds [transfer memfd]): the
 				 * session a FORK event made for me; answered by RT_HELLO_ACK
 				 * with fds [the child's uffd] */
-	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent (before,
-				 * a fault of the thread starting it could wait for a
-				 * batch no one answers) */
+	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent
+				 * (no one could answer a batch sent earlier) */
 	RT_LOG = 23,		/* shim -> sup (an rt_log): a message for the user,
-				 * printed by the supervisor (not on the program's
-				 * stderr) */
+				 * printed by the supervisor */
 	RT_KICK = 22,		/* shim -> sup: the move lock is free again, and the
 				 * supervisor had found it taken (xfer_ctl.h) */
 };
