@@ -19,15 +19,12 @@
 
 /*
  * A RESIDENT page's value in the page map: bit 8 is its list (1 active),
- * bit 9 "written since the last scan" (PAGEMAP_SCAN's PAGE_IS_WRITTEN),
- * bit 10 "referenced at its last visit of the inactive tail" (the kernel's
+ * bit 9 "written since the last scan" (PAGE_IS_WRITTEN), bit 10
+ * "referenced at its last visit of the inactive tail" (the kernel's
  * PG_referenced), bit 11 "mapped by a copy" (UFFDIO_COPY maps a page
- * writable, so the first written bit a scan finds on it is the mapping's
- * own, set whether or not the program wrote: it is not counted. Counted,
- * it made a page written once look written on two scans, one before and
- * one after its rotation, and activated it), bits 12.. a ticket matching
- * its one live entry on that list's ring (ticket 0: not on a list yet, as
- * PT_VAL(PS_RESIDENT, 0) leaves it).
+ * writable, so the first written bit a scan finds is the mapping's own and
+ * is not counted), bits 12.. a ticket matching its one live entry on that
+ * list's ring (0: on no list yet).
  * A SWAPPED page's value keeps the mirror index in bits 8..39 (PT_IDX)
  * and its shadow, the eviction clock when it left, in bits 40..63.
  */
@@ -74,7 +71,6 @@ struct rt_lru_stats {
 	uint64_t promoted;		/* ... activated: written on two visits */
 };
 
-int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active);
 int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
 		     uint64_t flags);
 long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end);
@@ -85,5 +81,11 @@ bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room);
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr,
 		uint64_t nr_resident, struct rt_lru_stats *st);
 void rt_lru_free(struct rt_lru *l);
+
+/* rt_lru_add_flags() without flags. Return: 0, -ENOMEM. */
+static inline int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
+{
+	return rt_lru_add_flags(l, tab, addr, active, 0);
+}
 
 #endif
