@@ -7,7 +7,7 @@
  * room of the active list is activated; eviction takes the inactive
  * list's oldest page; the active list is aged onto the inactive one when
  * it outgrows half of the process's resident pages.
- * Context: the supervisor's one thread; no locking.
+ * Context: one thread at a time (the caller serializes); no locking.
  */
 #ifndef USWAP_RUNTIME_LRU_H
 #define USWAP_RUNTIME_LRU_H
