@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The userfaultfd operations the supervisor (session.c), the shim
- * (shim_conn.c, shim_maps.c, shim_agent.c) and the in-process regions
- * (region*.c) share: create a uffd, serve runs of pages with UFFDIO_COPY,
- * wake, poison, and move pages out with UFFDIO_MOVE. Depends on libc only (the shim links it).
- * docs/RUNTIME.md gives the rules each of these follows.
+ * The userfaultfd operations the supervisor, the shim and the in-process
+ * regions share: create a uffd, serve runs of pages with UFFDIO_COPY,
+ * wake, poison, and move pages out with UFFDIO_MOVE. Depends on libc only
+ * (the shim links it).
  */
 #ifndef USWAP_RUNTIME_UFFD_OPS_H
 #define USWAP_RUNTIME_UFFD_OPS_H
