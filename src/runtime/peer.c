@@ -25,11 +25,7 @@
 #define SO_PEERPIDFD	77
 #endif
 
-/*
- * Whether @dir is a directory (not a link) of ours that no one else may
- * enter: owned by our effective user, no permission for group or others.
- * Context: any. Return: true when it is.
- */
+/* Whether @dir is a directory (not a link) of ours that no one else may enter. */
 static bool dir_private(const char *dir)
 {
 	struct stat st;
@@ -57,14 +53,9 @@ static int sock_dir(char *dir, size_t len, bool *temp)
 		n = snprintf(dir, len, "%s/uswap", xdg);
 	else
 		n = snprintf(dir, len, "/tmp/uswap-%u", (unsigned int)geteuid());
-	if (n > 0 && (size_t)n < len - 24) {
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			dir[0] = 0;
-		else if (!dir_private(dir))
-			dir[0] = 0;
-		if (dir[0])
-			return 0;
-	}
+	if (n > 0 && (size_t)n < len - 24 && (!mkdir(dir, 0700) || errno == EEXIST) &&
+	    dir_private(dir))
+		return 0;
 	if (snprintf(dir, len, "/tmp/uswap-%u.XXXXXX", (unsigned int)geteuid()) >= (int)len)
 		return -ENAMETOOLONG;
 	if (!mkdtemp(dir))
@@ -106,10 +97,7 @@ int rt_sock_listen(char *path, size_t len, bool *temp_dir)
 	return fd;
 }
 
-/**
- * rt_sock_unlink() - remove the socket at @path, and its directory when
- * it was a temporary one. Context: the end of the run.
- */
+/** rt_sock_unlink() - remove the socket at @path, and its directory if @temp_dir. */
 void rt_sock_unlink(const char *path, bool temp_dir)
 {
 	char dir[108];
@@ -153,9 +141,8 @@ pid_t rt_parent_of(pid_t pid)
 
 /**
  * rt_in_tree() - whether @pid is a process of the program's tree: a
- * descendant of ours (we are the tree's subreaper: a process whose parent
- * exits is reparented to us, never out of the tree), not one of the
- * children we had before the program (@inherited, @n of them).
+ * descendant of ours (the tree's subreaper), not one of the children we had
+ * before the program (@inherited, @n of them).
  * Context: supervisor thread. Return: true when it is.
  */
 bool rt_in_tree(pid_t pid, const pid_t *inherited, unsigned int n)

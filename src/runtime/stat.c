@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `uswap stat PID`: ask the supervisor that serves PID for its live
- * counters. The program's environment names the socket; a path is asked
- * only if it is where that supervisor's socket can be (sock_trusted()), and
- * the answer is printed only if it is plain JSON (json_plain()).
+ * counters. A socket path is asked only if it is where that supervisor's
+ * socket can be (sock_trusted()), and the answer is printed only if it is
+ * plain JSON (json_plain()).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -70,11 +70,10 @@ static long euid_of(pid_t pid)
 }
 
 /*
- * Whether @path may be the socket of the supervisor that serves @pid: it
- * reads DIR/N.sock, where N is @pid or one of its ancestors, DIR is a
- * directory (not a link) that N's effective user owns and no one else may
- * enter, and the path is a socket. A path the program or anyone else made
- * up (its environment is its own) names no supervisor of its.
+ * Whether @path may be the socket of the supervisor that serves @pid (the
+ * program may have made its environment up): DIR/N.sock, N @pid or one of
+ * its ancestors, DIR a directory (not a link) that N's effective user owns
+ * and no one else may enter, and the path a socket.
  * Context: any. Return: 0 when it may; -EACCES when we may not look
  * (another user's supervisor); -ENOENT.
  */
@@ -111,9 +110,8 @@ static int sock_trusted(const char *path, pid_t pid)
 }
 
 /*
- * The socket paths of listening unix sockets named N.sock, N being @pid
- * (/proc/net/unix lists every bound socket with its path), into @path.
- * Return: 0; -ENOENT.
+ * The path of a bound unix socket named @pid.sock (/proc/net/unix), into
+ * @path (@len bytes). Return: 0; -ENOENT, -errno.
  */
 static int listed_path(pid_t pid, char *path, size_t len)
 {
@@ -165,12 +163,10 @@ static void print_lines(const char *j)
 }
 
 /*
- * Whether @j is made only of what the supervisor's JSON holds: the
- * structural characters, numbers, and strings of letters, digits and
- * "_.:/-" without escapes, nested at most 16 deep. Only then is it
- * printed: an answer with other bytes (a terminal's escape sequences from
- * a socket that is not a supervisor's) is refused whole.
- * Return: true when it is.
+ * Whether @j holds only what the supervisor's JSON holds: structure,
+ * numbers, and strings of letters, digits and "_.:/-" without escapes,
+ * nested at most 16 deep. Anything else (a terminal's escape sequences from
+ * a socket that is not a supervisor's) refuses the answer whole.
  */
 static bool json_plain(const char *j)
 {
@@ -250,10 +246,8 @@ int uswap_runtime_stat(pid_t pid, bool json)
 	int err = -ENOENT;
 
 	/* The program's environment names the socket, unless the program
-	 * wrote over it (redis sets its process title there): then the
-	 * supervisor is found among its ancestors (or is @pid itself) by the
-	 * sockets the kernel lists. Either way only a path sock_trusted()
-	 * accepts is asked. */
+	 * wrote over it (a process title): then the supervisor is found
+	 * among @pid and its ancestors by the sockets the kernel lists. */
 	if (!env_path(pid, path, sizeof(path)) && !(err = sock_trusted(path, pid)))
 		return ask(path, json);
 	if (err != -EACCES)

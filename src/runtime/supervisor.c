@@ -614,10 +614,9 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
-	pid_t pid = fork();
-
 	const char *old;
 	char *pre;
+	pid_t pid = fork();
 
 	if (pid)
 		return pid;
