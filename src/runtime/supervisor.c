@@ -2,7 +2,8 @@
 /*
  * `uswap run`'s supervisor: the start-up check, the devices and the
  * budget, the program's start, and the one event loop that serves every
- * process of the tree (docs/RUNTIME.md).
+ * process of the tree (docs/RUNTIME.md). Everything here runs on the
+ * supervisor's one thread.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,11 +49,8 @@
 /* Fork events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
-/*
- * The shim's path, into @out (@len bytes): next to our binary, at the
- * libdir relative to it, or at the configured libdir.
- * Context: start-up. Return: 0; -ENOENT, -ENAMETOOLONG.
- */
+/* The shim's path, into @out: next to our binary, at the libdir relative
+ * to it, or at the configured libdir. Return: 0; -ENOENT, -ENAMETOOLONG. */
 static int find_shim(char *out, size_t len)
 {
 	char exe[PATH_MAX];
@@ -199,11 +197,8 @@ static void close_fds(struct msghdr *mh)
 				close(((int *)CMSG_DATA(cm))[k]);
 }
 
-/*
- * The descriptors of message @mh, when it carries exactly @n of them in
- * one SCM_RIGHTS (and nothing else, nothing cut off): into @fds.
- * Return: true when it does; false (every descriptor closed) when not.
- */
+/* Into @fds, the descriptors of @mh if it carries exactly @n in one
+ * SCM_RIGHTS and nothing else. Return: true if so; else false, all closed. */
 static bool take_fds(struct msghdr *mh, int *fds, size_t n)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
@@ -337,11 +332,8 @@ out:
 	return true;
 }
 
-/*
- * Bytes the compressed devices hold now: zram's pool (as the kernel's
- * mem_used_total), without the slot array fixed at swapon, which counts as
- * the supervisor's overhead. Context: supervisor thread.
- */
+/* Bytes the compressed devices hold now: zram's pool, not its slot array
+ * (fixed at swapon, counted as the supervisor's overhead). */
 static uint64_t compressed_bytes(const struct rt_sup *sup)
 {
 	uint64_t sum = 0;
@@ -360,7 +352,6 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
  * compressed store (never above --memory, never below PG_TOTAL_FLOOR
  * pages); a store that leaves less than the floor kills the program as an
  * OOM would. Peaks are kept with or without the bound.
- * Context: supervisor thread.
  */
 static void bound_total(struct rt_sup *sup)
 {
@@ -406,12 +397,10 @@ static uint64_t locked_pages(pid_t pid)
 }
 
 /*
- * The tree is over its budget + slack: look at what its processes have
- * locked (mlock: pages the kernel will not let us move). As a memory
- * cgroup that cannot reclaim under its limit, once the locked pages alone
+ * The tree is over budget + slack: look at the pages it has locked (mlock:
+ * the kernel will not move them). As a memory cgroup would, once they alone
  * are over the budget, the process holding the most is killed with a
- * message; locked pages under the budget are counted (peak_locked) and
- * left resident. Context: supervisor thread.
+ * message; under the budget they are counted (peak_locked) and left be.
  */
 static void rt_sup_locked(struct rt_sup *sup)
 {
@@ -446,7 +435,7 @@ static void rt_sup_locked(struct rt_sup *sup)
  * Once per turn of the event loop: the --memory-total bound, the pages a
  * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
  * unless the last batches freed nothing and no fault came since
- * (*@stall_mark: st.faults at the last reclaim). Context: supervisor thread.
+ * (*@stall_mark: st.faults at the last reclaim).
  */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
@@ -460,10 +449,8 @@ static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 	rt_sup_reclaim(sup);
 }
 
-/*
- * --json: the counters, written to @fd (opened by the cli, @path names it
- * in messages), which is closed. Context: the end of the run.
- */
+/* --json: write the counters to @fd (opened by the cli, @path names it in
+ * messages) and close it. Context: the end of the run. */
 static void write_json(const struct rt_sup *sup, int fd, const char *path, int status)
 {
 	FILE *f = fd >= 0 && !ftruncate(fd, 0) ? fdopen(fd, "w") : NULL;
@@ -479,11 +466,8 @@ static void write_json(const struct rt_sup *sup, int fd, const char *path, int s
 		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
 }
 
-/*
- * Call @fn(@arg) with each child of ours (/proc/self/task/TID/children: an
- * orphan may be reparented to any of our threads). Context: any.
- * Return: true as soon as @fn does, else false.
- */
+/* Call @fn(@arg) with each child of ours (/proc/self/task/TID/children: an
+ * orphan may be reparented to any thread). Return: true once @fn does. */
 static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, void *),
 		       void *arg)
 {
@@ -514,7 +498,6 @@ static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, vo
 /* each_child(): note a child we had before the program. */
 static bool note_inherited(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	(void)arg;
 	if (sup->nr_inherited < sizeof(sup->inherited) / sizeof(sup->inherited[0]))
 		sup->inherited[sup->nr_inherited++] = pid;
 	return false;
@@ -523,7 +506,6 @@ static bool note_inherited(struct rt_sup *sup, pid_t pid, void *arg)
 /* each_child(): true for a process of the program's tree. */
 static bool of_tree(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	(void)arg;
 	for (unsigned int i = 0; i < sup->nr_inherited; i++)
 		if (sup->inherited[i] == pid)
 			return false;
@@ -545,25 +527,18 @@ static bool count_tree(struct rt_sup *sup, pid_t pid, void *arg)
 	return false;
 }
 
-/*
- * A signal sent to us goes to the program's first process while it lives;
- * once it has been reaped (its pid may name another process now), to the
- * processes of its tree reparented to us. Context: the event loop.
- */
+/* A signal sent to us goes to the program's first process while it lives;
+ * once it is reaped (its pid may be reused), to its tree reparented to us. */
 static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
 {
-	if (!child_done) {
+	if (!child_done)
 		kill(sup->child, sig);
-		return;
-	}
-	each_child(sup, signal_tree, &sig);
+	else
+		each_child(sup, signal_tree, &sig);
 }
 
-/*
- * The first process has exited but processes of its tree live on (a
- * program that daemonizes): say so once, a second later (a child still
- * exiting with its parent is not a daemon). Context: the event loop.
- */
+/* The first process has exited but its tree lives on (daemons): say so
+ * once, a second later (a child exiting with its parent is no daemon). */
 static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool *said)
 {
 	unsigned int nr = 0;
@@ -582,11 +557,10 @@ static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool 
 }
 
 /*
- * Reap the exited children (the first process's wait status goes to
- * *@status, *@done set). Children we had before the program (a shell's
- * `2> >(filter)`, which reads our stderr until we exit) are not of the
- * tree. Context: the event loop.
- * Return: true while any process of the tree lives, false when none is.
+ * Reap the exited children (the first one's wait status into *@status,
+ * *@done set). Children we had before the program (a shell's `2> >(filter)`,
+ * which reads our stderr until we exit) are not of the tree.
+ * Return: true while any process of the tree lives.
  */
 static bool reap(struct rt_sup *sup, int *status, bool *done)
 {
@@ -606,11 +580,8 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 	return each_child(sup, of_tree, NULL);
 }
 
-/*
- * Fork and exec the program @argv with the shim preloaded and @sock in
- * its environment, its signal mask @oldmask again.
- * Context: start-up. Return: its pid, or -1 (errno) if fork failed.
- */
+/* Fork and exec @argv with the shim preloaded, @sock in its environment and
+ * signal mask @oldmask. Return: its pid, or -1 (errno) if fork failed. */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
@@ -634,12 +605,10 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 }
 
 /*
- * Once the program runs, keep only the capabilities the supervisor uses:
- * CAP_SYS_PTRACE (EVENT_FORK on each uffd, the pagemap of a process that
- * is not dumpable or changed its user) and CAP_KILL (the kills of a
- * process that changed its user), none inheritable nor ambient; and be
- * not dumpable: our heap holds the swapped pages of the whole tree.
- * Context: start-up, after the program's fork.
+ * Once the program runs, keep only the capabilities we use: CAP_SYS_PTRACE
+ * (EVENT_FORK, the pagemap of a process not dumpable or of another user)
+ * and CAP_KILL (killing a process that changed its user), none inheritable
+ * nor ambient; and be not dumpable: our heap holds the tree's swapped pages.
  */
 static void drop_privileges(void)
 {
@@ -659,19 +628,16 @@ static void drop_privileges(void)
 }
 
 /*
- * The event loop: one epoll, level-triggered, one handler per descriptor
+ * The event loop: one level-triggered epoll, one handler per descriptor
  * (struct rt_ev as the epoll data). Watched: the listening socket and the
- * signalfd for the whole run; a connection from its accept to its first
- * message (sup->hello); a session's uffd (unless held) and socket (until
- * it is an orphan) from the turn after they come to just before
- * rt_session_destroy().
- *
+ * signalfd; a connection until its first message (sup->hello); a session's
+ * uffd (unless held) and socket (until orphaned) from the turn after they
+ * come to just before rt_session_destroy().
  * A turn: watch what changed, wait, call the handlers, expire the hellos,
  * look at the uffds' flags, then each session's steps and balance().
- * Handlers never free a session (only loop_sessions() does), so the events
- * of one wait never point at freed memory; a hello slot freed or reused by
- * an earlier handler of the same wait gets a spurious call, which finds
- * nothing to read.
+ * Handlers never free a session (only loop_sessions() does), so no event of
+ * a wait points at freed memory; a hello slot freed or reused by an earlier
+ * handler of the same wait gets a spurious call, which finds nothing.
  */
 struct rt_loop {
 	struct rt_sup *sup;
@@ -689,10 +655,7 @@ struct rt_loop {
 
 typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 
-/*
- * Watch @fd for input: @fn(@arg) is called with @ev when it has some.
- * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC).
- */
+/* Watch @fd for input, calling @fn(@arg) with @ev. Return: 0, -errno. */
 static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ev };
@@ -705,24 +668,17 @@ static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, vo
 	return 0;
 }
 
-/*
- * Stop watching @ev's descriptor, if it is watched: before it is closed or
- * handed on (a uffd's file is the program's too, so our close alone would
- * leave it in the epoll). Context: supervisor thread.
- */
+/* Stop watching @ev's descriptor before it is closed or handed on (a uffd's
+ * file is the program's too: our close alone would leave it in the epoll). */
 static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
 {
-	if (!ev->fn)
-		return;
-	epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+	if (ev->fn)
+		epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
 	ev->fn = NULL;
 }
 
-/*
- * Make @ev watch @fd (-1: nothing), with @fn(@arg). A descriptor that
- * cannot be watched would leave its process waiting forever: we exit, and
- * the tree with us (the shims' watchdogs). Context: supervisor thread.
- */
+/* Make @ev watch @fd (-1: nothing) with @fn(@arg). One that cannot be watched
+ * would leave its process waiting: we exit, the tree with us (watchdogs). */
 static void ev_set(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
 	int err;
@@ -757,11 +713,8 @@ static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		rt_session_orphan(s);
 }
 
-/*
- * Make the loop watch what session @s has now: its uffd unless held (tried
- * again at RT_KICK or in loop_sessions(): watched, it would wake us at
- * once), its socket until it hangs up. Context: supervisor thread.
- */
+/* Watch what session @s has now: its uffd unless held (watched, it would
+ * wake us at once), its socket until it hangs up. */
 static void loop_watch(struct rt_loop *lp, struct rt_session *s)
 {
 	ev_set(lp, &s->ev_uffd, s->uffd_held ? -1 : s->uffd, on_uffd, s);
@@ -784,17 +737,14 @@ static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 /* Watch connection @fd in hello slot @ev until its first message, or close it. */
 static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
 {
-	if (ev_add(lp, ev, fd, on_hello, NULL)) {
+	if (ev_add(lp, ev, fd, on_hello, NULL))
 		close(fd);
-		return;
-	}
-	lp->sup->nr_hello++;
+	else
+		lp->sup->nr_hello++;
 }
 
-/*
- * Handler: a waiting connection has its first message, or hung up. It
- * leaves the loop first: rt_sup_hello() closes it or hands it on.
- */
+/* Handler: a waiting connection has its first message, or hung up. It
+ * leaves the loop first: rt_sup_hello() closes it or hands it on. */
 static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
 	int fd = ev->fd;
@@ -804,10 +754,8 @@ static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		hello_keep(lp, ev, fd);		/* nothing yet: its deadline stands */
 }
 
-/*
- * Close the connections that have waited RT_HELLO_NS. Context: each turn.
- * Return: ms until the next one's deadline, or @max if none comes sooner.
- */
+/* Close the connections that have waited RT_HELLO_NS.
+ * Return: ms until the next one's deadline, or @max if none comes sooner. */
 static int hello_expire(struct rt_loop *lp, int max)
 {
 	struct rt_sup *sup = lp->sup;
@@ -826,11 +774,8 @@ static int hello_expire(struct rt_loop *lp, int max)
 	return (int)((left + 999999) / 1000000);
 }
 
-/*
- * Handler: a process connects. Its first message is taken now if it has
- * come; else it waits in a hello slot (the oldest is closed when all are
- * taken).
- */
+/* Handler: a process connects. Its first message is taken if it has come;
+ * else it waits in a hello slot (the oldest closed when all are taken). */
 static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
 	struct rt_sup *sup = lp->sup;
@@ -872,7 +817,7 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
  * fault came within the window and only one process faulted for
  * RT_SPIN_ALONE_NS: a tight fault loop gets an awake supervisor, a
  * now-and-then fault costs no spin, and a fork's parent and child faulting
- * at once keep both CPUs. Context: supervisor thread.
+ * at once keep both CPUs.
  * Return: the number of events, -1 on error (errno set by epoll_wait).
  */
 static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
@@ -906,12 +851,8 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 	return n;
 }
 
-/*
- * A uffd the program made blocking (it shares the file) says so only by
- * EPOLLERR, which epoll asks for only when the uffd is woken: each
- * session's flag is looked at every RT_FLAGS_EVERY_NS instead
- * (rt_session_uffd_error()). Context: supervisor thread, each turn.
- */
+/* A uffd the program made blocking says so only by EPOLLERR, which epoll
+ * asks for only when the uffd is woken: look at each session's flag. */
 static void loop_check_flags(struct rt_loop *lp)
 {
 	uint64_t now = now_ns();
@@ -924,10 +865,10 @@ static void loop_check_flags(struct rt_loop *lp)
 }
 
 /*
- * Each session's work of the turn: a uffd held since the last turn is
- * tried again; a session whose process has gone is destroyed (out of the
- * loop first); the others store a few pages of an answered batch, serve
- * the faults that can be, and go on with a fork. Context: after the handlers.
+ * Each session's work of the turn, after the handlers: a held uffd is tried
+ * again; a session whose process has gone is destroyed; the others store a
+ * few pages of an answered batch, serve what faults they can, and go on
+ * with a fork.
  */
 static void loop_sessions(struct rt_loop *lp)
 {
@@ -964,10 +905,8 @@ static void loop_sessions(struct rt_loop *lp)
 	}
 }
 
-/*
- * Make the event loop for @sup: an epoll watching @lfd (the listening
- * socket) and @sfd (the signalfd). Context: start-up. Return: 0, -errno.
- */
+/* The event loop for @sup, watching @lfd (listening) and @sfd (signals).
+ * Return: 0, -errno. */
 static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 {
 	int err;
@@ -984,12 +923,9 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 	return 0;
 }
 
-/*
- * The event loop, until the program's tree has gone (we are its
- * subreaper, so none of it can be between an exec() and its new shim's
- * HELLO when we leave). Context: supervisor thread.
- * Return: the program's wait status.
- */
+/* The event loop, until the program's tree has gone (we are its subreaper:
+ * none of it can be between an exec() and its new shim's HELLO when we
+ * leave). Return: the program's wait status. */
 static int serve(struct rt_loop *lp)
 {
 	struct rt_sup *sup = lp->sup;
@@ -1062,10 +998,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	if (startup_check(shim, &sup.features, cfg->verbose))
 		return 1;
+	/* EVENT_FORK is left only with THREAD_ID (startup_check()) */
 	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL |
 			(cfg->no_fork_events ? 0 : UFFD_FEATURE_EVENT_FORK);
-	if (!(sup.features & UFFD_FEATURE_THREAD_ID))
-		sup.features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
 	if (cfg->no_fork_events && cfg->verbose)
 		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
 	sup.resident_budget = cfg->memory / RT_PAGE;
