@@ -86,8 +86,8 @@ void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident);
 	json_counters(f, sup);
 	fprintf(f, "\"fault_p50_us_below\":%llu,\"fault_p99_us_below\":%llu,\"poll_us\":%llu,"
-		"\"cpu_ms\":%llu,", lat_pct(sup, 50), lat_pct(sup, 99), (unsigned long long)sup->poll_us,
-		(unsigned long long)cpu_ms());
+		"\"cpu_ms\":%llu,", lat_pct(sup, 50), lat_pct(sup, 99),
+		(unsigned long long)sup->poll_us, (unsigned long long)cpu_ms());
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)

@@ -78,22 +78,18 @@ enum rt_stat_line {
 	  "faults served past budget + slack, and pages found there")			\
 	X(COUNT, fork_events, "fork_events", FORK, "fork events %llu",		\
 	  "FORK events read (children followed)")				\
-	X(COUNT, fork_swapped, "fork_swapped", FORK,				\
-	  "%llu pages were out of a parent at fork",				\
+	X(COUNT, fork_swapped, "fork_swapped", FORK, "%llu pages were out of a parent at fork",	\
 	  "pages out of a parent at fork, inherited by the child")		\
 	X(COUNT, fork_swap_dups, "fork_swap_dups", FORK,			\
 	  "%llu swap entries shared (count 2 or more)",			\
 	  "swap entries duplicated by the mirrors' forks")			\
-	X(COUNT, fork_sessions_ended, "fork_sessions_ended", FORK,		\
-	  "%llu children ended",						\
+	X(COUNT, fork_sessions_ended, "fork_sessions_ended", FORK, "%llu children ended",	\
 	  "followed children whose mm went (exit, exec)")			\
-	X(COUNT, fork_inflight, "fork_inflight", FORK,				\
-	  "%llu forks met a batch in flight",					\
+	X(COUNT, fork_inflight, "fork_inflight", FORK, "%llu forks met a batch in flight",	\
 	  "forks with a batch of the parent's in flight")			\
 	X(PG, wait_budget, "wait_budget", WAIT, "the budget %llu",		\
 	  "deferred faults: the budget was reached, waited for a batch")	\
-	X(PG, wait_evicting, "wait_evicting", WAIT,				\
-	  "their page's batch %llu",						\
+	X(PG, wait_evicting, "wait_evicting", WAIT, "their page's batch %llu",	\
 	  "deferred faults: their page was in the batch in flight")		\
 	X(PG, wait_event, "wait_event", WAIT, "an event %llu",		\
 	  "deferred faults: their copy met a pending event (EAGAIN)")	\
@@ -127,18 +123,13 @@ enum rt_stat_line {
 	X(PG, dbg_mirror_zero, "dbg_mirror_zero", NONE, "mirror-zero %llu",	\
 	  "USWAP_DEBUG >= 2: mirror reads of zeros for pages stored non-zero")		\
 	X(COUNT, learnt_over, "learnt_over_budget", OVER,			\
-	  "%llu pages found already filled (MAP_POPULATE or a mapping "	\
-	  "registered late)",							\
-	  "pages found present (pagemap) beyond budget + slack; also in "	\
-	  "over_budget")							\
-	X(PG, peak_unevictable, "peak_unevictable_pages", OVER,		\
-	  "unevictable peak %llu pages",					\
+	  "%llu pages found already filled (MAP_POPULATE or a mapping registered late)", \
+	  "pages found present (pagemap) beyond budget + slack; also in over_budget") \
+	X(PG, peak_unevictable, "peak_unevictable_pages", OVER, "unevictable peak %llu pages",	\
 	  "most pages the kernel would not move (mlock) at once")		\
-	X(PEAK, peak_locked, "peak_locked_pages", OVER,			\
-	  "locked (mlock) peak %llu pages",					\
+	X(PEAK, peak_locked, "peak_locked_pages", OVER, "locked (mlock) peak %llu pages",	\
 	  "most Locked: pages of the tree (smaps_rollup) seen over budget")	\
-	X(COUNT, locked_kills, "locked_kills", OVER,				\
-	  "%llu process(es) killed for locked memory",			\
+	X(COUNT, locked_kills, "locked_kills", OVER, "%llu process(es) killed for locked memory", \
 	  "processes killed: their locked memory was over the budget")
 
 #endif
