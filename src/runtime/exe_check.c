@@ -21,10 +21,8 @@
 
 #define RT_SCRIPT_DEPTH 4	/* the kernel's own limit on nested #! is 4 too */
 
-/*
- * Find @file as execvp() would: as given when it holds a '/', else in
- * PATH. Context: any. Return: 0 and the path in @out, or -ENOENT.
- */
+/* Find @file as execvp() would: as given when it holds a '/', else in PATH.
+ * Return: 0 and the path in @out, or -ENOENT. */
 static int resolve(const char *file, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
@@ -58,11 +56,8 @@ static bool secure_exec(const struct stat *st)
 	return (st->st_mode & S_ISGID) && st->st_gid != getegid();
 }
 
-/*
- * Why the ELF image in @hdr (@n bytes read of the file at @fd) cannot load
- * the shim, or NULL when it can: a 64-bit program with a PT_INTERP (one
- * without is static, static-pie included). Context: any.
- */
+/* Why the ELF image in @hdr (@n bytes read of the file at @fd) cannot load
+ * the shim, or NULL: it can if 64-bit with a PT_INTERP (else it is static). */
 static const char *elf_why(int fd, const unsigned char *hdr, size_t n)
 {
 	Elf64_Ehdr eh;

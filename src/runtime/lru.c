@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The supervisor's page replacement (lru.h): two rings per process with
- * lazy deletion, and the refault distance test of the kernel's workingset
- * (mm/workingset.c: a page evicted and faulted back after D further
- * evictions would have stayed had memory held D more pages). Resident
- * pages get their second chance from written bits: the uffd is registered
- * for WP_ASYNC write-protection and PAGEMAP_SCAN reads and resets
- * PAGE_IS_WRITTEN (docs/RUNTIME.md, "Cold pages").
+ * Page replacement (lru.h): two rings per process with lazy deletion, the
+ * refault distance test of the kernel's workingset (mm/workingset.c), and
+ * written bits for the second chance: the uffd is registered for WP_ASYNC
+ * and PAGEMAP_SCAN reads and resets PAGE_IS_WRITTEN.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -77,10 +74,9 @@ static void ring_compact(struct rt_lru *l, const struct pagetab *tab, unsigned i
 
 /**
  * rt_lru_add_flags() - put the RESIDENT page @addr at the head of a list,
- * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN,
- * LRU_AHEAD), and record it in @tab.
- * Return: 0, -ENOMEM (the page is then resident but on no list: it is
- * never chosen for eviction).
+ * the active one if @active, with @flags (LRU_*), and record it in @tab.
+ * Return: 0, -ENOMEM (the page is then resident but on no list: never
+ * chosen for eviction).
  */
 int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
 		     uint64_t flags)
@@ -100,12 +96,9 @@ int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool 
 	return err;
 }
 
-/*
- * PAGEMAP_SCAN of [@start, @end) with @flags for the pages in categories
- * @cat (reported as @ret), calling @fn(@arg, a, b) on each run [a, b)
- * found; *@found counts their pages.
- * Return: 0, or -errno of the scan that failed.
- */
+/* PAGEMAP_SCAN [@start, @end) with @flags for the pages in categories @cat
+ * (reported as @ret), calling @fn(@arg, a, b) on each run [a, b) found and
+ * adding its pages to *@found. Return: 0, or -errno of the failed scan. */
 static int pm_scan(int pagemap, uint64_t start, uint64_t end, uint64_t flags, uint64_t cat,
 		   uint64_t ret, void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg,
 		   long *found)
@@ -154,10 +147,8 @@ static void mark_written(void *arg, uint64_t a, uint64_t b)
 
 /**
  * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
- * process of @pagemap (PM_SCAN_WP_MATCHING: the pages found written are
- * write-protected again) and mark the RESIDENT ones LRU_WRITTEN in @tab
- * (one a copy mapped only loses its LRU_AHEAD).
- * Context: a kernel page-table walk of the range.
+ * process of @pagemap (the pages found written are write-protected again)
+ * and mark the RESIDENT ones LRU_WRITTEN in @tab (or take their LRU_AHEAD).
  * Return: the pages found written and resident, or -errno (the range is
  * not registered for WP_ASYNC: no information).
  */
@@ -235,7 +226,6 @@ void rt_lru_forget(struct rt_lru *l, uint64_t val)
  * rt_lru_refault() - the workingset test for a page coming back whose
  * SWAPPED value was @shadow_val: its refault distance (evictions since it
  * left, modulo 2^24) against @room, the pages the active list may hold.
- * Context: any.
  * Return: true if the page should be activated.
  */
 bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room)
@@ -273,8 +263,7 @@ static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_reside
  * changes its state): the inactive list's oldest, after aging the active
  * list. An inactive tail page written since the last scan is kept once
  * (rotated, LRU_SEEN) and activated if written again by its next visit,
- * as the kernel's folio_check_references() treats the instantiating
- * fault's reference (lru.h, LRU_AHEAD).
+ * as the kernel's folio_check_references() does.
  * Return: true and *@addr, false when no page is on a list.
  */
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr, uint64_t nr_resident,

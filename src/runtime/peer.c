@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who may reach the supervisor (docs/SECURITY.md): its socket, a path in
- * a directory of mode 0700 that its user owns (no abstract name, which
- * any local user could connect to); the peer of each connection, named
- * by the kernel (SO_PEERCRED, SO_PEERPIDFD), never by a message; and
- * whether that peer is a process of the program's tree.
+ * Who may reach the supervisor (docs/SECURITY.md): its socket, in a 0700
+ * directory of its user (no abstract name: any user could connect); the
+ * peer of each connection, as the kernel names it (SO_PEERCRED,
+ * SO_PEERPIDFD); and whether that peer is a process of the program's tree.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +34,10 @@ static bool dir_private(const char *dir)
 }
 
 /*
- * The directory for our socket, in @dir (@len bytes): /run/uswap for root,
+ * The directory for our socket, into @dir: /run/uswap for root,
  * $XDG_RUNTIME_DIR/uswap or /tmp/uswap-UID for another user, made 0700 if
- * missing and used only if it is ours and private; else a new directory
- * of mkdtemp() in /tmp (a name someone else took in /tmp is never used).
- * Context: start-up. Return: 0; -errno.
+ * missing and used only if ours and private; else a new mkdtemp() in /tmp
+ * (*@temp). Context: start-up. Return: 0; -errno.
  */
 static int sock_dir(char *dir, size_t len, bool *temp)
 {
@@ -65,11 +63,9 @@ static int sock_dir(char *dir, size_t len, bool *temp)
 }
 
 /**
- * rt_sock_listen() - make the supervisor's listening socket: a
- * SOCK_SEQPACKET unix socket at DIR/PID.sock (sock_dir()), whose path goes
- * to *@path (@len bytes: the programs find it in their environment).
- * Context: start-up, before the program exists.
- * Return: the socket (non-blocking, close-on-exec), or -errno.
+ * rt_sock_listen() - make the supervisor's listening SOCK_SEQPACKET socket
+ * at DIR/PID.sock (sock_dir()); its path goes to @path (@len bytes).
+ * Context: start-up. Return: the socket (non-blocking, close-on-exec), -errno.
  */
 int rt_sock_listen(char *path, size_t len, bool *temp_dir)
 {
@@ -165,10 +161,9 @@ bool rt_in_tree(pid_t pid, const pid_t *inherited, unsigned int n)
 
 /**
  * rt_peer() - the process at the other end of connection @fd, as the
- * kernel names it: its pid and user at connect() time, and a pidfd of
- * it (SO_PEERPIDFD, or pidfd_open() of the pid on kernels before 6.5).
- * Context: supervisor thread.
- * Return: 0 and *@pid, *@uid, *@pidfd (-1 if none could be had); -errno.
+ * kernel names it: its pid and user at connect() time, and a pidfd of it
+ * (SO_PEERPIDFD, or pidfd_open() before Linux 6.5). Context: supervisor
+ * thread. Return: 0 and *@pid, *@uid, *@pidfd (-1 if none); -errno.
  */
 int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd)
 {
@@ -193,8 +188,7 @@ int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd)
 
 /**
  * rt_pidfd_alive() - whether the process of @pidfd has not exited (while
- * it lives, its pid names it and no other process).
- * Context: any. Return: true while it runs.
+ * it lives, its pid names it alone). Context: any. Return: true if so.
  */
 bool rt_pidfd_alive(int pidfd)
 {

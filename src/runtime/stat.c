@@ -19,10 +19,8 @@
 
 #include "runtime/runtime.h"
 
-/*
- * The socket path process @pid's environment names, into @path (@len
- * bytes). Return: 0; -ENOENT (none), -errno.
- */
+/* The socket path process @pid's environment names, into @path (@len bytes).
+ * Return: 0; -ENOENT (none), -errno. */
 static int env_path(pid_t pid, char *path, size_t len)
 {
 	static char env[1 << 16];
@@ -109,10 +107,8 @@ static int sock_trusted(const char *path, pid_t pid)
 	return S_ISSOCK(st.st_mode) ? 0 : -ENOENT;
 }
 
-/*
- * The path of a bound unix socket named @pid.sock (/proc/net/unix), into
- * @path (@len bytes). Return: 0; -ENOENT, -errno.
- */
+/* The path of a bound unix socket named @pid.sock (/proc/net/unix), into
+ * @path (@len bytes). Return: 0; -ENOENT, -errno. */
 static int listed_path(pid_t pid, char *path, size_t len)
 {
 	char line[512], want[32];

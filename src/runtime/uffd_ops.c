@@ -3,7 +3,7 @@
  * The userfaultfd operations of uffd_ops.h: each is one ioctl with the
  * rules its callers need around it: partial counts, EAGAIN (an event is
  * pending: the caller reads it and retries), and never a faulting thread
- * left waiting.
+ * left waiting. Context: any thread, unless a function says otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +19,6 @@
 /**
  * rt_uffd_open() - a new userfaultfd with @flags (O_CLOEXEC, O_NONBLOCK):
  * the system call, or /dev/userfaultfd where the system call is refused.
- * Context: any.
  * Return: the descriptor, or -errno of the last attempt.
  */
 int rt_uffd_open(int flags)
@@ -96,8 +95,8 @@ int rt_uffd_api(int uffd, uint64_t want, uint64_t *got)
 }
 
 /**
- * rt_uffd_register() - register [@start, @start + @len) in MISSING mode.
- * Context: any; whole VMAs only, or the range splits them. Return: 0, -errno.
+ * rt_uffd_register() - register [@start, @start + @len) in MISSING mode
+ * (whole VMAs only, or the range splits them). Return: 0, -errno.
  */
 int rt_uffd_register(int uffd, uint64_t start, uint64_t len)
 {
@@ -111,8 +110,7 @@ int rt_uffd_register(int uffd, uint64_t start, uint64_t len)
 
 /**
  * rt_uffd_unregister() - unregister [@start, @start + @len), waking the
- * threads waiting on a fault there; no event is raised.
- * Context: any. Return: 0, -errno.
+ * threads waiting on a fault there; no event is raised. Return: 0, -errno.
  */
 int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len)
 {
@@ -133,9 +131,8 @@ void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len)
  * rt_uffd_copy() - serve a run: UFFDIO_COPY @len bytes from @src to @dst,
  * waking the waiters. A run that fails with nothing copied for another
  * reason than EAGAIN or EEXIST (it crosses into another VMA) is retried as
- * its first page alone; if that fails too, the waiters on @dst are woken
- * to fault again: a fault is never left waiting.
- * Context: any. Return: 0 and *@done = @len; -errno, *@done the bytes copied.
+ * its first page alone; if that fails too, the waiters on @dst are woken.
+ * Return: 0 and *@done = @len; -errno with *@done the bytes copied.
  */
 int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
 {
@@ -152,9 +149,8 @@ int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t
 }
 
 /**
- * rt_uffd_poison() - map a poison marker at [@addr, @addr + @len) (an
- * access raises SIGBUS: the data was lost), waking the waiters.
- * Context: any. Return: 0, -EAGAIN (an event is pending), -errno.
+ * rt_uffd_poison() - map a poison marker (SIGBUS: the data was lost) at
+ * [@addr, @addr + @len), waking the waiters. Return: 0, -EAGAIN, -errno.
  */
 int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
 {
@@ -171,7 +167,7 @@ int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
  * and its retry then fails with -EEXIST. A page counts as moved when its
  * destination is mapped and its source is not (mincore()); the caller
  * guarantees an empty @dst and holds the source's faults meanwhile.
- * Context: any. Return: the bytes moved (>= @done).
+ * Return: the bytes moved (>= @done).
  */
 static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t done)
 {
@@ -200,7 +196,7 @@ static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t d
  * failure the count is checked against the pages (moved_bytes()): pages
  * moved past the kernel's count make a partial move (-EAGAIN: the caller
  * moves the rest again, for its real error), or a success if all moved.
- * Context: any; never the thread that reads @uffd's events when @tries > 0;
+ * Context: not the thread that reads @uffd's events when @tries > 0;
  * nothing may serve a fault in [@src, @src + @len) meanwhile.
  * Return: 0 and *@done = @len; -errno with *@done the bytes moved (EBUSY:
  * a page shared copy-on-write; ENOENT: a hole; EAGAIN).

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control page of a process's transfer buffer: the page after the
- * RT_BATCH slots of the memfd the shim creates and the supervisor maps.
- * It holds the move lock, which puts each of the agent's moves wholly
- * before or wholly after each of the supervisor's reads of the process's
- * uffd with the handling of the events it returned, and the slots of the
- * batch in flight that must no longer be moved (docs/RUNTIME.md, "The move
- * lock", says why). The supervisor only tries the lock, never waits for it
- * (a program that holds it stalls its own faults, nothing else), and reads
- * nothing else from this page.
- * Context: any; header-only (the shim depends on libc alone).
+ * The control page of a process's transfer buffer, after its RT_BATCH
+ * slots: the move lock, which puts each of the agent's moves wholly before
+ * or after each of the supervisor's reads of the uffd with the handling of
+ * its events, and the slots of the batch in flight not to be moved
+ * (docs/RUNTIME.md, "The move lock"). The supervisor never waits for the
+ * lock (a program that holds it stalls only its own faults) and reads
+ * nothing else here. Header-only: the shim depends on libc alone.
  */
 #ifndef USWAP_RUNTIME_XFER_CTL_H
 #define USWAP_RUNTIME_XFER_CTL_H
@@ -66,10 +63,9 @@ static inline void rt_ctl_futex(_Atomic uint32_t *w, int op, uint32_t val, long 
 
 /*
  * The supervisor takes the lock: free, or handed over by the agent (only
- * the supervisor sets RT_CTL_SUP). If the agent is moving, it asks for the
- * lock (want) and does not wait: the agent hands it over when its move is
- * done, and kicks; without the hand-over, an agent moving run after run
- * would take it back each time.
+ * the supervisor sets RT_CTL_SUP). If the agent is moving, it asks (want)
+ * and does not wait: the agent hands it over after its move, and kicks
+ * (else an agent moving run after run would take it back each time).
  * Context: supervisor thread, not holding the lock. Return: true if taken.
  */
 static inline bool rt_ctl_sup_trylock(struct rt_xfer_ctl *c)
@@ -97,11 +93,8 @@ static inline void rt_ctl_sup_unlock(struct rt_xfer_ctl *c)
 		rt_ctl_futex(&c->lock, FUTEX_WAKE, 1, 0);
 }
 
-/*
- * The agent takes the lock, waiting while the supervisor holds it (for one
- * read of the uffd and the events it returned).
- * Context: the agent thread.
- */
+/* The agent takes the lock, waiting while the supervisor holds it (for one
+ * read of the uffd and its events). Context: the agent thread. */
 static inline void rt_ctl_agent_lock(struct rt_xfer_ctl *c)
 {
 	for (;;) {
@@ -118,11 +111,9 @@ static inline void rt_ctl_agent_lock(struct rt_xfer_ctl *c)
 	}
 }
 
-/*
- * The agent lets the lock go: to the supervisor if it asked (want), which
- * then must be kicked. Context: the agent thread, the lock held.
- * Return: true if the lock was handed over (send RT_KICK).
- */
+/* The agent lets the lock go: to the supervisor if it asked (want).
+ * Context: the agent thread, the lock held. Return: true if handed over
+ * (send RT_KICK). */
 static inline bool rt_ctl_agent_unlock(struct rt_xfer_ctl *c)
 {
 	if (atomic_exchange(&c->want, 0)) {
