@@ -51,9 +51,8 @@ static int resolve(const char *file, char *out, size_t len)
 /* Whether an exec of a file with @st changes our identity (AT_SECURE). */
 static bool secure_exec(const struct stat *st)
 {
-	if ((st->st_mode & S_ISUID) && st->st_uid != geteuid())
-		return true;
-	return (st->st_mode & S_ISGID) && st->st_gid != getegid();
+	return ((st->st_mode & S_ISUID) && st->st_uid != geteuid()) ||
+	       ((st->st_mode & S_ISGID) && st->st_gid != getegid());
 }
 
 /* Why the ELF image in @hdr (@n bytes read of the file at @fd) cannot load

@@ -60,12 +60,9 @@ static void pt_insert(struct pt_ent *e, size_t cap, uint64_t key, uint64_t val)
 int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 {
 	uint64_t old;
+	bool add = !pt_get(pt, key, &old);
 
-	if (pt_get(pt, key, &old)) {
-		pt_insert(pt->e, pt->cap, key, val);
-		return 0;
-	}
-	if ((pt->count + 1) * 2 > pt->cap) {
+	if (add && (pt->count + 1) * 2 > pt->cap) {
 		size_t ncap = pt->cap * 2;
 		struct pt_ent *ne = calloc(ncap, sizeof(*ne));
 
@@ -79,7 +76,7 @@ int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 		pt->cap = ncap;
 	}
 	pt_insert(pt->e, pt->cap, key, val);
-	pt->count++;
+	pt->count += add;
 	return 0;
 }
 

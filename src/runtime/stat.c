@@ -216,15 +216,14 @@ static int ask(const char *path, bool json)
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h) ||
-	    (r = recv(fd, buf, sizeof(buf) - 1, 0)) <= 0) {
-		err = errno ? -errno : -EIO;
-		if (err == -ECONNRESET || err == -EIO)
-			err = -EACCES;	/* it closed without an answer: refused */
-		close(fd);
-		return err;
-	}
+	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
+		r = -1;
+	else
+		r = recv(fd, buf, sizeof(buf) - 1, 0);
+	err = r > 0 ? 0 : errno ? -errno : -EIO;
 	close(fd);
+	if (err)	/* closed without an answer: refused */
+		return err == -ECONNRESET || err == -EIO ? -EACCES : err;
 	buf[r] = 0;
 	if (!json_plain(buf))
 		return -EPROTO;

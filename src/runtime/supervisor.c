@@ -87,12 +87,9 @@ static bool has_cap(int cap)
 	return yes;
 }
 
-/*
- * The start-up check: create a uffd, read the kernel's features, print
- * what holds (only when asked, -v, or when something is missing: the
- * program's stderr is often ours). Return: 0 and *@features, -errno
- * (printed) when the runtime cannot work here.
- */
+/* The start-up check: read the kernel's uffd features; print what holds when
+ * asked (-v) or when something is missing (the program's stderr is often
+ * ours). Return: 0 and *@features, -errno (printed) if we cannot work. */
 static int startup_check(const char *shim, uint64_t *features, bool verbose)
 {
 	struct uffdio_api api = { .api = UFFD_API };
@@ -239,13 +236,12 @@ static void answer_stat(const struct rt_sup *sup, int fd)
 
 /**
  * rt_sup_hello() - take the first message of connection @fd (non-blocking):
- * a process's hello with its fds (then UFFDIO_API on its uffd), a forked
- * child's hello, or a `uswap stat` request. The sender is the kernel's
- * word (rt_peer()): a hello must come from a process of the program's
- * tree, a stat request from our own user or root. Every field and
- * descriptor is checked (docs/SECURITY.md); anything else closes the
- * connection. @fd is made blocking again once the message has come.
- * Context: supervisor thread.
+ * a process's hello with its fds, a forked child's hello, or a `uswap stat`
+ * request. A hello must come from a process of the program's tree, a stat
+ * request from our own user or root, as the kernel names the sender
+ * (rt_peer()); every field and descriptor is checked (docs/SECURITY.md),
+ * anything else closes the connection. @fd is made blocking once its
+ * message has come. Context: supervisor thread.
  * Return: false if nothing has come yet (@fd kept open), true when @fd was
  * taken over or closed.
  */
@@ -296,19 +292,17 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 			answer_stat(sup, fd);
 		goto out;
 	}
+	if (!take_fds(&mh, fds, h.type == RT_HELLO_FORK ? 1 : 2)) {
+		say_refused(sup, pid, uid, h.type == RT_HELLO_FORK ?
+			    "a forked child's hello without its buffer" :
+			    "a hello without its userfaultfd and buffer");
+		goto out;
+	}
 	if (h.type == RT_HELLO_FORK) {	/* a forked child's shim (fork.c) */
-		if (!take_fds(&mh, fds, 1)) {
-			say_refused(sup, pid, uid, "a forked child's hello without its buffer");
-			goto out;
-		}
 		rt_fork_hello(sup, fd, pid, fds[0]);
 		if (pidfd >= 0)
 			close(pidfd);
 		return true;
-	}
-	if (!take_fds(&mh, fds, 2)) {
-		say_refused(sup, pid, uid, "a hello without its userfaultfd and buffer");
-		goto out;
 	}
 	if ((ack.err = rt_uffd_adopt(fds[0], sup->features)) == 0 &&
 	    (ack.err = rt_session_create(sup, fd, pid, pidfd, &h, fds[0], fds[1], &s)) == 0) {
@@ -349,9 +343,9 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
 
 /*
  * --memory-total: the resident budget is what the bound leaves after the
- * compressed store (never above --memory, never below PG_TOTAL_FLOOR
- * pages); a store that leaves less than the floor kills the program as an
- * OOM would. Peaks are kept with or without the bound.
+ * compressed store, within [PG_TOTAL_FLOOR, --memory] pages; a store that
+ * leaves less than the floor kills the program as an OOM would. Peaks are
+ * kept with or without the bound.
  */
 static void bound_total(struct rt_sup *sup)
 {
@@ -431,12 +425,9 @@ static void rt_sup_locked(struct rt_sup *sup)
 	}
 }
 
-/*
- * Once per turn of the event loop: the --memory-total bound, the pages a
- * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
- * unless the last batches freed nothing and no fault came since
- * (*@stall_mark: st.faults at the last reclaim).
- */
+/* Each turn: the --memory-total bound, the pages a fork left aside, then
+ * eviction ahead of demand, unless the last batches freed nothing and no
+ * fault came since (*@stall_mark: st.faults at the last reclaim). */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
@@ -556,12 +547,9 @@ static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool 
 		nr == 1 ? "" : "es", nr == 1 ? "s" : "");
 }
 
-/*
- * Reap the exited children (the first one's wait status into *@status,
- * *@done set). Children we had before the program (a shell's `2> >(filter)`,
- * which reads our stderr until we exit) are not of the tree.
- * Return: true while any process of the tree lives.
- */
+/* Reap the exited children (the first one's wait status into *@status, *@done
+ * set). Children we had before the program (a shell's `2> >(filter)`) are not
+ * of the tree. Return: true while any process of the tree lives. */
 static bool reap(struct rt_sup *sup, int *status, bool *done)
 {
 	for (;;) {
@@ -813,11 +801,9 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 
 /*
  * Wait for events, into @evs, for at most @timeout ms. --poll-us: after a
- * turn that read a fault, spin for the next one (yielding the CPU) if that
- * fault came within the window and only one process faulted for
- * RT_SPIN_ALONE_NS: a tight fault loop gets an awake supervisor, a
- * now-and-then fault costs no spin, and a fork's parent and child faulting
- * at once keep both CPUs.
+ * turn that read a fault, spin for the next one (yielding) if that fault
+ * came within the window and only one process faulted for RT_SPIN_ALONE_NS
+ * (a fork's parent and child faulting at once keep both CPUs).
  * Return: the number of events, -1 on error (errno set by epoll_wait).
  */
 static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
@@ -979,8 +965,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	struct rt_loop loop;
 	char shim[PATH_MAX], sock[108];
 	bool sock_temp = false;
-	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
-	bool reached;
+	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws = 0, ret;
+	bool reached = false, ran = false;
 	sigset_t mask, old;
 	const char *def = "zram:4G";
 	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -1045,43 +1031,32 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	drop_privileges();
 	ws = serve(&loop);
+	ran = true;
+out_sock:
 	close(lfd);
 	rt_sock_unlink(sock, sock_temp);
-	close(sfd);
-	if (reached && !sup.st.sessions)
+	if (sfd >= 0)
+		close(sfd);
+	if (ran && reached && !sup.st.sessions)
 		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "
 			"32-bit or set-user-ID program, or LD_PRELOAD taken out of its environment): "
 			"nothing was swapped and --memory held nothing\n");
-	if (WIFEXITED(ws)) {
-		ret = WEXITSTATUS(ws);
-	} else {
-		ret = 128 + WTERMSIG(ws);
+	if (ran && !WIFEXITED(ws))
 		fprintf(stderr, "uswap run: %s was killed by signal %d%s%s\n", cfg->argv[0],
 			WTERMSIG(ws), sup.kill_reason ? ": " : "", sup.kill_reason ? sup.kill_reason : "");
-	}
+	ret = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+out_mem:
 	/* Before the devices are reported: the slots of pages still in the
 	 * swap cache are freed only when the cache is dropped, here. */
 	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
-	if (cfg->stats)
+	if (ran && cfg->stats)
 		rt_stats_print(&sup);
-	if (cfg->json_fd >= 0)
+	if (ran && cfg->json_fd >= 0)
 		write_json(&sup, cfg->json_fd, cfg->json, ret);
-	for (int i = 0; i < nr_types; i++)
-		uswap_swapoff_type((unsigned int)types[i]);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return ret;
-out_sock:
-	if (sfd >= 0)
-		close(sfd);
-	close(lfd);
-	rt_sock_unlink(sock, sock_temp);
-out_mem:
-	pg_tree_fini(&sup.tree);
-	uswap_mem_destroy(sup.mem);
 out_swap:
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return 1;
+	return ran ? ret : 1;
 }
