@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The supervisor's reports: its counters (the table of counters.h) and
- * the values derived from them and from its state, as the JSON object of
- * `uswap run --json` and `uswap stat`, and as the --stats lines.
- */
+/* The supervisor's reports: the counters of counters.h and values derived
+ * from its state, as JSON (`uswap run --json`, `uswap stat`) and --stats. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,9 +73,8 @@ static void json_counters(FILE *f, const struct rt_sup *sup)
 }
 
 /**
- * rt_stats_json() - write @sup's counters to @f as one JSON object
- * (`uswap run --json`, `uswap stat`), with @status as exit_status.
- * Context: supervisor thread.
+ * rt_stats_json() - write @sup's counters to @f as one JSON object, with
+ * @status as exit_status. Context: supervisor thread.
  */
 void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 {
@@ -136,10 +132,7 @@ static bool line_nonzero(const struct rt_sup *sup, enum rt_stat_line line)
 	return any != 0;
 }
 
-/**
- * rt_stats_print() - print @sup's counters on stderr (--stats).
- * Context: the end of the run.
- */
+/** rt_stats_print() - print @sup's counters on stderr (--stats). Context: the end of the run. */
 void rt_stats_print(const struct rt_sup *sup)
 {
 	const struct rt_lru_stats *l = &sup->tree.lru_st;

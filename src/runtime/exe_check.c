@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whether the shim can reach the program `uswap run` starts: LD_PRELOAD
- * is read by the dynamic loader only, so a static program, a 32-bit one or
- * one that runs in secure mode never loads it, and runs without a budget
- * (docs/RUNTIME.md, "The start-up check"). Scripts are followed to their
- * interpreter.
+ * Whether the shim can reach the program `uswap run` starts: only the
+ * dynamic loader reads LD_PRELOAD, so a static, 32-bit or secure-mode
+ * program runs without a budget (docs/RUNTIME.md, "The start-up check").
  */
 #include <elf.h>
 #include <errno.h>
@@ -82,12 +80,10 @@ static const char *elf_why(int fd, const unsigned char *hdr, size_t n)
 
 /**
  * rt_exe_check() - say whether the shim will reach the program @file (the
- * command as `uswap run` got it), with a warning naming the file and the
- * reason when it will not. An unreadable or missing file is left to
- * execvp(), which reports it.
- * Context: the supervisor, before the program starts.
- * Return: true when the shim will be loaded (or the file cannot be read),
- * false after a warning.
+ * command as `uswap run` got it; a script is followed to its interpreter),
+ * with a warning when it will not. Context: before the program starts.
+ * Return: true when the shim will be loaded (or the file cannot be read:
+ * execvp() reports it), false after a warning.
  */
 bool rt_exe_check(const char *file)
 {

@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * Page replacement (lru.h): two rings per process with lazy deletion, the
- * refault distance test of the kernel's workingset (mm/workingset.c), and
- * written bits for the second chance: the uffd is registered for WP_ASYNC
- * and PAGEMAP_SCAN reads and resets PAGE_IS_WRITTEN.
- */
+/* The page replacement of lru.h: rings with lazy deletion, and written bits
+ * read and reset by PAGEMAP_SCAN on ranges registered for WP_ASYNC. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

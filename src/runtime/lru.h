@@ -2,7 +2,9 @@
 /*
  * Which resident page to evict (docs/RUNTIME.md, "Cold pages"): the
  * kernel's two anon LRU lists, inactive and active, per process, with the
- * workingset's shadow entries telling each refault's distance. A page
+ * workingset's shadow entries telling each refault's distance
+ * (mm/workingset.c: a page evicted and faulted back after D further
+ * evictions would have stayed had memory held D more pages). A page
  * comes in on the inactive list; one whose refault distance is within the
  * room of the active list is activated; eviction takes the inactive
  * list's oldest page; the active list is aged onto the inactive one when

@@ -106,9 +106,8 @@ void pt_del(struct pagetab *pt, uint64_t key)
 
 /**
  * pt_collect() - copy every entry with a key in [@start, @end) into a new
- * array *@out (free() it), probing page by page for a small range and
- * walking the table for a large one.
- * Return: the number of entries (*@out NULL when 0 or out of memory).
+ * array *@out (free() it), probing each page of a small range, walking the
+ * table for a large one. Return: the entries (*@out NULL when 0 or no memory).
  */
 size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out)
 {

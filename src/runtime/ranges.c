@@ -190,9 +190,9 @@ void rt_ranges_free(struct rt_ranges *r)
 }
 
 /**
- * rt_ranges_valid() - the invariants: runs sorted, disjoint and not
- * touching, each non-empty, page aligned and below rt_user_top(), at most
- * RT_RANGES_MAX of them. Context: any. Return: true when they hold.
+ * rt_ranges_valid() - whether the invariants hold: runs sorted, disjoint and
+ * not touching, each non-empty, page aligned and below rt_user_top(), at
+ * most RT_RANGES_MAX of them.
  */
 bool rt_ranges_valid(const struct rt_ranges *r)
 {
@@ -211,9 +211,8 @@ bool rt_ranges_valid(const struct rt_ranges *r)
 }
 
 /**
- * rt_user_top() - the end of the user address space: 2^47, or 2^56 on a
- * CPU with five-level page tables, less the page the kernel keeps unmapped.
- * Context: any. Return: the first address above user space.
+ * rt_user_top() - the first address above user space: 2^47, or 2^56 with
+ * five-level page tables, less the page the kernel keeps unmapped.
  */
 uint64_t rt_user_top(void)
 {

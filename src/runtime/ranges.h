@@ -14,8 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT_RANGES_MAX	(1U << 17)	/* runs per process: twice the kernel's
-					 * default vm.max_map_count */
+#define RT_RANGES_MAX	(1U << 17)	/* runs per process: 2 * default vm.max_map_count */
 
 struct rt_range {
 	uint64_t start, end;

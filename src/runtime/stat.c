@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * `uswap stat PID`: ask the supervisor that serves PID for its live
- * counters. A socket path is asked only if it is where that supervisor's
- * socket can be (sock_trusted()), and the answer is printed only if it is
- * plain JSON (json_plain()).
- */
+/* `uswap stat PID`: ask the supervisor that serves PID for its counters, at a
+ * path sock_trusted() accepts, and print the answer if json_plain() does. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -70,10 +66,9 @@ static long euid_of(pid_t pid)
 /*
  * Whether @path may be the socket of the supervisor that serves @pid (the
  * program may have made its environment up): DIR/N.sock, N @pid or one of
- * its ancestors, DIR a directory (not a link) that N's effective user owns
- * and no one else may enter, and the path a socket.
- * Context: any. Return: 0 when it may; -EACCES when we may not look
- * (another user's supervisor); -ENOENT.
+ * its ancestors, DIR a directory (not a link) of N's effective user that no
+ * one else may enter, and the path a socket. Return: 0 when it may;
+ * -EACCES when we may not look (another user's supervisor); -ENOENT.
  */
 static int sock_trusted(const char *path, pid_t pid)
 {
@@ -158,12 +153,9 @@ static void print_lines(const char *j)
 	putchar('\n');
 }
 
-/*
- * Whether @j holds only what the supervisor's JSON holds: structure,
- * numbers, and strings of letters, digits and "_.:/-" without escapes,
- * nested at most 16 deep. Anything else (a terminal's escape sequences from
- * a socket that is not a supervisor's) refuses the answer whole.
- */
+/* Whether @j holds only what the supervisor's JSON holds: structure, numbers,
+ * and strings of letters, digits and "_.:/-", nested at most 16 deep (not,
+ * say, a terminal's escape sequences from a socket that is no supervisor's). */
 static bool json_plain(const char *j)
 {
 	int depth = 0;
@@ -222,7 +214,7 @@ static int ask(const char *path, bool json)
 		r = recv(fd, buf, sizeof(buf) - 1, 0);
 	err = r > 0 ? 0 : errno ? -errno : -EIO;
 	close(fd);
-	if (err)	/* closed without an answer: refused */
+	if (err)	/* ECONNRESET, EIO: closed without an answer, refused */
 		return err == -ECONNRESET || err == -EIO ? -EACCES : err;
 	buf[r] = 0;
 	if (!json_plain(buf))

@@ -210,8 +210,7 @@ static bool take_fds(struct msghdr *mh, int *fds, size_t n)
 	return false;
 }
 
-/* A refusal, on our stderr: at most 32 a run (a process that connects in
- * a loop cannot flood it). */
+/* A refusal on our stderr, at most 32 a run (a connect loop cannot flood it). */
 static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *why)
 {
 	if (sup->refusals++ < 32)
@@ -326,11 +325,16 @@ out:
 	return true;
 }
 
-/* Bytes the compressed devices hold now: zram's pool, not its slot array
- * (fixed at swapon, counted as the supervisor's overhead). */
-static uint64_t compressed_bytes(const struct rt_sup *sup)
+/*
+ * --memory-total: the resident budget is what the bound leaves after the
+ * compressed store (zram's pool; its slot array, fixed at swapon, counts as
+ * our overhead), within [PG_TOTAL_FLOOR, --memory] pages; a store that
+ * leaves less than the floor kills the program as an OOM would. Peaks are
+ * kept with or without the bound.
+ */
+static void bound_total(struct rt_sup *sup)
 {
-	uint64_t sum = 0;
+	uint64_t cp, room, sum = 0;
 
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
 		struct uswap_swap_stat st;
@@ -338,20 +342,7 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
 		if (!uswap_swap_stat((unsigned int)sup->types[i], &st))
 			sum += st.compressed_bytes;
 	}
-	return sum;
-}
-
-/*
- * --memory-total: the resident budget is what the bound leaves after the
- * compressed store, within [PG_TOTAL_FLOOR, --memory] pages; a store that
- * leaves less than the floor kills the program as an OOM would. Peaks are
- * kept with or without the bound.
- */
-static void bound_total(struct rt_sup *sup)
-{
-	uint64_t cp, room;
-
-	sup->compressed = compressed_bytes(sup);
+	sup->compressed = sum;
 	cp = (sup->compressed + RT_PAGE - 1) / RT_PAGE;
 	if (sup->compressed > sup->peak_compressed)
 		sup->peak_compressed = sup->compressed;

@@ -41,10 +41,8 @@ int rt_uffd_open(int flags)
 /**
  * rt_uffd_read() - read messages of @uffd into @buf (@len bytes) without
  * ever waiting, whatever the O_NONBLOCK flag of the file (which the program
- * shares) says: with RWF_NOWAIT (Linux 6.9+), or a plain read made only
- * while the flag is set.
- * Context: the supervisor's thread, or a region's handler.
- * Return: bytes read, or -1 and errno (EAGAIN: none; EBADFD: the file
+ * shares) says: with RWF_NOWAIT (Linux 6.9+), else only while the flag is
+ * set. Return: bytes read, or -1 and errno (EAGAIN: none; EBADFD: the file
  * was made blocking, its flag set again).
  */
 ssize_t rt_uffd_read(int uffd, void *buf, size_t len)

@@ -30,14 +30,12 @@ enum {
 
 struct rt_xfer_ctl {
 	_Atomic uint32_t lock;		/* RT_CTL_* */
-	_Atomic uint32_t want;		/* the supervisor found the agent moving: the
-					 * agent hands the lock over and kicks it
-					 * (RT_KICK) when the move is done */
+	_Atomic uint32_t want;		/* the supervisor asks: the agent hands the
+					 * lock over after its move (RT_KICK) */
 	_Atomic uint32_t waits;		/* the agent waits for the lock (futex) */
 	uint32_t pad;
-	_Atomic uint64_t cancel;	/* bit i: slot i of the batch in flight
-					 * is not to be moved (its address was
-					 * unmapped, dropped or remapped) */
+	_Atomic uint64_t cancel;	/* bit i: slot i of the batch in flight is not
+					 * to be moved (unmapped, dropped, remapped) */
 };
 
 #define RT_XFER_PAGES	(RT_BATCH + 1)	/* slots, then the control page */
