@@ -19,7 +19,7 @@ enum rt_page_state {
 	PS_SWAPPED,		/* data in the mirror at index idx */
 	PS_UNEVICTABLE,		/* resident; the kernel refused to move it */
 	PS_SHARED = 16,		/* in a forked child, the parent's page shared copy-on-write:
-				 * charged to the parent alone (not in the child's nr_resident, FIFO) */
+				 * charged to the parent (not in the child's nr_resident) */
 };
 
 #define PT_VAL(state, idx)	(((uint64_t)(idx) << 8) | (uint64_t)(state))
