@@ -1,31 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The supervisor's reports: its counters (the table of counters.h) and
- * the values derived from them and from its state, as the JSON object of
- * `uswap run --json` and `uswap stat`, and as the --stats lines.
- */
+/* The supervisor's reports: the counters of counters.h and values derived
+ * from its state, as JSON (`uswap run --json`, `uswap stat`) and --stats. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
 
 #include "runtime/runtime.h"
+#include "runtime/uffd_ops.h"
 
-/* The upper bound (us) of the bucket holding the @pct percentile, 0 if none. */
-static uint64_t lat_pct(const struct rt_stats *st, unsigned int pct)
+/* The fault service time's @pct percentile (an upper bound, us). */
+static unsigned long long lat_pct(const struct rt_sup *sup, unsigned int pct)
 {
-	uint64_t total = 0, seen = 0;
-
-	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++)
-		total += st->lat[b];
-	if (!total)
-		return 0;
-	for (unsigned int b = 0; b < RT_LAT_BUCKETS; b++) {
-		seen += st->lat[b];
-		if (seen * 100 >= total * pct)
-			return 2ULL << b;
-	}
-	return 0;
+	return rt_lat_pct(sup->st.lat, RT_LAT_BUCKETS, pct);
 }
 
 /* @num / @den as a ratio, 0 when @den is 0. */
@@ -34,8 +21,7 @@ static double ratio(uint64_t num, uint64_t den)
 	return den ? (double)num / (double)den : 0.0;
 }
 
-/* The members of the JSON object: the policy, the refault rate, the
- * resident + compressed bound. */
+/* The JSON members of the eviction lists and the --memory-total bound. */
 static void json_lru(FILE *f, const struct rt_sup *sup)
 {
 	const struct rt_lru_stats *l = &sup->tree.lru_st;
@@ -87,23 +73,17 @@ static void json_counters(FILE *f, const struct rt_sup *sup)
 }
 
 /**
- * rt_stats_json() - write @sup's counters to @f as one JSON object
- * (`uswap run --json`, `uswap stat`): @status as exit_status, the budget
- * and the resident pages, the counters of counters.h, the values derived
- * from them, the eviction lists, the processes and the devices.
- * Context: supervisor thread.
+ * rt_stats_json() - write @sup's counters to @f as one JSON object, with
+ * @status as exit_status. Context: supervisor thread.
  */
 void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 {
-	const struct rt_stats *st = &sup->st;
-
 	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,",
 		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident);
 	json_counters(f, sup);
 	fprintf(f, "\"fault_p50_us_below\":%llu,\"fault_p99_us_below\":%llu,\"poll_us\":%llu,"
-		"\"cpu_ms\":%llu,", (unsigned long long)lat_pct(st, 50),
-		(unsigned long long)lat_pct(st, 99), (unsigned long long)sup->poll_us,
-		(unsigned long long)cpu_ms());
+		"\"cpu_ms\":%llu,", lat_pct(sup, 50), lat_pct(sup, 99),
+		(unsigned long long)sup->poll_us, (unsigned long long)cpu_ms());
 	json_lru(f, sup);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
@@ -122,11 +102,7 @@ void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 	fprintf(f, "]}\n");
 }
 
-/*
- * Print the --stats line @line: "uswap run: ", @head, the words of each
- * counter of that line (counters.h) with its value, then @tail.
- * Context: the end of the run.
- */
+/* Print --stats line @line: "uswap run: ", @head, its counters, @tail. */
 static void print_line(const struct rt_sup *sup, enum rt_stat_line line, const char *head,
 		       const char *tail)
 {
@@ -156,19 +132,15 @@ static bool line_nonzero(const struct rt_sup *sup, enum rt_stat_line line)
 	return any != 0;
 }
 
-/**
- * rt_stats_print() - print @sup's counters on stderr (--stats): the lines
- * of counters.h, the eviction lists' numbers, one line per device.
- * Context: the end of the run.
- */
+/** rt_stats_print() - print @sup's counters on stderr (--stats). Context: the end of the run. */
 void rt_stats_print(const struct rt_sup *sup)
 {
-	const struct rt_stats *st = &sup->st;
+	const struct rt_lru_stats *l = &sup->tree.lru_st;
 	char head[64], tail[96];
 
 	snprintf(head, sizeof(head), "budget %llu pages, ", (unsigned long long)sup->tree.budget);
 	snprintf(tail, sizeof(tail), "; fault service p50 < %llu us, p99 < %llu us",
-		 (unsigned long long)lat_pct(st, 50), (unsigned long long)lat_pct(st, 99));
+		 lat_pct(sup, 50), lat_pct(sup, 99));
 	print_line(sup, RT_LINE_MAIN, head, tail);
 	if (line_nonzero(sup, RT_LINE_OVER))
 		print_line(sup, RT_LINE_OVER, "over the budget: ", "");
@@ -182,16 +154,13 @@ void rt_stats_print(const struct rt_sup *sup)
 		"eviction), %llu activated, %llu deactivated; written bits: %llu scans, %llu "
 		"pages, %llu rotated, %llu promoted; resident + compressed peak %llu "
 		"pages (compressed peak %llu bytes), bound %llu pages%s\n",
-		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru",
-		(unsigned long long)sup->tree.lru_st.refaults,
-		ratio(sup->tree.lru_st.refaults, sup->tree.st.swapins),
-		ratio(sup->tree.lru_st.refaults, sup->tree.st.evicted),
-		(unsigned long long)sup->tree.lru_st.activated,
-		(unsigned long long)sup->tree.lru_st.deactivated,
-		(unsigned long long)sup->tree.lru_st.scans, (unsigned long long)sup->tree.lru_st.written,
-		(unsigned long long)sup->tree.lru_st.rotated, (unsigned long long)sup->tree.lru_st.promoted, (unsigned long long)sup->peak_total,
-		(unsigned long long)sup->peak_compressed, (unsigned long long)sup->total,
-		sup->total ? "" : " (none)");
+		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)l->refaults,
+		ratio(l->refaults, sup->tree.st.swapins), ratio(l->refaults, sup->tree.st.evicted),
+		(unsigned long long)l->activated, (unsigned long long)l->deactivated,
+		(unsigned long long)l->scans, (unsigned long long)l->written,
+		(unsigned long long)l->rotated, (unsigned long long)l->promoted,
+		(unsigned long long)sup->peak_total, (unsigned long long)sup->peak_compressed,
+		(unsigned long long)sup->total, sup->total ? "" : " (none)");
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 

@@ -3,29 +3,21 @@
  * The supervisor's counters, listed once. RT_STATS(X) calls
  * X(kind, name, json, line, text, desc) for each, in report order:
  *
- *   kind  COUNT: events counted (sup->st.name++ where they happen);
- *         PEAK:  a high-water mark (raised where the value is computed);
- *         NSEC:  time summed in ns, reported in ms;
- *         PG:    the pager's, kept in sup->tree.st (pager.h, PG_STATS).
- *   name  the field of struct rt_stats (runtime.h) the code writes, or of
- *         struct pg_stats for PG.
+ *   kind  COUNT: events counted; PEAK: a high-water mark; NSEC: time
+ *         summed in ns, reported in ms; PG: the pager's (sup->tree.st).
+ *   name  the field of struct rt_stats (runtime.h), or of struct pg_stats.
  *   json  its member in the JSON object (`uswap run --json`, `uswap stat`).
- *   line  the --stats line it is printed on (enum rt_stat_line), or NONE:
- *         JSON only.
+ *   line  the --stats line it is printed on, or NONE: JSON only.
  *   text  its words on that line, a printf format of one %llu.
  *   desc  what it counts.
  *
- * Each expansion reads what it needs: runtime.h makes the struct fields,
- * counters.c the JSON members and the --stats lines. Values derived from
- * these or from other state (fault latency percentiles, CPU time, the
- * eviction lists' numbers, per-process and per-device figures) are written
- * by hand in counters.c.
+ * runtime.h makes the struct fields, counters.c the JSON members and the
+ * --stats lines; derived values are written by hand in counters.c.
  */
 #ifndef USWAP_RUNTIME_COUNTERS_H
 #define USWAP_RUNTIME_COUNTERS_H
 
-/* The --stats lines; OVER and FORK are printed only when one of their
- * counters is not zero. */
+/* The --stats lines; OVER and FORK only when a counter of theirs is not 0. */
 enum rt_stat_line {
 	RT_LINE_NONE,		/* JSON only */
 	RT_LINE_MAIN,		/* pages, faults, evictions, events */
@@ -86,22 +78,18 @@ enum rt_stat_line {
 	  "faults served past budget + slack, and pages found there")			\
 	X(COUNT, fork_events, "fork_events", FORK, "fork events %llu",		\
 	  "FORK events read (children followed)")				\
-	X(COUNT, fork_swapped, "fork_swapped", FORK,				\
-	  "%llu pages were out of a parent at fork",				\
+	X(COUNT, fork_swapped, "fork_swapped", FORK, "%llu pages were out of a parent at fork",	\
 	  "pages out of a parent at fork, inherited by the child")		\
 	X(COUNT, fork_swap_dups, "fork_swap_dups", FORK,			\
 	  "%llu swap entries shared (count 2 or more)",			\
 	  "swap entries duplicated by the mirrors' forks")			\
-	X(COUNT, fork_sessions_ended, "fork_sessions_ended", FORK,		\
-	  "%llu children ended",						\
+	X(COUNT, fork_sessions_ended, "fork_sessions_ended", FORK, "%llu children ended",	\
 	  "followed children whose mm went (exit, exec)")			\
-	X(COUNT, fork_inflight, "fork_inflight", FORK,				\
-	  "%llu forks met a batch in flight",					\
+	X(COUNT, fork_inflight, "fork_inflight", FORK, "%llu forks met a batch in flight",	\
 	  "forks with a batch of the parent's in flight")			\
 	X(PG, wait_budget, "wait_budget", WAIT, "the budget %llu",		\
 	  "deferred faults: the budget was reached, waited for a batch")	\
-	X(PG, wait_evicting, "wait_evicting", WAIT,				\
-	  "their page's batch %llu",						\
+	X(PG, wait_evicting, "wait_evicting", WAIT, "their page's batch %llu",	\
 	  "deferred faults: their page was in the batch in flight")		\
 	X(PG, wait_event, "wait_event", WAIT, "an event %llu",		\
 	  "deferred faults: their copy met a pending event (EAGAIN)")	\
@@ -137,18 +125,13 @@ enum rt_stat_line {
 	X(PG, dbg_resident_absent, "dbg_resident_absent", NONE, "resident absent %llu",	\
 	  "USWAP_DEBUG >= 2: most resident pages pagemap showed absent at one look")	\
 	X(COUNT, learnt_over, "learnt_over_budget", OVER,			\
-	  "%llu pages found already filled (MAP_POPULATE or a mapping "	\
-	  "registered late)",							\
-	  "pages found present (pagemap) beyond budget + slack; also in "	\
-	  "over_budget")							\
-	X(PG, peak_unevictable, "peak_unevictable_pages", OVER,		\
-	  "unevictable peak %llu pages",					\
+	  "%llu pages found already filled (MAP_POPULATE or a mapping registered late)", \
+	  "pages found present (pagemap) beyond budget + slack; also in over_budget") \
+	X(PG, peak_unevictable, "peak_unevictable_pages", OVER, "unevictable peak %llu pages",	\
 	  "most pages the kernel would not move (mlock) at once")		\
-	X(PEAK, peak_locked, "peak_locked_pages", OVER,			\
-	  "locked (mlock) peak %llu pages",					\
+	X(PEAK, peak_locked, "peak_locked_pages", OVER, "locked (mlock) peak %llu pages",	\
 	  "most Locked: pages of the tree (smaps_rollup) seen over budget")	\
-	X(COUNT, locked_kills, "locked_kills", OVER,				\
-	  "%llu process(es) killed for locked memory",			\
+	X(COUNT, locked_kills, "locked_kills", OVER, "%llu process(es) killed for locked memory", \
 	  "processes killed: their locked memory was over the budget")
 
 #endif

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whether the shim can reach the program `uswap run` starts: LD_PRELOAD
- * is read by the dynamic loader only, so a statically linked program, a
- * 32-bit one (the shim is a 64-bit object) or one that runs in secure
- * mode (a set-user-ID or set-group-ID file that changes our identity)
- * never loads it. Such a program runs, but without a budget: the
- * supervisor says so before it starts (docs/RUNTIME.md, "The start-up
- * check"). Scripts are followed to their interpreter.
+ * Whether the shim can reach the program `uswap run` starts: only the
+ * dynamic loader reads LD_PRELOAD, so a static, 32-bit or secure-mode
+ * program runs without a budget (docs/RUNTIME.md, "The start-up check").
  */
 #include <elf.h>
 #include <errno.h>
@@ -23,11 +19,8 @@
 
 #define RT_SCRIPT_DEPTH 4	/* the kernel's own limit on nested #! is 4 too */
 
-/*
- * Find @file as execvp() would: as given when it holds a '/', else in
- * each directory of PATH (the default path when unset). Context: any.
- * Return: 0 and the path in @out, or -ENOENT.
- */
+/* Find @file as execvp() would: as given when it holds a '/', else in PATH.
+ * Return: 0 and the path in @out, or -ENOENT. */
 static int resolve(const char *file, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
@@ -53,23 +46,15 @@ static int resolve(const char *file, char *out, size_t len)
 	return -ENOENT;
 }
 
-/*
- * Whether an exec of a file with @st changes our identity, which makes
- * the loader ignore LD_PRELOAD (AT_SECURE). Context: any.
- */
+/* Whether an exec of a file with @st changes our identity (AT_SECURE). */
 static bool secure_exec(const struct stat *st)
 {
-	if ((st->st_mode & S_ISUID) && st->st_uid != geteuid())
-		return true;
-	return (st->st_mode & S_ISGID) && st->st_gid != getegid();
+	return ((st->st_mode & S_ISUID) && st->st_uid != geteuid()) ||
+	       ((st->st_mode & S_ISGID) && st->st_gid != getegid());
 }
 
-/*
- * Why the 64-bit ELF image in @hdr (@n bytes read of the file at @fd)
- * cannot load the shim, or NULL when it can: the program headers are
- * read for PT_INTERP (a program without one is static, static-pie
- * included). Context: any.
- */
+/* Why the ELF image in @hdr (@n bytes read of the file at @fd) cannot load
+ * the shim, or NULL: it can if 64-bit with a PT_INTERP (else it is static). */
 static const char *elf_why(int fd, const unsigned char *hdr, size_t n)
 {
 	Elf64_Ehdr eh;
@@ -94,17 +79,11 @@ static const char *elf_why(int fd, const unsigned char *hdr, size_t n)
 }
 
 /**
- * rt_exe_check() - say whether the shim will reach the program @file
- * @file: the command as `uswap run` got it (a name looked up in PATH, or
- *        a path)
- *
- * Prints a warning naming the file and the reason when the program will
- * run without a budget (static, 32-bit, secure-mode, or a script whose
- * interpreter is one of these). An unreadable or missing file is left to
- * execvp(), which reports it.
- * Context: the supervisor, before the program starts.
- * Return: true when the shim will be loaded (or the file cannot be
- * read), false after a warning.
+ * rt_exe_check() - say whether the shim will reach the program @file (the
+ * command as `uswap run` got it; a script is followed to its interpreter),
+ * with a warning when it will not. Context: before the program starts.
+ * Return: true when the shim will be loaded (or the file cannot be read:
+ * execvp() reports it), false after a warning.
  */
 bool rt_exe_check(const char *file)
 {

@@ -1,17 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The supervisor's page replacement: two rings per process (inactive,
- * active) with lazy deletion, and the refault distance test of the
- * kernel's workingset (mm/workingset.c: a page evicted and faulted back
- * after D further evictions would have stayed had memory held D more
- * pages; if the active list can give that room, the page is activated).
- * Resident pages get the second chance from written bits: the uffd is
- * registered for write-protection with UFFD_FEATURE_WP_ASYNC (a write to
- * a protected page is resolved by the kernel, no message) and
- * PAGEMAP_SCAN reads and resets PAGE_IS_WRITTEN. There is no accessed bit
- * for reads on this kernel (no idle page tracking, no soft-dirty;
- * docs/RUNTIME.md, "Cold pages").
- */
+/* The page replacement of lru.h: rings with lazy deletion, and written bits
+ * read and reset by PAGEMAP_SCAN on ranges registered for WP_ASYNC. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +70,9 @@ static void ring_compact(struct rt_lru *l, const struct pagetab *tab, unsigned i
 
 /**
  * rt_lru_add_flags() - put the RESIDENT page @addr at the head of a list,
- * the active one if @active, with @flags (LRU_WRITTEN, LRU_SEEN, LRU_AHEAD), and
- * record it in @tab.
- * Context: supervisor thread.
- * Return: 0, -ENOMEM (the page is then resident but on no list: it is
- * never chosen for eviction).
+ * the active one if @active, with @flags (LRU_*), and record it in @tab.
+ * Return: 0, -ENOMEM (the page is then resident but on no list: never
+ * chosen for eviction).
  */
 int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
 		     uint64_t flags)
@@ -105,102 +92,92 @@ int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool 
 	return err;
 }
 
-/**
- * rt_lru_add() - rt_lru_add_flags() without flags.
- * Context: supervisor thread.
- * Return: 0, -ENOMEM.
- */
-int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
-{
-	return rt_lru_add_flags(l, tab, addr, active, 0);
-}
-
-/**
- * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
- * process of @pagemap (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING: the pages
- * found written are write-protected again, asynchronously resolved on
- * their next write) and mark the RESIDENT ones LRU_WRITTEN in @tab (one
- * a copy mapped only loses its LRU_AHEAD: that first bit is the copy's).
- * Context: supervisor thread; a kernel page-table walk of the range.
- * Return: the pages found written and resident, or -errno (the range is
- * not registered for WP_ASYNC: no information).
- */
-long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
+/* PAGEMAP_SCAN [@start, @end) with @flags for the pages in categories @cat
+ * (reported as @ret), calling @fn(@arg, a, b) on each run [a, b) found and
+ * adding its pages to *@found. Return: 0, or -errno of the failed scan. */
+static int pm_scan(int pagemap, uint64_t start, uint64_t end, uint64_t flags, uint64_t cat,
+		   uint64_t ret, void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg,
+		   long *found)
 {
 	struct page_region r[256];
-	long found = 0;
 
 	while (start < end) {
 		struct pm_scan_arg a = {
-			.size = sizeof(a),
-			.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
-			.start = start, .end = end,
+			.size = sizeof(a), .flags = flags, .start = start, .end = end,
 			.vec = (uint64_t)(uintptr_t)r, .vec_len = 256,
-			.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT,
-			.return_mask = PAGE_IS_WRITTEN,
-		};
-		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
-		uint64_t v;
-
-		if (n < 0)
-			return -errno;
-		for (long i = 0; i < n; i++)
-			for (uint64_t p = r[i].start; p < r[i].end; p += 4096)
-				if (pt_get(tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
-					/* A copy's own bit is found but not counted
-					 * as a reference (lru.h, LRU_AHEAD). */
-					pt_set(tab, p, v & LRU_AHEAD ? v & ~LRU_AHEAD : v | LRU_WRITTEN);
-					found++;
-				}
-		if (a.walk_end <= start)
-			break;
-		start = a.walk_end;
-	}
-	return found;
-}
-
-/**
- * rt_present_scan() - call @fn(@arg, a, b) for each run [a, b) of pages
- * present in [@start, @end) of the process of @pagemap. A kernel walk of
- * the page tables (PAGEMAP_SCAN, PAGE_IS_PRESENT) that skips the holes
- * between VMAs at no cost, so that a range as wide as the address space
- * costs what its mappings cost; kernels without PAGEMAP_SCAN get a read
- * of the pagemap, bounded to RT_PRESENT_PREAD_MAX pages.
- * Context: supervisor thread.
- * Return: the pages found, or -errno.
- */
-#define RT_PRESENT_PREAD_MAX	(1ULL << 24)	/* 64 GiB of address space */
-long rt_present_scan(int pagemap, uint64_t start, uint64_t end,
-		     void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg)
-{
-	uint64_t pm[512];
-	struct page_region r[256];
-	long found = 0;
-
-	while (start < end) {
-		struct pm_scan_arg a = {
-			.size = sizeof(a),
-			.start = start, .end = end,
-			.vec = (uint64_t)(uintptr_t)r, .vec_len = 256,
-			.category_mask = PAGE_IS_PRESENT,
-			.return_mask = PAGE_IS_PRESENT,
+			.category_mask = cat, .return_mask = ret,
 		};
 		long n = ioctl(pagemap, PAGEMAP_SCAN, &a);
 
-		if (n < 0 && (errno == ENOTTY || errno == EINVAL) && !found)
-			goto by_read;
 		if (n < 0)
 			return -errno;
 		for (long i = 0; i < n; i++) {
 			fn(arg, r[i].start, r[i].end);
-			found += (long)((r[i].end - r[i].start) / 4096);
+			*found += (long)((r[i].end - r[i].start) / 4096);
 		}
 		if (a.walk_end <= start)
 			break;
 		start = a.walk_end;
 	}
-	return found;
-by_read:
+	return 0;
+}
+
+struct mark_arg {
+	struct pagetab *tab;
+	long found;		/* RESIDENT pages found written */
+};
+
+/* pm_scan(): mark the RESIDENT pages of [@a, @b) written. */
+static void mark_written(void *arg, uint64_t a, uint64_t b)
+{
+	struct mark_arg *m = arg;
+	uint64_t v;
+
+	for (uint64_t p = a; p < b; p += 4096)
+		if (pt_get(m->tab, p, &v) && PT_STATE(v) == PS_RESIDENT) {
+			/* a copy's own bit is not a reference (LRU_AHEAD) */
+			pt_set(m->tab, p, v & LRU_AHEAD ? v & ~LRU_AHEAD : v | LRU_WRITTEN);
+			m->found++;
+		}
+}
+
+/**
+ * rt_lru_scan() - read and reset the written bits of [@start, @end) in the
+ * process of @pagemap (the pages found written are write-protected again)
+ * and mark the RESIDENT ones LRU_WRITTEN in @tab (or take their LRU_AHEAD).
+ * Return: the pages found written and resident, or -errno (the range is
+ * not registered for WP_ASYNC: no information).
+ */
+long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end)
+{
+	struct mark_arg m = { .tab = tab };
+	long pages = 0;
+	int err = pm_scan(pagemap, start, end, PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
+			  PAGE_IS_WRITTEN | PAGE_IS_PRESENT, PAGE_IS_WRITTEN, mark_written, &m,
+			  &pages);
+
+	return err ? err : m.found;
+}
+
+#define RT_PRESENT_PREAD_MAX	(1ULL << 24)	/* 64 GiB of address space */
+
+/**
+ * rt_present_scan() - call @fn(@arg, a, b) for each run [a, b) of pages
+ * present in [@start, @end) of the process of @pagemap. PAGEMAP_SCAN skips
+ * the holes between VMAs at no cost; kernels without it get a read of the
+ * pagemap, bounded to RT_PRESENT_PREAD_MAX pages.
+ * Return: the pages found, or -errno.
+ */
+long rt_present_scan(int pagemap, uint64_t start, uint64_t end,
+		     void (*fn)(void *arg, uint64_t a, uint64_t b), void *arg)
+{
+	uint64_t pm[512];
+	long found = 0;
+	int err = pm_scan(pagemap, start, end, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, fn, arg,
+			  &found);
+
+	if ((err != -ENOTTY && err != -EINVAL) || found)
+		return err ? err : found;
 	if ((end - start) / 4096 > RT_PRESENT_PREAD_MAX)
 		end = start + RT_PRESENT_PREAD_MAX * 4096;
 	while (start < end) {
@@ -232,7 +209,6 @@ by_read:
 /**
  * rt_lru_forget() - a RESIDENT page with value @val leaves its list
  * (dropped, moved): only its list's count changes; its entry goes stale.
- * Context: supervisor thread.
  */
 void rt_lru_forget(struct rt_lru *l, uint64_t val)
 {
@@ -246,7 +222,6 @@ void rt_lru_forget(struct rt_lru *l, uint64_t val)
  * rt_lru_refault() - the workingset test for a page coming back whose
  * SWAPPED value was @shadow_val: its refault distance (evictions since it
  * left, modulo 2^24) against @room, the pages the active list may hold.
- * Context: any.
  * Return: true if the page should be activated.
  */
 bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room)
@@ -284,10 +259,7 @@ static void age_active(struct rt_lru *l, struct pagetab *tab, uint64_t nr_reside
  * changes its state): the inactive list's oldest, after aging the active
  * list. An inactive tail page written since the last scan is kept once
  * (rotated, LRU_SEEN) and activated if written again by its next visit,
- * as the kernel's folio_check_references() treats the instantiating
- * fault's reference (a page a copy mapped: its first written bit found,
- * the copy's own, is not counted; lru.h, LRU_AHEAD).
- * Context: supervisor thread.
+ * as the kernel's folio_check_references() does.
  * Return: true and *@addr, false when no page is on a list.
  */
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr, uint64_t nr_resident,
@@ -322,10 +294,7 @@ bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr, uint64_t 
 	}
 }
 
-/**
- * rt_lru_free() - free the rings.
- * Context: supervisor thread.
- */
+/** rt_lru_free() - free the rings. */
 void rt_lru_free(struct rt_lru *l)
 {
 	free(l->ring[0].a);

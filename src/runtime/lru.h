@@ -2,12 +2,14 @@
 /*
  * Which resident page to evict (docs/RUNTIME.md, "Cold pages"): the
  * kernel's two anon LRU lists, inactive and active, per process, with the
- * workingset's shadow entries telling each refault's distance. A page
+ * workingset's shadow entries telling each refault's distance
+ * (mm/workingset.c: a page evicted and faulted back after D further
+ * evictions would have stayed had memory held D more pages). A page
  * comes in on the inactive list; one whose refault distance is within the
  * room of the active list is activated; eviction takes the inactive
  * list's oldest page; the active list is aged onto the inactive one when
  * it outgrows half of the process's resident pages.
- * Context: the supervisor's one thread; no locking.
+ * Context: one thread at a time (the caller serializes); no locking.
  */
 #ifndef USWAP_RUNTIME_LRU_H
 #define USWAP_RUNTIME_LRU_H
@@ -19,15 +21,12 @@
 
 /*
  * A RESIDENT page's value in the page map: bit 8 is its list (1 active),
- * bit 9 "written since the last scan" (PAGEMAP_SCAN's PAGE_IS_WRITTEN),
- * bit 10 "referenced at its last visit of the inactive tail" (the kernel's
+ * bit 9 "written since the last scan" (PAGE_IS_WRITTEN), bit 10
+ * "referenced at its last visit of the inactive tail" (the kernel's
  * PG_referenced), bit 11 "mapped by a copy" (UFFDIO_COPY maps a page
- * writable, so the first written bit a scan finds on it is the mapping's
- * own, set whether or not the program wrote: it is not counted. Counted,
- * it made a page written once look written on two scans, one before and
- * one after its rotation, and activated it), bits 12.. a ticket matching
- * its one live entry on that list's ring (ticket 0: not on a list yet, as
- * PT_VAL(PS_RESIDENT, 0) leaves it).
+ * writable, so the first written bit a scan finds is the mapping's own and
+ * is not counted), bits 12.. a ticket matching its one live entry on that
+ * list's ring (0: on no list yet).
  * A SWAPPED page's value keeps the mirror index in bits 8..39 (PT_IDX)
  * and its shadow, the eviction clock when it left, in bits 40..63.
  */
@@ -74,7 +73,6 @@ struct rt_lru_stats {
 	uint64_t promoted;		/* ... activated: written on two visits */
 };
 
-int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active);
 int rt_lru_add_flags(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active,
 		     uint64_t flags);
 long rt_lru_scan(int pagemap, struct pagetab *tab, uint64_t start, uint64_t end);
@@ -85,5 +83,11 @@ bool rt_lru_refault(uint64_t shadow_val, uint64_t clock, uint64_t room);
 bool rt_lru_pop(struct rt_lru *l, struct pagetab *tab, uint64_t *addr,
 		uint64_t nr_resident, struct rt_lru_stats *st);
 void rt_lru_free(struct rt_lru *l);
+
+/* rt_lru_add_flags() without flags. Return: 0, -ENOMEM. */
+static inline int rt_lru_add(struct rt_lru *l, struct pagetab *tab, uint64_t addr, bool active)
+{
+	return rt_lru_add_flags(l, tab, addr, active, 0);
+}
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The page-state hash map (linear probing with backward-shift deletion, so
- * no tombstones) and the resident FIFO of the supervisor.
+ * no tombstones) and the resident FIFO (pagetab.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,11 +16,7 @@ static size_t pt_hash(uint64_t key, size_t cap)
 	return (size_t)(key >> 20) & (cap - 1);
 }
 
-/**
- * pt_init() - an empty map.
- * Context: supervisor thread.
- * Return: 0, -ENOMEM.
- */
+/** pt_init() - an empty map. Return: 0, -ENOMEM. */
 int pt_init(struct pagetab *pt)
 {
 	pt->cap = 1024;
@@ -29,10 +25,7 @@ int pt_init(struct pagetab *pt)
 	return pt->e ? 0 : -ENOMEM;
 }
 
-/**
- * pt_free() - free the map's memory.
- * Context: supervisor thread.
- */
+/** pt_free() - free the map's memory. */
 void pt_free(struct pagetab *pt)
 {
 	free(pt->e);
@@ -40,11 +33,7 @@ void pt_free(struct pagetab *pt)
 	pt->cap = pt->count = 0;
 }
 
-/**
- * pt_get() - look up @key.
- * Context: supervisor thread.
- * Return: true and *@val if present.
- */
+/** pt_get() - look up @key. Return: true and *@val if present. */
 bool pt_get(const struct pagetab *pt, uint64_t key, uint64_t *val)
 {
 	for (size_t i = pt_hash(key, pt->cap);; i = (i + 1) & (pt->cap - 1)) {
@@ -67,20 +56,13 @@ static void pt_insert(struct pt_ent *e, size_t cap, uint64_t key, uint64_t val)
 	e[i].val = val;
 }
 
-/**
- * pt_set() - insert or replace @key's value.
- * Context: supervisor thread.
- * Return: 0, -ENOMEM (the map is unchanged).
- */
+/** pt_set() - insert or replace @key's value. Return: 0, -ENOMEM (map unchanged). */
 int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 {
 	uint64_t old;
+	bool add = !pt_get(pt, key, &old);
 
-	if (pt_get(pt, key, &old)) {
-		pt_insert(pt->e, pt->cap, key, val);
-		return 0;
-	}
-	if ((pt->count + 1) * 2 > pt->cap) {
+	if (add && (pt->count + 1) * 2 > pt->cap) {
 		size_t ncap = pt->cap * 2;
 		struct pt_ent *ne = calloc(ncap, sizeof(*ne));
 
@@ -94,14 +76,11 @@ int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 		pt->cap = ncap;
 	}
 	pt_insert(pt->e, pt->cap, key, val);
-	pt->count++;
+	pt->count += add;
 	return 0;
 }
 
-/**
- * pt_del() - remove @key if present.
- * Context: supervisor thread.
- */
+/** pt_del() - remove @key if present. */
 void pt_del(struct pagetab *pt, uint64_t key)
 {
 	size_t mask = pt->cap - 1, i = pt_hash(key, pt->cap), j;
@@ -127,10 +106,8 @@ void pt_del(struct pagetab *pt, uint64_t key)
 
 /**
  * pt_collect() - copy every entry with a key in [@start, @end) into a new
- * array *@out (free() it), probing page by page for a small range and
- * walking the table for a large one.
- * Context: supervisor thread.
- * Return: the number of entries (*@out NULL when 0 or out of memory).
+ * array *@out (free() it), probing each page of a small range, walking the
+ * table for a large one. Return: the entries (*@out NULL when 0 or no memory).
  */
 size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out)
 {
@@ -172,11 +149,7 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 	return n;
 }
 
-/**
- * fifo_push() - append @addr.
- * Context: supervisor thread.
- * Return: 0, -ENOMEM.
- */
+/** fifo_push() - append @addr. Return: 0, -ENOMEM. */
 int fifo_push(struct rt_fifo *f, uint64_t addr)
 {
 	if (f->len == f->cap) {
@@ -196,11 +169,7 @@ int fifo_push(struct rt_fifo *f, uint64_t addr)
 	return 0;
 }
 
-/**
- * fifo_pop() - take the oldest address.
- * Context: supervisor thread.
- * Return: false when empty.
- */
+/** fifo_pop() - take the oldest address. Return: false when empty. */
 bool fifo_pop(struct rt_fifo *f, uint64_t *addr)
 {
 	if (!f->len)
@@ -211,10 +180,7 @@ bool fifo_pop(struct rt_fifo *f, uint64_t *addr)
 	return true;
 }
 
-/**
- * fifo_free() - free the ring.
- * Context: supervisor thread.
- */
+/** fifo_free() - free the ring. */
 void fifo_free(struct rt_fifo *f)
 {
 	free(f->a);

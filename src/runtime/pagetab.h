@@ -3,7 +3,7 @@
  * The supervisor's page states of one process: an open-addressing hash map
  * from page address to state (docs/RUNTIME.md, "Page states"), and the
  * FIFO of resident pages that gives the eviction order.
- * Context: the supervisor's one thread; no locking.
+ * Context: one thread at a time (the caller serializes); no locking.
  */
 #ifndef USWAP_RUNTIME_PAGETAB_H
 #define USWAP_RUNTIME_PAGETAB_H
@@ -15,12 +15,11 @@
 enum rt_page_state {
 	PS_RESIDENT = 1,	/* in the process, in the FIFO */
 	PS_EVICTING,		/* in the batch in flight, slot = idx */
-	PS_DEAD,		/* was EVICTING, then dropped by the program: zeros after the answer */
+	PS_DEAD,		/* EVICTING, dropped by the program: zeros after the answer */
 	PS_SWAPPED,		/* data in the mirror at index idx */
 	PS_UNEVICTABLE,		/* resident; the kernel refused to move it */
-	PS_SHARED = 16,		/* rtfork: in a forked child, the parent's page shared
-				 * copy-on-write: charged once, to the parent (not in the
-				 * child's nr_resident nor its FIFO) */
+	PS_SHARED = 16,		/* in a forked child, the parent's page shared copy-on-write:
+				 * charged to the parent (not in the child's nr_resident) */
 };
 
 #define PT_VAL(state, idx)	(((uint64_t)(idx) << 8) | (uint64_t)(state))

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who may reach the supervisor (docs/SECURITY.md): its socket, a path in
- * a directory of mode 0700 that its user owns (no abstract name, which
- * any local user could connect to); the peer of each connection, named
- * by the kernel (SO_PEERCRED, SO_PEERPIDFD), never by a message; and
- * whether that peer is a process of the program's tree.
+ * Who may reach the supervisor (docs/SECURITY.md): its socket, in a 0700
+ * directory of its user (no abstract name: any user could connect); the
+ * peer of each connection, as the kernel names it (SO_PEERCRED,
+ * SO_PEERPIDFD); and whether that peer is a process of the program's tree.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +24,7 @@
 #define SO_PEERPIDFD	77
 #endif
 
-/*
- * Whether @dir is a directory (not a link) of ours that no one else may
- * enter: owned by our effective user, no permission for group or others.
- * Context: any. Return: true when it is.
- */
+/* Whether @dir is a directory (not a link) of ours that no one else may enter. */
 static bool dir_private(const char *dir)
 {
 	struct stat st;
@@ -39,11 +34,10 @@ static bool dir_private(const char *dir)
 }
 
 /*
- * The directory for our socket, in @dir (@len bytes): /run/uswap for root,
+ * The directory for our socket, into @dir: /run/uswap for root,
  * $XDG_RUNTIME_DIR/uswap or /tmp/uswap-UID for another user, made 0700 if
- * missing and used only if it is ours and private; else a new directory
- * of mkdtemp() in /tmp (a name someone else took in /tmp is never used).
- * Context: start-up. Return: 0; -errno.
+ * missing and used only if ours and private; else a new mkdtemp() in /tmp
+ * (*@temp). Context: start-up. Return: 0; -errno.
  */
 static int sock_dir(char *dir, size_t len, bool *temp)
 {
@@ -57,14 +51,9 @@ static int sock_dir(char *dir, size_t len, bool *temp)
 		n = snprintf(dir, len, "%s/uswap", xdg);
 	else
 		n = snprintf(dir, len, "/tmp/uswap-%u", (unsigned int)geteuid());
-	if (n > 0 && (size_t)n < len - 24) {
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			dir[0] = 0;
-		else if (!dir_private(dir))
-			dir[0] = 0;
-		if (dir[0])
-			return 0;
-	}
+	if (n > 0 && (size_t)n < len - 24 && (!mkdir(dir, 0700) || errno == EEXIST) &&
+	    dir_private(dir))
+		return 0;
 	if (snprintf(dir, len, "/tmp/uswap-%u.XXXXXX", (unsigned int)geteuid()) >= (int)len)
 		return -ENAMETOOLONG;
 	if (!mkdtemp(dir))
@@ -74,11 +63,9 @@ static int sock_dir(char *dir, size_t len, bool *temp)
 }
 
 /**
- * rt_sock_listen() - make the supervisor's listening socket: a
- * SOCK_SEQPACKET unix socket at DIR/PID.sock (sock_dir()), whose path goes
- * to *@path (@len bytes: the programs find it in their environment).
- * Context: start-up, before the program exists.
- * Return: the socket (non-blocking, close-on-exec), or -errno.
+ * rt_sock_listen() - make the supervisor's listening SOCK_SEQPACKET socket
+ * at DIR/PID.sock (sock_dir()); its path goes to @path (@len bytes).
+ * Context: start-up. Return: the socket (non-blocking, close-on-exec), -errno.
  */
 int rt_sock_listen(char *path, size_t len, bool *temp_dir)
 {
@@ -106,10 +93,7 @@ int rt_sock_listen(char *path, size_t len, bool *temp_dir)
 	return fd;
 }
 
-/**
- * rt_sock_unlink() - remove the socket at @path, and its directory when
- * it was a temporary one. Context: the end of the run.
- */
+/** rt_sock_unlink() - remove the socket at @path, and its directory if @temp_dir. */
 void rt_sock_unlink(const char *path, bool temp_dir)
 {
 	char dir[108];
@@ -153,9 +137,8 @@ pid_t rt_parent_of(pid_t pid)
 
 /**
  * rt_in_tree() - whether @pid is a process of the program's tree: a
- * descendant of ours (we are the tree's subreaper: a process whose parent
- * exits is reparented to us, never out of the tree), not one of the
- * children we had before the program (@inherited, @n of them).
+ * descendant of ours (the tree's subreaper), not one of the children we had
+ * before the program (@inherited, @n of them).
  * Context: supervisor thread. Return: true when it is.
  */
 bool rt_in_tree(pid_t pid, const pid_t *inherited, unsigned int n)
@@ -178,10 +161,9 @@ bool rt_in_tree(pid_t pid, const pid_t *inherited, unsigned int n)
 
 /**
  * rt_peer() - the process at the other end of connection @fd, as the
- * kernel names it: its pid and user at connect() time, and a pidfd of
- * it (SO_PEERPIDFD, or pidfd_open() of the pid on kernels before 6.5).
- * Context: supervisor thread.
- * Return: 0 and *@pid, *@uid, *@pidfd (-1 if none could be had); -errno.
+ * kernel names it: its pid and user at connect() time, and a pidfd of it
+ * (SO_PEERPIDFD, or pidfd_open() before Linux 6.5). Context: supervisor
+ * thread. Return: 0 and *@pid, *@uid, *@pidfd (-1 if none); -errno.
  */
 int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd)
 {
@@ -206,8 +188,7 @@ int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd)
 
 /**
  * rt_pidfd_alive() - whether the process of @pidfd has not exited (while
- * it lives, its pid names it and no other process).
- * Context: any. Return: true while it runs.
+ * it lives, its pid names it alone). Context: any. Return: true if so.
  */
 bool rt_pidfd_alive(int pidfd)
 {

@@ -10,8 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT_ENV_SOCK	"USWAP_RUN_SOCK"	/* the supervisor's socket: a path in a
-						 * directory only its user may enter */
+#define RT_ENV_SOCK	"USWAP_RUN_SOCK"	/* the supervisor's socket path */
 #define RT_BATCH	64			/* pages per eviction batch */
 #define RT_PAGE		4096UL
 
@@ -25,20 +24,14 @@ enum rt_msg_type {
 	RT_PREFORK,		/* shim -> sup: bring every page in, stop evicting */
 	RT_PREFORK_DONE,	/* sup -> shim: done */
 	RT_POSTFORK,		/* shim -> sup: evicting may resume */
-	RT_STAT,		/* `uswap stat` -> sup (as an rt_hello, no fds): the
-				 * answer is one packet of JSON text */
-	/* rtfork: fork events (docs/RUNTIME.md, "fork") */
-	RT_HELLO_FORK = 20,	/* child shim -> sup (an rt_hello, fds [transfer memfd]): the
-				 * session a FORK event made for me; answered by RT_HELLO_ACK
-				 * with fds [the child's uffd] */
-	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent (before,
-				 * a fault of the thread starting it could wait for a
-				 * batch no one answers) */
-	RT_LOG = 23,		/* shim -> sup (an rt_log): a message for the user,
-				 * printed by the supervisor (not on the program's
-				 * stderr) */
-	RT_KICK = 22,		/* shim -> sup: the move lock is free again, and the
-				 * supervisor had found it taken (xfer_ctl.h) */
+	RT_STAT,		/* `uswap stat` -> sup (an rt_hello, no fds): one packet of JSON */
+	/* fork events (docs/RUNTIME.md, "Fork with fork events") */
+	RT_HELLO_FORK = 20,	/* child shim -> sup (an rt_hello, fds [transfer memfd]):
+				 * RT_HELLO_ACK answers with fds [the child's uffd] */
+	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent
+				 * (no one could answer a batch sent earlier) */
+	RT_LOG = 23,		/* shim -> sup (an rt_log): a message the supervisor prints */
+	RT_KICK = 22,		/* shim -> sup: the move lock is handed over (xfer_ctl.h) */
 };
 
 struct rt_hello {

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The registered ranges of one process (ranges.h).
- */
+/* The registered ranges of one process (ranges.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +51,6 @@ static int reserve(struct rt_ranges *r, size_t more)
 /**
  * rt_ranges_add() - add [@start, @end), merged with the runs it overlaps
  * or touches. The caller has checked the bounds (start < end, aligned).
- * Context: supervisor thread.
  * Return: 0; -ENOMEM, -E2BIG (RT_RANGES_MAX runs already): nothing added.
  */
 int rt_ranges_add(struct rt_ranges *r, uint64_t start, uint64_t end)
@@ -84,10 +81,8 @@ int rt_ranges_add(struct rt_ranges *r, uint64_t start, uint64_t end)
 
 /**
  * rt_ranges_sub() - take [@start, @end) out (unmapped). A run cut in two
- * by it needs one more entry: when none can be had (-ENOMEM), the run's
- * upper part is forgotten, which only costs the learning of pages there
- * (faults in it are served all the same).
- * Context: supervisor thread.
+ * needs one more entry: when none can be had, its upper part is forgotten,
+ * which only costs the learning of pages there.
  */
 void rt_ranges_sub(struct rt_ranges *r, uint64_t start, uint64_t end)
 {
@@ -128,7 +123,6 @@ void rt_ranges_sub(struct rt_ranges *r, uint64_t start, uint64_t end)
 /**
  * rt_ranges_move() - [@from, @from + @len) was moved to @to (mremap): the
  * registered parts of it move along.
- * Context: supervisor thread.
  * Return: 0, -ENOMEM or -E2BIG (parts not moved are forgotten).
  */
 int rt_ranges_move(struct rt_ranges *r, uint64_t from, uint64_t to, uint64_t len)
@@ -139,9 +133,7 @@ int rt_ranges_move(struct rt_ranges *r, uint64_t from, uint64_t to, uint64_t len
 
 	if (!len || from + len < from || to + len < to)
 		return 0;
-	/* An mremap moves one VMA: almost always one run, a few at most
-	 * (registrations of neighbours merge); more than eight is
-	 * handled eight at a time. */
+	/* An mremap moves one VMA: a run or a few; eight at a time. */
 	while (i < r->n && r->v[i].start < from + len) {
 		uint64_t a = r->v[i].start > from ? r->v[i].start : from;
 		uint64_t b = r->v[i].end < from + len ? r->v[i].end : from + len;
@@ -168,10 +160,7 @@ int rt_ranges_move(struct rt_ranges *r, uint64_t from, uint64_t to, uint64_t len
 	return err;
 }
 
-/**
- * rt_ranges_find() - the run holding @addr.
- * Context: supervisor thread. Return: the run, or NULL.
- */
+/** rt_ranges_find() - the run holding @addr. Return: the run, or NULL. */
 const struct rt_range *rt_ranges_find(const struct rt_ranges *r, uint64_t addr)
 {
 	size_t i = first_ending_at_or_after(r, addr + 1);
@@ -179,10 +168,7 @@ const struct rt_range *rt_ranges_find(const struct rt_ranges *r, uint64_t addr)
 	return i < r->n && r->v[i].start <= addr ? &r->v[i] : NULL;
 }
 
-/**
- * rt_ranges_copy() - @dst (empty) becomes a copy of @src (a forked child).
- * Context: supervisor thread. Return: 0, -ENOMEM.
- */
+/** rt_ranges_copy() - @dst (empty) becomes a copy of @src. Return: 0, -ENOMEM. */
 int rt_ranges_copy(struct rt_ranges *dst, const struct rt_ranges *src)
 {
 	*dst = (struct rt_ranges){ 0 };
@@ -196,7 +182,7 @@ int rt_ranges_copy(struct rt_ranges *dst, const struct rt_ranges *src)
 	return 0;
 }
 
-/** rt_ranges_free() - free @r's runs. Context: supervisor thread. */
+/** rt_ranges_free() - free @r's runs. */
 void rt_ranges_free(struct rt_ranges *r)
 {
 	free(r->v);
@@ -204,11 +190,9 @@ void rt_ranges_free(struct rt_ranges *r)
 }
 
 /**
- * rt_ranges_valid() - the invariants: runs sorted, disjoint and not
- * touching, each non-empty, page aligned and below rt_user_top(), at
+ * rt_ranges_valid() - whether the invariants hold: runs sorted, disjoint and
+ * not touching, each non-empty, page aligned and below rt_user_top(), at
  * most RT_RANGES_MAX of them.
- * Context: any (tests, the protocol fuzz target, debug checks).
- * Return: true when they hold.
  */
 bool rt_ranges_valid(const struct rt_ranges *r)
 {
@@ -227,10 +211,8 @@ bool rt_ranges_valid(const struct rt_ranges *r)
 }
 
 /**
- * rt_user_top() - the end of the user address space: 2^47, or 2^56 on a
- * CPU with five-level page tables (the kernel maps above 2^47 only when
- * asked, but may).
- * Context: any. Return: the first address above user space.
+ * rt_user_top() - the first address above user space: 2^47, or 2^56 with
+ * five-level page tables, less the page the kernel keeps unmapped.
  */
 uint64_t rt_user_top(void)
 {
@@ -249,7 +231,7 @@ uint64_t rt_user_top(void)
 			}
 		if (f)
 			fclose(f);
-		top = t - 4096;	/* the kernel keeps the last page unmapped */
+		top = t - 4096;
 	}
 	return top;
 }

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registered ranges of one process, as the supervisor knows them: a
- * sorted array of disjoint, non-adjacent, page-aligned [start, end) runs
- * (adjacent or overlapping registrations merge), looked up by binary
- * search. The runs come from the program's RT_REG messages and move with
- * its UNMAP and REMAP events; docs/SECURITY.md says why every bound here
- * is checked.
- * Context: the supervisor's one thread; no locking.
+ * The registered ranges of one process: a sorted array of disjoint,
+ * non-adjacent, page-aligned [start, end) runs (adjacent or overlapping
+ * registrations merge), looked up by binary search. The runs come from
+ * RT_REG messages and move with UNMAP and REMAP events; docs/SECURITY.md
+ * says why every bound here is checked.
+ * Context: one thread at a time (the caller serializes); no locking.
  */
 #ifndef USWAP_RUNTIME_RANGES_H
 #define USWAP_RUNTIME_RANGES_H
@@ -15,8 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RT_RANGES_MAX	(1U << 17)	/* runs per process: twice the kernel's
-					 * default vm.max_map_count */
+#define RT_RANGES_MAX	(1U << 17)	/* runs per process: 2 * default vm.max_map_count */
 
 struct rt_range {
 	uint64_t start, end;

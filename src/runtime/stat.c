@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * `uswap stat PID`: ask the supervisor that serves PID for its live
- * counters. The program's environment names the socket; a path is asked
- * only if it is where that supervisor's socket can be (sock_trusted()), and
- * the answer is printed only if it is plain JSON (json_plain()).
- */
+/* `uswap stat PID`: ask the supervisor that serves PID for its counters, at a
+ * path sock_trusted() accepts, and print the answer if json_plain() does. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +15,8 @@
 
 #include "runtime/runtime.h"
 
-/*
- * The socket path process @pid's environment names, into @path (@len
- * bytes). Return: 0; -ENOENT (none), -errno.
- */
+/* The socket path process @pid's environment names, into @path (@len bytes).
+ * Return: 0; -ENOENT (none), -errno. */
 static int env_path(pid_t pid, char *path, size_t len)
 {
 	static char env[1 << 16];
@@ -70,13 +64,11 @@ static long euid_of(pid_t pid)
 }
 
 /*
- * Whether @path may be the socket of the supervisor that serves @pid: it
- * reads DIR/N.sock, where N is @pid or one of its ancestors, DIR is a
- * directory (not a link) that N's effective user owns and no one else may
- * enter, and the path is a socket. A path the program or anyone else made
- * up (its environment is its own) names no supervisor of its.
- * Context: any. Return: 0 when it may; -EACCES when we may not look
- * (another user's supervisor); -ENOENT.
+ * Whether @path may be the socket of the supervisor that serves @pid (the
+ * program may have made its environment up): DIR/N.sock, N @pid or one of
+ * its ancestors, DIR a directory (not a link) of N's effective user that no
+ * one else may enter, and the path a socket. Return: 0 when it may;
+ * -EACCES when we may not look (another user's supervisor); -ENOENT.
  */
 static int sock_trusted(const char *path, pid_t pid)
 {
@@ -110,11 +102,8 @@ static int sock_trusted(const char *path, pid_t pid)
 	return S_ISSOCK(st.st_mode) ? 0 : -ENOENT;
 }
 
-/*
- * The socket paths of listening unix sockets named N.sock, N being @pid
- * (/proc/net/unix lists every bound socket with its path), into @path.
- * Return: 0; -ENOENT.
- */
+/* The path of a bound unix socket named @pid.sock (/proc/net/unix), into
+ * @path (@len bytes). Return: 0; -ENOENT, -errno. */
 static int listed_path(pid_t pid, char *path, size_t len)
 {
 	char line[512], want[32];
@@ -164,14 +153,9 @@ static void print_lines(const char *j)
 	putchar('\n');
 }
 
-/*
- * Whether @j is made only of what the supervisor's JSON holds: the
- * structural characters, numbers, and strings of letters, digits and
- * "_.:/-" without escapes, nested at most 16 deep. Only then is it
- * printed: an answer with other bytes (a terminal's escape sequences from
- * a socket that is not a supervisor's) is refused whole.
- * Return: true when it is.
- */
+/* Whether @j holds only what the supervisor's JSON holds: structure, numbers,
+ * and strings of letters, digits and "_.:/-", nested at most 16 deep (not,
+ * say, a terminal's escape sequences from a socket that is no supervisor's). */
 static bool json_plain(const char *j)
 {
 	int depth = 0;
@@ -224,15 +208,14 @@ static int ask(const char *path, bool json)
 	if (fd < 0)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h) ||
-	    (r = recv(fd, buf, sizeof(buf) - 1, 0)) <= 0) {
-		err = errno ? -errno : -EIO;
-		if (err == -ECONNRESET || err == -EIO)
-			err = -EACCES;	/* it closed without an answer: refused */
-		close(fd);
-		return err;
-	}
+	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
+		r = -1;
+	else
+		r = recv(fd, buf, sizeof(buf) - 1, 0);
+	err = r > 0 ? 0 : errno ? -errno : -EIO;
 	close(fd);
+	if (err)	/* ECONNRESET, EIO: closed without an answer, refused */
+		return err == -ECONNRESET || err == -EIO ? -EACCES : err;
 	buf[r] = 0;
 	if (!json_plain(buf))
 		return -EPROTO;
@@ -250,10 +233,8 @@ int uswap_runtime_stat(pid_t pid, bool json)
 	int err = -ENOENT;
 
 	/* The program's environment names the socket, unless the program
-	 * wrote over it (redis sets its process title there): then the
-	 * supervisor is found among its ancestors (or is @pid itself) by the
-	 * sockets the kernel lists. Either way only a path sock_trusted()
-	 * accepts is asked. */
+	 * wrote over it (a process title): then the supervisor is found
+	 * among @pid and its ancestors by the sockets the kernel lists. */
 	if (!env_path(pid, path, sizeof(path)) && !(err = sock_trusted(path, pid)))
 		return ask(path, json);
 	if (err != -EACCES)

@@ -2,7 +2,8 @@
 /*
  * `uswap run`'s supervisor: the start-up check, the devices and the
  * budget, the program's start, and the one event loop that serves every
- * process of the tree (docs/RUNTIME.md).
+ * process of the tree (docs/RUNTIME.md). Everything here runs on the
+ * supervisor's one thread.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -11,24 +12,20 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
-#include "runtime/uffd_compat.h"
+#include "runtime/uffd_ops.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -39,21 +36,21 @@
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
 #define RT_SPIN_ALONE_NS 10000000ULL	/* --poll-us spins after a process faulted
-					 * alone for this long (10 ms) */
+					 * alone for this long */
+#define RT_LOCKED_EVERY_NS 100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
+#define RT_FLAGS_EVERY_NS 100000000ULL	/* loop_check_flags(): every 100 ms */
+#define RT_EV_BATCH	64		/* events taken per epoll_wait() */
 
 /* The features every program's uffd gets; the first four are required. */
 #define RT_FEATURES_REQUIRED (UFFD_FEATURE_EVENT_REMAP | UFFD_FEATURE_EVENT_REMOVE | \
 			      UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_MOVE)
 #define RT_FEATURES_OPTIONAL (UFFD_FEATURE_THREAD_ID | UFFD_FEATURE_POISON | \
 			      UFFD_FEATURE_WP_ASYNC)	/* written bits */
-/* rtfork: forks followed by events; THREAD_ID names a forked child. */
+/* Fork events; THREAD_ID names a forked child. */
 #define RT_FEATURES_FORK (UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_THREAD_ID)
 
-/*
- * The shim's path, into @out (@len bytes): next to our binary, at the
- * libdir relative to it, or at the configured libdir.
- * Context: start-up. Return: 0; -ENOENT, -ENAMETOOLONG.
- */
+/* The shim's path, into @out: next to our binary, at the libdir relative
+ * to it, or at the configured libdir. Return: 0; -ENOENT, -ENAMETOOLONG. */
 static int find_shim(char *out, size_t len)
 {
 	char exe[PATH_MAX];
@@ -90,70 +87,43 @@ static bool has_cap(int cap)
 	return yes;
 }
 
-/* Whether CAP_SYS_PTRACE is in our effective set. Context: any. */
-static bool has_cap_sys_ptrace(void)
-{
-	return has_cap(CAP_SYS_PTRACE);
-}
-
-/*
- * The start-up check: create a uffd, read the kernel's features, print
- * what holds. Return: 0 and *@features, -errno (printed) when the runtime
- * cannot work here.
- */
+/* The start-up check: read the kernel's uffd features; print what holds when
+ * asked (-v) or when something is missing (the program's stderr is often
+ * ours). Return: 0 and *@features, -errno (printed) if we cannot work. */
 static int startup_check(const char *shim, uint64_t *features, bool verbose)
 {
 	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_api fapi = { .api = UFFD_API, .features = RT_FEATURES_FORK };
 	const char *how = "userfaultfd(2)";
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	int err = 0;
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC), err;
+	bool fork_ok = false;
 
 	if (fd < 0) {
-		int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-
 		how = "/dev/userfaultfd";
-		fd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-		if (dev >= 0)
-			close(dev);
+		fd = rt_uffd_open(O_CLOEXEC);
 	}
 	if (fd < 0) {
 		fprintf(stderr, "uswap run: userfaultfd is not available (%s): needs CAP_SYS_PTRACE, "
-			"vm.unprivileged_userfaultfd=1 or access to /dev/userfaultfd\n", strerror(errno));
+			"vm.unprivileged_userfaultfd=1 or access to /dev/userfaultfd\n", strerror(-fd));
 		return -EPERM;
 	}
 	if (ioctl(fd, UFFDIO_API, &api)) {
 		err = -errno;
-		fprintf(stderr, "uswap run: UFFDIO_API: %s\n", strerror(errno));
+		fprintf(stderr, "uswap run: UFFDIO_API: %s\n", strerror(-err));
 		close(fd);
 		return err;
 	}
 	close(fd);
-	*features = api.features;
-	/* rtfork: EVENT_FORK needs CAP_SYS_PTRACE in the task that calls
-	 * UFFDIO_API (us, on the programs' uffds): try it on a second uffd. */
+	/* EVENT_FORK needs CAP_SYS_PTRACE in the task that calls UFFDIO_API
+	 * (us, on the programs' uffds): try it on a second uffd. */
 	if ((api.features & RT_FEATURES_FORK) == RT_FEATURES_FORK) {
-		struct uffdio_api fapi = { .api = UFFD_API, .features = RT_FEATURES_FORK };
-		int ffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-
-		if (ffd < 0) {
-			int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-
-			ffd = dev < 0 ? -1 : ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
-			if (dev >= 0)
-				close(dev);
-		}
-		if (ffd < 0 || ioctl(ffd, UFFDIO_API, &fapi))
-			*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
-		if (ffd >= 0)
-			close(ffd);
-	} else {
-		*features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
+		fd = rt_uffd_open(O_CLOEXEC);
+		fork_ok = fd >= 0 && !ioctl(fd, UFFDIO_API, &fapi);
+		if (fd >= 0)
+			close(fd);
 	}
-	/* Said only when asked (-v), or when something is missing: the
-	 * program's stderr is often ours, and it gets nothing of ours
-	 * unless something is wrong. */
-	if (!verbose && (api.features & RT_FEATURES_REQUIRED) == RT_FEATURES_REQUIRED &&
-	    (*features & RT_FEATURES_FORK) == RT_FEATURES_FORK &&
+	*features = api.features & ~(fork_ok ? 0 : (uint64_t)UFFD_FEATURE_EVENT_FORK);
+	if (!verbose && (api.features & RT_FEATURES_REQUIRED) == RT_FEATURES_REQUIRED && fork_ok &&
 	    (api.features & (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)) ==
 	    (UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC))
 		return 0;
@@ -162,11 +132,10 @@ static int startup_check(const char *shim, uint64_t *features, bool verbose)
 		"  userfaultfd: available through %s; uid %d, CAP_SYS_PTRACE %s\n"
 		"  features: MOVE %s, EVENT_REMOVE %s, EVENT_UNMAP %s, EVENT_REMAP %s, POISON %s, "
 		"THREAD_ID %s, EVENT_FORK %s%s, WP_ASYNC %s (written bits for the cold-page choice)\n"
-		"  shim: %s\n", how, (int)getuid(), has_cap_sys_ptrace() ? "yes" : "no",
+		"  shim: %s\n", how, (int)getuid(), has_cap(CAP_SYS_PTRACE) ? "yes" : "no",
 		YN(UFFD_FEATURE_MOVE), YN(UFFD_FEATURE_EVENT_REMOVE), YN(UFFD_FEATURE_EVENT_UNMAP),
 		YN(UFFD_FEATURE_EVENT_REMAP), YN(UFFD_FEATURE_POISON), YN(UFFD_FEATURE_THREAD_ID),
-		YN(UFFD_FEATURE_EVENT_FORK),
-		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ? "" :
+		YN(UFFD_FEATURE_EVENT_FORK), fork_ok ? "" :
 		(api.features & UFFD_FEATURE_EVENT_FORK) ? " (not usable: needs CAP_SYS_PTRACE)" : "",
 		YN(UFFD_FEATURE_WP_ASYNC), shim);
 #undef YN
@@ -179,7 +148,7 @@ static int startup_check(const char *shim, uint64_t *features, bool verbose)
 		"  guarantees: evicted pages come back intact (eviction by UFFDIO_MOVE); munmap, "
 		"madvise and mremap are followed; %s; static and setuid programs run without a "
 		"budget; if uswap run dies, the program is killed with a message%s\n",
-		(*features & RT_FEATURES_FORK) == RT_FEATURES_FORK ?
+		fork_ok ?
 		"fork is followed by fork events (a child shares its parent's swapped pages, swap "
 		"counts 2, as in the kernel; a raw clone() without CLONE_VM too)" :
 		"fork events are not available, so a child of fork() gets a fully resident copy "
@@ -216,10 +185,6 @@ static int swapon_one(const char *arg, const char *design)
 	return type;
 }
 
-static void answer_stat(const struct rt_sup *sup, int fd);
-
-static uint64_t mono_ns(void);
-
 /* Close every descriptor that came with message @mh. */
 static void close_fds(struct msghdr *mh)
 {
@@ -229,11 +194,8 @@ static void close_fds(struct msghdr *mh)
 				close(((int *)CMSG_DATA(cm))[k]);
 }
 
-/*
- * The descriptors of message @mh, when it carries exactly @n of them in
- * one SCM_RIGHTS (and nothing else, nothing cut off): into @fds.
- * Return: true when it does; false (every descriptor closed) when not.
- */
+/* Into @fds, the descriptors of @mh if it carries exactly @n in one
+ * SCM_RIGHTS and nothing else. Return: true if so; else false, all closed. */
 static bool take_fds(struct msghdr *mh, int *fds, size_t n)
 {
 	struct cmsghdr *cm = CMSG_FIRSTHDR(mh);
@@ -248,8 +210,7 @@ static bool take_fds(struct msghdr *mh, int *fds, size_t n)
 	return false;
 }
 
-/* A refusal, said on our stderr (at most 32 times a run: a process that
- * connects in a loop cannot flood it). */
+/* A refusal on our stderr, at most 32 a run (a connect loop cannot flood it). */
 static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *why)
 {
 	if (sup->refusals++ < 32)
@@ -257,16 +218,29 @@ static void say_refused(struct rt_sup *sup, pid_t pid, uid_t uid, const char *wh
 			(int)pid, (unsigned int)uid, why);
 }
 
+/* Answer `uswap stat`: the live counters, one packet. */
+static void answer_stat(const struct rt_sup *sup, int fd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	rt_stats_json(f, sup, -1);
+	fclose(f);
+	send(fd, buf, len, MSG_NOSIGNAL);
+	free(buf);
+}
+
 /**
- * rt_sup_hello() - the first message of connection @fd (non-blocking): a process's hello
- * with its fds (then UFFDIO_API on its uffd), a forked child's hello, or
- * a `uswap stat` request. Who sent it is the kernel's word (rt_peer()):
- * a hello must come from a process of the program's tree, a stat request
- * from our own user or root. Every field and descriptor is checked
- * (docs/SECURITY.md); anything else closes the connection. @fd is made
- * blocking again once the message has come, as the code that takes it
- * over expects.
- * Context: supervisor thread.
+ * rt_sup_hello() - take the first message of connection @fd (non-blocking):
+ * a process's hello with its fds, a forked child's hello, or a `uswap stat`
+ * request. A hello must come from a process of the program's tree, a stat
+ * request from our own user or root, as the kernel names the sender
+ * (rt_peer()); every field and descriptor is checked (docs/SECURITY.md),
+ * anything else closes the connection. @fd is made blocking once its
+ * message has come. Context: supervisor thread.
  * Return: false if nothing has come yet (@fd kept open), true when @fd was
  * taken over or closed.
  */
@@ -294,51 +268,40 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 		return false;
 	if (r > 0 && rt_peer(fd, &pid, &uid, &pidfd))
 		r = -1;
-	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC)) {
+	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC) ||
+	    (h.type != RT_STAT && h.type != RT_HELLO && h.type != RT_HELLO_FORK)) {
 		close_fds(&mh);
 		goto out;
 	}
-	if (h.type == RT_STAT) {
+	if (h.type == RT_STAT)
+		why = uid == 0 || uid == geteuid() ? NULL :
+		      "uswap stat answers only its own user or root";
+	else if (pid <= 0 || !rt_in_tree(pid, sup->inherited, sup->nr_inherited) ||
+		 !rt_pidfd_alive(pidfd))
+		why = "not a process of the program's tree";
+	else
+		why = rt_hello_check(&h);
+	if (!why)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (why || h.type == RT_STAT) {
 		close_fds(&mh);
-		if (uid == 0 || uid == geteuid()) {
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if (why)
+			say_refused(sup, pid, uid, why);
+		else
 			answer_stat(sup, fd);
-		} else {
-			say_refused(sup, pid, uid, "uswap stat answers only its own user or root");
-		}
 		goto out;
 	}
-	if (h.type != RT_HELLO && h.type != RT_HELLO_FORK) {
-		close_fds(&mh);
+	if (!take_fds(&mh, fds, h.type == RT_HELLO_FORK ? 1 : 2)) {
+		say_refused(sup, pid, uid, h.type == RT_HELLO_FORK ?
+			    "a forked child's hello without its buffer" :
+			    "a hello without its userfaultfd and buffer");
 		goto out;
 	}
-	why = "not a process of the program's tree";
-	if (pid <= 0 || !rt_in_tree(pid, sup->inherited, sup->nr_inherited) ||
-	    !rt_pidfd_alive(pidfd)) {
-		close_fds(&mh);
-		say_refused(sup, pid, uid, why);
-		goto out;
-	}
-	why = rt_hello_check(&h);
-	if (why) {
-		close_fds(&mh);
-		say_refused(sup, pid, uid, why);
-		goto out;
-	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (h.type == RT_HELLO_FORK) {	/* rtfork: a forked child's shim (fork.c) */
-		if (!take_fds(&mh, fds, 1)) {
-			say_refused(sup, pid, uid, "a forked child's hello without its buffer");
-			goto out;
-		}
+	if (h.type == RT_HELLO_FORK) {	/* a forked child's shim (fork.c) */
 		rt_fork_hello(sup, fd, pid, fds[0]);
 		if (pidfd >= 0)
 			close(pidfd);
 		return true;
-	}
-	if (!take_fds(&mh, fds, 2)) {
-		say_refused(sup, pid, uid, "a hello without its userfaultfd and buffer");
-		goto out;
 	}
 	if ((ack.err = rt_uffd_adopt(fds[0], sup->features)) == 0 &&
 	    (ack.err = rt_session_create(sup, fd, pid, pidfd, &h, fds[0], fds[1], &s)) == 0) {
@@ -362,18 +325,16 @@ out:
 	return true;
 }
 
-
 /*
- * Bytes the compressed devices hold now: zram's pool (the chunks holding
- * compressed data, as the kernel's zram mem_used_total), without the slot
- * array, which is fixed at swapon (16 bytes per slot: 16 MiB for
- * zram:4G) and counted as the supervisor's overhead. The devices stay on
- * for the whole run.
- * Context: supervisor thread.
+ * --memory-total: the resident budget is what the bound leaves after the
+ * compressed store (zram's pool; its slot array, fixed at swapon, counts as
+ * our overhead), within [PG_TOTAL_FLOOR, --memory] pages; a store that
+ * leaves less than the floor kills the program as an OOM would. Peaks are
+ * kept with or without the bound.
  */
-static uint64_t compressed_bytes(const struct rt_sup *sup)
+static void bound_total(struct rt_sup *sup)
 {
-	uint64_t sum = 0;
+	uint64_t cp, room, sum = 0;
 
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
 		struct uswap_swap_stat st;
@@ -381,21 +342,7 @@ static uint64_t compressed_bytes(const struct rt_sup *sup)
 		if (!uswap_swap_stat((unsigned int)sup->types[i], &st))
 			sum += st.compressed_bytes;
 	}
-	return sum;
-}
-
-/*
- * --memory-total: the resident budget is what the bound leaves after the
- * compressed store (never above --memory, never below PG_TOTAL_FLOOR pages);
- * a store that leaves less than the floor kills the program as an OOM
- * would. Peaks are kept with or without the bound.
- * Context: supervisor thread.
- */
-static void bound_total(struct rt_sup *sup)
-{
-	uint64_t cp, room;
-
-	sup->compressed = compressed_bytes(sup);
+	sup->compressed = sum;
 	cp = (sup->compressed + RT_PAGE - 1) / RT_PAGE;
 	if (sup->compressed > sup->peak_compressed)
 		sup->peak_compressed = sup->compressed;
@@ -434,24 +381,16 @@ static uint64_t locked_pages(pid_t pid)
 	return kb / 4;
 }
 
-#define RT_LOCKED_EVERY_NS	100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
-
 /*
- * The tree is over its budget + slack (batches that freed nothing, or
- * pages found filled): look at what its processes have locked (mlock, mlockall: pages the kernel
- * will not let us move). A memory cgroup charges locked pages like any
- * other and, when it cannot reclaim enough to stay under its limit,
- * kills; so does this, as at swap full: once the locked pages alone are
- * over the budget, the process holding the most of them is killed with a
- * message (memtester locking 64 MiB under 16M ran on over the budget,
- * silently). Locked pages under the budget are counted (peak_locked) and
- * left resident, as the kernel leaves them.
- * Context: supervisor thread.
+ * The tree is over budget + slack: look at the pages it has locked (mlock:
+ * the kernel will not move them). As a memory cgroup would, once they alone
+ * are over the budget, the process holding the most is killed with a
+ * message; under the budget they are counted (peak_locked) and left be.
  */
 static void rt_sup_locked(struct rt_sup *sup)
 {
 	struct rt_session *worst = NULL;
-	uint64_t total = 0, worst_n = 0, now = mono_ns();
+	uint64_t total = 0, worst_n = 0, now = now_ns();
 
 	if (now - sup->locked_ns < RT_LOCKED_EVERY_NS)
 		return;
@@ -477,30 +416,23 @@ static void rt_sup_locked(struct rt_sup *sup)
 	}
 }
 
-/*
- * Once per turn of the event loop: the --memory-total bound, the pages a
- * fork left to one side, then eviction ahead of demand (rt_sup_reclaim()),
- * unless the last batches freed nothing and no fault came since.
- * *@stall_mark keeps st.faults as of the last reclaim (the caller's).
- * Context: supervisor thread.
- */
+/* Each turn: the --memory-total bound, the pages a fork left aside, then
+ * eviction ahead of demand, unless the last batches freed nothing and no
+ * fault came since (*@stall_mark: st.faults at the last reclaim). */
 static void balance(struct rt_sup *sup, uint64_t *stall_mark)
 {
 	bound_total(sup);
-	rt_fork_account(sup);	/* pages a fork left to one side */
+	rt_fork_account(sup);
 	if (sup->tree.resident > sup->tree.budget + sup->slack)
 		rt_sup_locked(sup);
-
 	if (sup->stalled && sup->st.faults == *stall_mark)
-		return;		/* nothing changed since the last batches freed nothing */
+		return;
 	*stall_mark = sup->st.faults;
 	rt_sup_reclaim(sup);
 }
 
-/*
- * --json: the counters, written to @fd (opened by the cli, @path names it
- * in messages), which is closed. Context: the end of the run.
- */
+/* --json: write the counters to @fd (opened by the cli, @path names it in
+ * messages) and close it. Context: the end of the run. */
 static void write_json(const struct rt_sup *sup, int fd, const char *path, int status)
 {
 	FILE *f = fd >= 0 && !ftruncate(fd, 0) ? fdopen(fd, "w") : NULL;
@@ -516,27 +448,8 @@ static void write_json(const struct rt_sup *sup, int fd, const char *path, int s
 		fprintf(stderr, "uswap run: --json %s: %s\n", path ? path : "", strerror(errno));
 }
 
-/* Answer `uswap stat`: the live counters, one packet. */
-static void answer_stat(const struct rt_sup *sup, int fd)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	rt_stats_json(f, sup, -1);
-	fclose(f);
-	send(fd, buf, len, MSG_NOSIGNAL);
-	free(buf);
-}
-
-/*
- * Call @fn with each child of ours and @arg, the caller's context for @fn
- * (/proc/self/task/TID/children: an orphan may be reparented to any of our
- * threads). Context: any.
- * Return: true as soon as @fn does, else false.
- */
+/* Call @fn(@arg) with each child of ours (/proc/self/task/TID/children: an
+ * orphan may be reparented to any thread). Return: true once @fn does. */
 static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, void *),
 		       void *arg)
 {
@@ -567,7 +480,6 @@ static bool each_child(struct rt_sup *sup, bool (*fn)(struct rt_sup *, pid_t, vo
 /* each_child(): note a child we had before the program. */
 static bool note_inherited(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	(void)arg;
 	if (sup->nr_inherited < sizeof(sup->inherited) / sizeof(sup->inherited[0]))
 		sup->inherited[sup->nr_inherited++] = pid;
 	return false;
@@ -576,7 +488,6 @@ static bool note_inherited(struct rt_sup *sup, pid_t pid, void *arg)
 /* each_child(): true for a process of the program's tree. */
 static bool of_tree(struct rt_sup *sup, pid_t pid, void *arg)
 {
-	(void)arg;
 	for (unsigned int i = 0; i < sup->nr_inherited; i++)
 		if (sup->inherited[i] == pid)
 			return false;
@@ -598,33 +509,23 @@ static bool count_tree(struct rt_sup *sup, pid_t pid, void *arg)
 	return false;
 }
 
-/*
- * A signal sent to us (SIGINT, SIGTERM, SIGHUP, SIGQUIT) goes to the
- * program's first process while it lives; once it has exited (and been
- * reaped: its pid may already be another process's), to the processes of
- * its tree that were reparented to us, the daemons it left. Context: the
- * event loop.
- */
+/* A signal sent to us goes to the program's first process while it lives;
+ * once it is reaped (its pid may be reused), to its tree reparented to us. */
 static void forward_signal(struct rt_sup *sup, int sig, bool child_done)
 {
-	if (!child_done) {
+	if (!child_done)
 		kill(sup->child, sig);
-		return;
-	}
-	each_child(sup, signal_tree, &sig);
+	else
+		each_child(sup, signal_tree, &sig);
 }
 
-/*
- * The first process has exited but processes of its tree live on (a
- * program that daemonizes): say once, a second later (a child still
- * exiting with its parent is not a daemon), that we serve them until
- * they exit. Context: the event loop.
- */
+/* The first process has exited but its tree lives on (daemons): say so
+ * once, a second later (a child exiting with its parent is no daemon). */
 static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool *said)
 {
 	unsigned int nr = 0;
 
-	if (*said || mono_ns() - done_ns < 1000000000ULL)
+	if (*said || now_ns() - done_ns < 1000000000ULL)
 		return;
 	*said = true;
 	each_child(sup, count_tree, &nr);
@@ -637,15 +538,9 @@ static void note_daemons(struct rt_sup *sup, int status, uint64_t done_ns, bool 
 		nr == 1 ? "" : "es", nr == 1 ? "s" : "");
 }
 
-/*
- * Reap the exited children (the first process's wait status goes to
- * *@status, *@done set). Context: the event loop.
- * Return: true while any process of the tree lives (our child, or a
- * descendant reparented to us), false when none is left. Children we had
- * before the program (a shell that ran `uswap run ... 2> >(filter)` forked
- * the filter before exec'ing us) are not of the tree: waiting for them
- * would wait forever (the filter reads our stderr until we exit).
- */
+/* Reap the exited children (the first one's wait status into *@status, *@done
+ * set). Children we had before the program (a shell's `2> >(filter)`) are not
+ * of the tree. Return: true while any process of the tree lives. */
 static bool reap(struct rt_sup *sup, int *status, bool *done)
 {
 	for (;;) {
@@ -664,46 +559,35 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 	return each_child(sup, of_tree, NULL);
 }
 
-/*
- * Fork and exec the program @argv with the shim preloaded and @sock in
- * its environment, its signal mask @oldmask again.
- * Context: start-up. Return: its pid, or -1 (errno) if fork failed.
- */
+/* Fork and exec @argv with the shim preloaded, @sock in its environment and
+ * signal mask @oldmask. Return: its pid, or -1 (errno) if fork failed. */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
+	const char *old;
+	char *pre;
 	pid_t pid = fork();
 
 	if (pid)
 		return pid;
-	{
-		const char *old = getenv("LD_PRELOAD");
-		char *pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
-
-		if (pre) {
-			sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
-			setenv("LD_PRELOAD", pre, 1);
-		}
-		setenv(RT_ENV_SOCK, sock, 1);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		execvp(argv[0], argv);
-		fprintf(stderr, "uswap run: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+	old = getenv("LD_PRELOAD");
+	pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+	if (pre) {
+		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+		setenv("LD_PRELOAD", pre, 1);
 	}
+	setenv(RT_ENV_SOCK, sock, 1);
+	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	execvp(argv[0], argv);
+	fprintf(stderr, "uswap run: %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
 }
 
 /*
- * Once the program runs, keep only what the supervisor uses: of the
- * capabilities, CAP_SYS_PTRACE (UFFDIO_API with EVENT_FORK on each uffd
- * of the tree, and the pagemap of a process that is not dumpable or
- * changed its user) and CAP_KILL (the OOM kill, and the kill for a
- * protocol violation, of a process of the tree that changed its user:
- * without it a daemon that dropped root would be out of reach of both),
- * none inheritable nor ambient; and not dumpable
- * (PR_SET_DUMPABLE 0): no core dump, no ptrace by our user, and /proc/PID
- * of ours owned by root, since our heap holds the swapped pages of every
- * program of the tree (they are MADV_DONTDUMP too, should a dump be made).
- * Context: start-up, after the program's fork.
+ * Once the program runs, keep only the capabilities we use: CAP_SYS_PTRACE
+ * (EVENT_FORK, the pagemap of a process not dumpable or of another user)
+ * and CAP_KILL (killing a process that changed its user), none inheritable
+ * nor ambient; and be not dumpable: our heap holds the tree's swapped pages.
  */
 static void drop_privileges(void)
 {
@@ -722,38 +606,17 @@ static void drop_privileges(void)
 		fprintf(stderr, "uswap run: cannot drop capabilities: %s\n", strerror(errno));
 }
 
-/* CLOCK_MONOTONIC in ns. Context: any. Return: the time. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* ---- the event loop ---- */
-
-#define RT_EV_BATCH	64	/* events taken per epoll_wait() (the rest come next turn) */
-
 /*
- * The event loop: one epoll, one handler per descriptor (struct rt_ev as
- * the epoll data). The listening socket and the signalfd are watched for
- * the whole run; a connection from its accept to its first message
- * (sup->hello); a session's uffd and socket from the turn after the
- * session is made (or its socket comes, for a forked child) to just
- * before rt_session_destroy(). A uffd left unread (the agent holds the
- * move lock) and an orphan's socket are not watched. Level-triggered: an
- * event left unhandled comes again.
- *
- * A turn: watch what changed, wait, call the handlers, close the
- * connections that waited too long, look at the uffds' flags (every
- * 100 ms), then each session's steps (batch step, pending faults,
- * prefork) and balance().
- *
- * Handlers never free a session (only loop_sessions() does), so the
- * events of one wait never point at freed memory; a hello slot freed or
- * reused by an earlier handler of the same wait gets a spurious call,
- * which finds nothing to read.
+ * The event loop: one level-triggered epoll, one handler per descriptor
+ * (struct rt_ev as the epoll data). Watched: the listening socket and the
+ * signalfd; a connection until its first message (sup->hello); a session's
+ * uffd (unless held) and socket (until orphaned) from the turn after they
+ * come to just before rt_session_destroy().
+ * A turn: watch what changed, wait, call the handlers, expire the hellos,
+ * look at the uffds' flags, then each session's steps and balance().
+ * Handlers never free a session (only loop_sessions() does), so no event of
+ * a wait points at freed memory; a hello slot freed or reused by an earlier
+ * handler of the same wait gets a spurious call, which finds nothing.
  */
 struct rt_loop {
 	struct rt_sup *sup;
@@ -764,19 +627,14 @@ struct rt_loop {
 	uint64_t done_ns;		/* when (CLOCK_MONOTONIC) */
 	bool said_daemons;		/* note_daemons() spoke */
 	uint64_t flags_ns;		/* loop_check_flags()'s last look */
-	/* --poll-us */
-	uint64_t spin_faults;		/* st.faults at the last spin's decision */
+	uint64_t spin_faults;		/* --poll-us: st.faults at the last spin's decision */
 	uint64_t idle_from;		/* when the last turn that read a fault went to wait */
 	bool near;			/* this turn's fault came within the spin window */
 };
 
 typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 
-/*
- * Watch @fd for input: @fn(@arg) is called with @ev when it has some.
- * Context: supervisor thread. Return: 0, -errno (ENOMEM, ENOSPC: the
- * user's epoll watches).
- */
+/* Watch @fd for input, calling @fn(@arg) with @ev. Return: 0, -errno. */
 static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = ev };
@@ -789,27 +647,17 @@ static int ev_add(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, vo
 	return 0;
 }
 
-/*
- * Stop watching @ev's descriptor, if it is watched. Called before the
- * descriptor is closed or handed on: a uffd's file is the program's too,
- * so its close alone would leave it in the epoll, pointing at @ev.
- * Context: supervisor thread.
- */
+/* Stop watching @ev's descriptor before it is closed or handed on (a uffd's
+ * file is the program's too: our close alone would leave it in the epoll). */
 static void ev_del(struct rt_loop *lp, struct rt_ev *ev)
 {
-	if (!ev->fn)
-		return;
-	epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
+	if (ev->fn)
+		epoll_ctl(lp->epfd, EPOLL_CTL_DEL, ev->fd, NULL);
 	ev->fn = NULL;
 }
 
-/*
- * Make @ev watch @fd (-1: nothing), with @fn(@arg). A session's
- * descriptor that cannot be watched would leave its process waiting
- * forever: the supervisor exits, and the tree with it (the shims'
- * watchdogs), as rt_fork_event() does.
- * Context: supervisor thread.
- */
+/* Make @ev watch @fd (-1: nothing) with @fn(@arg). One that cannot be watched
+ * would leave its process waiting: we exit, the tree with us (watchdogs). */
 static void ev_set(struct rt_loop *lp, struct rt_ev *ev, int fd, rt_ev_fn *fn, void *arg)
 {
 	int err;
@@ -844,12 +692,8 @@ static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		rt_session_orphan(s);
 }
 
-/*
- * Make the loop watch what session @s has now: its uffd unless it is
- * held (tried again at the agent's RT_KICK or in loop_sessions(): watched,
- * it would wake us at once), its socket once it has one and until it
- * hangs up. Context: supervisor thread, at the start of a turn.
- */
+/* Watch what session @s has now: its uffd unless held (watched, it would
+ * wake us at once), its socket until it hangs up. */
 static void loop_watch(struct rt_loop *lp, struct rt_session *s)
 {
 	ev_set(lp, &s->ev_uffd, s->uffd_held ? -1 : s->uffd, on_uffd, s);
@@ -869,24 +713,17 @@ static void hello_drop(struct rt_loop *lp, struct rt_ev *ev, bool close_it)
 
 static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
 
-/*
- * Watch connection @fd in hello slot @ev until its first message, or
- * close it if it cannot be watched. Context: supervisor thread.
- */
+/* Watch connection @fd in hello slot @ev until its first message, or close it. */
 static void hello_keep(struct rt_loop *lp, struct rt_ev *ev, int fd)
 {
-	if (ev_add(lp, ev, fd, on_hello, NULL)) {
+	if (ev_add(lp, ev, fd, on_hello, NULL))
 		close(fd);
-		return;
-	}
-	lp->sup->nr_hello++;
+	else
+		lp->sup->nr_hello++;
 }
 
-/*
- * Handler: a waiting connection has its first message, or hung up. It
- * leaves the loop first: rt_sup_hello() closes it or hands it to a
- * session (whose turn watches it again).
- */
+/* Handler: a waiting connection has its first message, or hung up. It
+ * leaves the loop first: rt_sup_hello() closes it or hands it on. */
 static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
 	int fd = ev->fd;
@@ -896,15 +733,12 @@ static void on_hello(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		hello_keep(lp, ev, fd);		/* nothing yet: its deadline stands */
 }
 
-/*
- * Close the waiting connections that have waited RT_HELLO_NS.
- * Context: supervisor thread, each turn.
- * Return: ms until the next one's deadline, or @max if none comes sooner.
- */
+/* Close the connections that have waited RT_HELLO_NS.
+ * Return: ms until the next one's deadline, or @max if none comes sooner. */
 static int hello_expire(struct rt_loop *lp, int max)
 {
 	struct rt_sup *sup = lp->sup;
-	uint64_t now = mono_ns(), left = (uint64_t)max * 1000000;
+	uint64_t now = now_ns(), left = (uint64_t)max * 1000000;
 
 	for (unsigned int k = 0; k < RT_HELLO_WAIT; k++) {
 		uint64_t age = now - sup->hello_ns[k];
@@ -919,11 +753,8 @@ static int hello_expire(struct rt_loop *lp, int max)
 	return (int)((left + 999999) / 1000000);
 }
 
-/*
- * Handler: a process connects. Its first message is taken now if it has
- * come; else the connection waits in a hello slot (the oldest waiting one
- * is closed when all RT_HELLO_WAIT are taken).
- */
+/* Handler: a process connects. Its first message is taken if it has come;
+ * else it waits in a hello slot (the oldest closed when all are taken). */
 static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
 	struct rt_sup *sup = lp->sup;
@@ -939,7 +770,7 @@ static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		hello_drop(lp, &sup->hello[old], true);
 		k = old;
 	}
-	sup->hello_ns[k] = mono_ns();
+	sup->hello_ns[k] = now_ns();
 	hello_keep(lp, &sup->hello[k], fd);
 }
 
@@ -955,20 +786,15 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		}
 		reap(lp->sup, &lp->status, &lp->child_done);
 		if (lp->child_done && !lp->done_ns)
-			lp->done_ns = mono_ns();
+			lp->done_ns = now_ns();
 	}
 }
 
 /*
- * Wait for events, into @evs, for at most @timeout ms. --poll-us: after
- * a turn that read a fault, look for the next one without sleeping for a
- * while (yielding the CPU to any thread of our priority meanwhile, the
- * program's included), if the fault came within the window after the
- * turn before it ended and only one process faulted for
- * RT_SPIN_ALONE_NS: a program faulting in a tight loop gets a supervisor
- * that is awake; one that faults now and then costs no spin, and two
- * processes faulting at once (a fork's parent and child) keep both CPUs.
- * Context: supervisor thread.
+ * Wait for events, into @evs, for at most @timeout ms. --poll-us: after a
+ * turn that read a fault, spin for the next one (yielding) if that fault
+ * came within the window and only one process faulted for RT_SPIN_ALONE_NS
+ * (a fork's parent and child faulting at once keep both CPUs).
  * Return: the number of events, -1 on error (errno set by epoll_wait).
  */
 static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
@@ -977,16 +803,16 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 	int n;
 
 	if (sup->st.faults != lp->spin_faults) {
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = now_ns();
 
 		lp->spin_faults = sup->st.faults;
 		if (!stepping && sup->poll_us && lp->near &&
 		    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
 			while ((n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0)) == 0 &&
-			       mono_ns() - t0 < sup->poll_us * 1000)
+			       now_ns() - t0 < sup->poll_us * 1000)
 				sched_yield();
 			sup->st.poll_spins++;
-			sup->st.poll_ns += mono_ns() - t0;
+			sup->st.poll_ns += now_ns() - t0;
 			if (n > 0) {
 				sup->st.poll_hits++;
 				lp->near = true;
@@ -996,27 +822,17 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 		lp->idle_from = t0;
 	}
 	n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
-	/* near: this turn's fault (if it brings one) came soon enough after
-	 * the last fault's turn that a spin would have met it; twice the
-	 * window, as the time measured after a sleep holds our own wake-up
-	 * too (tens of us on a loaded machine) */
-	lp->near = sup->poll_us && mono_ns() - lp->idle_from < sup->poll_us * 2000;
+	/* near: a spin would have met this turn's fault; twice the window,
+	 * as the time measured after a sleep holds our own wake-up too */
+	lp->near = sup->poll_us && now_ns() - lp->idle_from < sup->poll_us * 2000;
 	return n;
 }
 
-#define RT_FLAGS_EVERY_NS	100000000ULL	/* loop_check_flags(): every 100 ms */
-
-/*
- * A uffd the program made blocking (it shares the file) says so only in
- * poll's answer, EPOLLERR, which epoll asks for only when the uffd is
- * woken (a fault, an event): each session's flag is looked at every
- * RT_FLAGS_EVERY_NS instead, and rt_session_uffd_error() sets it again
- * and kills the process.
- * Context: supervisor thread, each turn.
- */
+/* A uffd the program made blocking says so only by EPOLLERR, which epoll
+ * asks for only when the uffd is woken: look at each session's flag. */
 static void loop_check_flags(struct rt_loop *lp)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = now_ns();
 
 	if (now - lp->flags_ns < RT_FLAGS_EVERY_NS)
 		return;
@@ -1026,11 +842,10 @@ static void loop_check_flags(struct rt_loop *lp)
 }
 
 /*
- * Each session's work of the turn, in list order: a uffd held since the
- * last turn is tried again; a session whose process has gone is
- * destroyed (out of the loop first); the others store a few pages of an
- * answered batch, serve the faults that can be, and go on with a fork.
- * Context: supervisor thread, after the handlers.
+ * Each session's work of the turn, after the handlers: a held uffd is tried
+ * again; a session whose process has gone is destroyed; the others store a
+ * few pages of an answered batch, serve what faults they can, and go on
+ * with a fork.
  */
 static void loop_sessions(struct rt_loop *lp)
 {
@@ -1043,12 +858,11 @@ static void loop_sessions(struct rt_loop *lp)
 
 		if (s->uffd_held && !s->ev_uffd.fn)
 			rt_session_uffd(s);
-		/* The agent's socket closed: exit or exec if the mm is
-		 * gone; else the program closed the shim's descriptors,
-		 * and its faults are served until it goes. */
+		/* An orphan whose mm lives closed the shim's descriptors:
+		 * its faults are served until it goes. */
 		if (s->phase == RT_PH_ORPHAN)
 			gone = !rt_session_mm_alive(s);
-		else if (s->forked && s->sock < 0)	/* rtfork: not met yet */
+		else if (s->forked && s->sock < 0)	/* not met yet */
 			gone = !rt_fork_mm_alive(s);
 		if (!gone) {
 			rt_session_batch_step(s, RT_STEP_PAGES);
@@ -1068,11 +882,8 @@ static void loop_sessions(struct rt_loop *lp)
 	}
 }
 
-/*
- * Make the event loop for @sup: an epoll watching @lfd (the listening
- * socket) and @sfd (the signalfd). Context: start-up.
- * Return: 0, -errno.
- */
+/* The event loop for @sup, watching @lfd (listening) and @sfd (signals).
+ * Return: 0, -errno. */
 static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 {
 	int err;
@@ -1089,13 +900,9 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 	return 0;
 }
 
-/*
- * The event loop, until the program's tree has gone (every process of
- * it is our child or, its parent gone, reparented to us, a subreaper, so
- * none can be between an exec() and its new shim's HELLO, with no
- * session, when we leave). Context: supervisor thread.
- * Return: the program's wait status.
- */
+/* The event loop, until the program's tree has gone (we are its subreaper:
+ * none of it can be between an exec() and its new shim's HELLO when we
+ * leave). Return: the program's wait status. */
 static int serve(struct rt_loop *lp)
 {
 	struct rt_sup *sup = lp->sup;
@@ -1142,29 +949,24 @@ static int serve(struct rt_loop *lp)
 /** uswap_runtime_run() - see runtime/runtime.h. */
 int uswap_runtime_run(const struct uswap_run_config *cfg)
 {
-	/* The mirror's reclaim (writing pages in transit out to the devices:
-	 * the compression) runs on the mm layer's kswapd thread, off the
-	 * event loop, so that a fault read meanwhile does not wait for a
-	 * direct reclaim of 32 pages (docs/RUNTIME.md). That thread touches
-	 * only the mm and swap layers, which lock for themselves. */
+	/* The mirror's reclaim runs on the mm layer's kswapd thread, off the
+	 * event loop (docs/RUNTIME.md). */
 	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
 	struct rt_sup sup = { 0 };
 	struct rt_loop loop;
 	char shim[PATH_MAX], sock[108];
 	bool sock_temp = false;
-	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws, ret;
-	bool reached;
+	int types[RT_MAX_SWAP], nr_types = 0, lfd, sfd, ws = 0, ret;
+	bool reached = false, ran = false;
 	sigset_t mask, old;
 	const char *def = "zram:4G";
+	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 
 	/* Before any thread exists (the devices start workers): every thread
 	 * must have these blocked, or the signalfd misses them. */
 	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
+	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	if (find_shim(shim, sizeof(shim))) {
 		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
@@ -1173,11 +975,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	if (startup_check(shim, &sup.features, cfg->verbose))
 		return 1;
-	/* rtfork: fork events when the start-up check found them usable */
+	/* EVENT_FORK is left only with THREAD_ID (startup_check()) */
 	sup.features &= RT_FEATURES_REQUIRED | RT_FEATURES_OPTIONAL |
 			(cfg->no_fork_events ? 0 : UFFD_FEATURE_EVENT_FORK);
-	if (!(sup.features & UFFD_FEATURE_THREAD_ID))
-		sup.features &= ~(uint64_t)UFFD_FEATURE_EVENT_FORK;
 	if (cfg->no_fork_events && cfg->verbose)
 		fprintf(stderr, "  --no-fork-events: a child of fork() gets a fully resident copy\n");
 	sup.resident_budget = cfg->memory / RT_PAGE;
@@ -1209,11 +1009,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0 || (ret = loop_init(&loop, &sup, lfd, sfd))) {
 		fprintf(stderr, "uswap run: event loop: %s\n", strerror(sfd < 0 ? errno : -ret));
-		if (sfd >= 0)
-			close(sfd);
-		close(lfd);
-		rt_sock_unlink(sock, sock_temp);
-		goto out_mem;
+		goto out_sock;
 	}
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	each_child(&sup, note_inherited, NULL);
@@ -1222,47 +1018,36 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
 		close(loop.epfd);
-		close(sfd);
-		close(lfd);
-		rt_sock_unlink(sock, sock_temp);
-		goto out_mem;
+		goto out_sock;
 	}
 	drop_privileges();
 	ws = serve(&loop);
+	ran = true;
+out_sock:
 	close(lfd);
 	rt_sock_unlink(sock, sock_temp);
-	close(sfd);
-	if (reached && !sup.st.sessions)
+	if (sfd >= 0)
+		close(sfd);
+	if (ran && reached && !sup.st.sessions)
 		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "
 			"32-bit or set-user-ID program, or LD_PRELOAD taken out of its environment): "
 			"nothing was swapped and --memory held nothing\n");
-	if (WIFEXITED(ws)) {
-		ret = WEXITSTATUS(ws);
-	} else {
-		ret = 128 + WTERMSIG(ws);
+	if (ran && !WIFEXITED(ws))
 		fprintf(stderr, "uswap run: %s was killed by signal %d%s%s\n", cfg->argv[0],
 			WTERMSIG(ws), sup.kill_reason ? ": " : "", sup.kill_reason ? sup.kill_reason : "");
-	}
-	/* Before the devices are reported: the mirrors are gone, but the
-	 * slots of pages still in the swap cache (swapped in, or written
-	 * back just before their process ended) are freed only when the
-	 * cache is dropped, here (uswap_mem_destroy() waits for writeback). */
-	pg_tree_fini(&sup.tree);
-	uswap_mem_destroy(sup.mem);
-	if (cfg->stats)
-		rt_stats_print(&sup);
-	if (cfg->json_fd >= 0)
-		write_json(&sup, cfg->json_fd, cfg->json, ret);
-	for (int i = 0; i < nr_types; i++)
-		uswap_swapoff_type((unsigned int)types[i]);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return ret;
+	ret = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 out_mem:
+	/* Before the devices are reported: the slots of pages still in the
+	 * swap cache are freed only when the cache is dropped, here. */
 	pg_tree_fini(&sup.tree);
 	uswap_mem_destroy(sup.mem);
+	if (ran && cfg->stats)
+		rt_stats_print(&sup);
+	if (ran && cfg->json_fd >= 0)
+		write_json(&sup, cfg->json_fd, cfg->json, ret);
 out_swap:
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	return 1;
+	return ran ? ret : 1;
 }

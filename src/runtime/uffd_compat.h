@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * userfaultfd definitions that Debian 12's <linux/userfaultfd.h> lacks
- * (kernel 6.8+: UFFDIO_MOVE, UFFDIO_POISON, WP_ASYNC; 6.7+: PAGEMAP_SCAN
- * of <linux/fs.h>), carried here with
- * the kernel's values so that the runtime builds on older headers.
+ * The userfaultfd and PAGEMAP_SCAN definitions that older headers lack
+ * (Debian 12's), with the kernel's values.
  */
 #ifndef USWAP_RUNTIME_UFFD_COMPAT_H
 #define USWAP_RUNTIME_UFFD_COMPAT_H
@@ -12,9 +10,6 @@
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 
-#ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
-#endif
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON		(1 << 14)
 #endif
@@ -31,7 +26,6 @@ struct uffdio_move {
 	__u64 dst;
 	__u64 src;
 	__u64 len;
-#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
 #define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
 	__u64 mode;
 	__s64 move;			/* bytes moved, or -errno */
@@ -43,7 +37,6 @@ struct uffdio_move {
 #define _UFFDIO_POISON			(0x08)
 struct uffdio_poison {
 	struct uffdio_range range;
-#define UFFDIO_POISON_MODE_DONTWAKE	((__u64)1 << 0)
 	__u64 mode;
 	__s64 updated;			/* bytes poisoned, or -errno */
 };
@@ -52,14 +45,8 @@ struct uffdio_poison {
 
 /* PAGEMAP_SCAN (<linux/fs.h>, kernel 6.7+), on /proc/PID/pagemap. */
 #ifndef PAGEMAP_SCAN
-#define PAGE_IS_WPALLOWED	(1 << 0)
 #define PAGE_IS_WRITTEN		(1 << 1)
-#define PAGE_IS_FILE		(1 << 2)
 #define PAGE_IS_PRESENT		(1 << 3)
-#define PAGE_IS_SWAPPED		(1 << 4)
-#define PAGE_IS_PFNZERO		(1 << 5)
-#define PAGE_IS_HUGE		(1 << 6)
-#define PAGE_IS_SOFT_DIRTY	(1 << 7)
 struct page_region {
 	__u64 start;
 	__u64 end;

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The userfaultfd operations shared by the supervisor, the shim's agent and
- * the in-process regions (uffd_ops.h). Each is one ioctl with the rules
- * its callers need around it: partial counts, EAGAIN (an event is pending:
- * the caller reads it and retries), and never a faulting thread left
- * waiting.
+ * The userfaultfd operations of uffd_ops.h: each is one ioctl with the
+ * rules its callers need around it: partial counts, EAGAIN (an event is
+ * pending: the caller reads it and retries), and never a faulting thread
+ * left waiting. Context: any thread, unless a function says otherwise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +19,6 @@
 /**
  * rt_uffd_open() - a new userfaultfd with @flags (O_CLOEXEC, O_NONBLOCK):
  * the system call, or /dev/userfaultfd where the system call is refused.
- * Context: any.
  * Return: the descriptor, or -errno of the last attempt.
  */
 int rt_uffd_open(int flags)
@@ -42,12 +40,9 @@ int rt_uffd_open(int flags)
 
 /**
  * rt_uffd_read() - read messages of @uffd into @buf (@len bytes) without
- * ever waiting, whatever its O_NONBLOCK flag says: the flag belongs to the
- * file, which the program shares and may change. The read is made with
- * RWF_NOWAIT (userfaultfd has read_iter since Linux 6.9); a kernel that
- * refuses it gets a plain read, made only while the flag is set.
- * Context: the supervisor's thread, or a region's handler.
- * Return: bytes read, or -1 and errno (EAGAIN: none; EBADFD: the file
+ * ever waiting, whatever the O_NONBLOCK flag of the file (which the program
+ * shares) says: with RWF_NOWAIT (Linux 6.9+), else only while the flag is
+ * set. Return: bytes read, or -1 and errno (EAGAIN: none; EBADFD: the file
  * was made blocking, its flag set again).
  */
 ssize_t rt_uffd_read(int uffd, void *buf, size_t len)
@@ -76,8 +71,7 @@ ssize_t rt_uffd_read(int uffd, void *buf, size_t len)
 
 /**
  * rt_uffd_api() - the UFFDIO_API handshake: ask for the features of @want
- * the kernel has (a first probe on a scratch uffd finds them, since asking
- * for a missing one fails the call).
+ * the kernel has (found on a scratch uffd: asking for a missing one fails).
  * Context: any; @uffd must not have had its handshake.
  * Return: 0 and *@got (the features enabled), -errno.
  */
@@ -99,9 +93,8 @@ int rt_uffd_api(int uffd, uint64_t want, uint64_t *got)
 }
 
 /**
- * rt_uffd_register() - register [@start, @start + @len) in MISSING mode.
- * Context: any; whole VMAs only, or the range splits them.
- * Return: 0, -errno.
+ * rt_uffd_register() - register [@start, @start + @len) in MISSING mode
+ * (whole VMAs only, or the range splits them). Return: 0, -errno.
  */
 int rt_uffd_register(int uffd, uint64_t start, uint64_t len)
 {
@@ -114,11 +107,8 @@ int rt_uffd_register(int uffd, uint64_t start, uint64_t len)
 }
 
 /**
- * rt_uffd_unregister() - unregister [@start, @start + @len); the kernel
- * wakes the threads waiting on a fault there (they fault again, without a
- * handler). No event is raised.
- * Context: any.
- * Return: 0, -errno.
+ * rt_uffd_unregister() - unregister [@start, @start + @len), waking the
+ * threads waiting on a fault there; no event is raised. Return: 0, -errno.
  */
 int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len)
 {
@@ -127,11 +117,7 @@ int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len)
 	return ioctl(uffd, UFFDIO_UNREGISTER, &r) ? -errno : 0;
 }
 
-/**
- * rt_uffd_wake() - wake the threads waiting on a fault in
- * [@addr, @addr + @len) (they fault again).
- * Context: any.
- */
+/** rt_uffd_wake() - wake the threads waiting on a fault in [@addr, @addr + @len). */
 void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len)
 {
 	struct uffdio_range r = { .start = addr, .len = len };
@@ -140,13 +126,10 @@ void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len)
 }
 
 /**
- * rt_uffd_copy() - serve a run: UFFDIO_COPY @len bytes from @src to @dst
- * (waking the waiters). A run that fails for another reason than a pending
- * event (EAGAIN) or a present page (EEXIST) with nothing copied (it crosses
- * into another VMA: ENOENT) is retried as its first page alone; if that
- * fails too the waiters on @dst are woken, to fault again or get the
- * kernel's own signal: a fault is never left waiting.
- * Context: any.
+ * rt_uffd_copy() - serve a run: UFFDIO_COPY @len bytes from @src to @dst,
+ * waking the waiters. A run that fails with nothing copied for another
+ * reason than EAGAIN or EEXIST (it crosses into another VMA) is retried as
+ * its first page alone; if that fails too, the waiters on @dst are woken.
  * Return: 0 and *@done = @len; -errno with *@done the bytes copied.
  */
 int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
@@ -164,11 +147,8 @@ int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t
 }
 
 /**
- * rt_uffd_poison() - map a poison marker at [@addr, @addr + @len): an
- * access raises SIGBUS there (a page whose data was lost), waking the
- * waiters.
- * Context: any.
- * Return: 0, -EAGAIN (an event is pending: retry after reading it), -errno.
+ * rt_uffd_poison() - map a poison marker (SIGBUS: the data was lost) at
+ * [@addr, @addr + @len), waking the waiters. Return: 0, -EAGAIN, -errno.
  */
 int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
 {
@@ -178,17 +158,14 @@ int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
 }
 
 /*
- * After a failed UFFDIO_MOVE from @src to @dst over @len bytes, of which
- * the kernel reported @done moved: the bytes really moved. On 6.18 the
- * count can be short. move_pages() (mm/userfaultfd.c) retries a step that
- * met a PTE change (an access setting the accessed or dirty bit, a
- * WP_ASYNC write) with its error still -EAGAIN, and the loop never
- * resets it: the next step moves its pages, is not counted, and the loop
- * retries it at the same addresses, where the destination is now full:
- * -EEXIST, with those pages already at @dst. A page counts as moved when
- * its destination is mapped and its source is not (mincore()); the caller
+ * After a failed UFFDIO_MOVE of @len bytes from @src to @dst, of which the
+ * kernel reported @done moved: the bytes really moved. The kernel's count
+ * can be short (6.18): move_pages() retries a step that met a PTE change
+ * with its error still -EAGAIN, so the next step moves its pages uncounted
+ * and its retry then fails with -EEXIST. A page counts as moved when its
+ * destination is mapped and its source is not (mincore()); the caller
  * guarantees an empty @dst and holds the source's faults meanwhile.
- * Context: any. Return: the bytes moved (>= @done).
+ * Return: the bytes moved (>= @done).
  */
 static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t done)
 {
@@ -213,13 +190,11 @@ static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t d
  * rt_uffd_move() - take [@src, @src + @len) out of the process with
  * UFFDIO_MOVE into @dst (registered with @uffd, empty). A write before the
  * PTE is cleared lands in the moved page; one after it faults MISSING.
- * EAGAIN (an event is pending) with nothing moved is retried @tries times,
- * 50 us apart: only for a caller that is not the one reading the events.
- * After a failure the count is checked against the pages (moved_bytes():
- * the kernel's can be short); pages moved past the kernel's count turn the
- * error into a partial move (-EAGAIN: the caller moves the rest again, for
- * its real error), or into success if all moved.
- * Context: any; never the thread that reads @uffd's events when @tries > 0;
+ * EAGAIN with nothing moved is retried @tries times, 50 us apart. After a
+ * failure the count is checked against the pages (moved_bytes()): pages
+ * moved past the kernel's count make a partial move (-EAGAIN: the caller
+ * moves the rest again, for its real error), or a success if all moved.
+ * Context: not the thread that reads @uffd's events when @tries > 0;
  * nothing may serve a fault in [@src, @src + @len) meanwhile.
  * Return: 0 and *@done = @len; -errno with *@done the bytes moved (EBUSY:
  * a page shared copy-on-write; ENOENT: a hole; EAGAIN).

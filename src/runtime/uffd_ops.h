@@ -1,11 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The userfaultfd operations the supervisor (session.c), the shim
- * (shim_conn.c, shim_maps.c, shim_agent.c) and the in-process regions
- * (region*.c) share: create a uffd, serve runs of pages with UFFDIO_COPY,
- * wake, poison, and move pages out with UFFDIO_MOVE. Depends on libc only (the shim links it).
- * docs/RUNTIME.md gives the rules each of these follows.
- */
+/* The userfaultfd operations the supervisor, the shim and the in-process
+ * regions share. Depends on libc only (the shim links it). */
 #ifndef USWAP_RUNTIME_UFFD_OPS_H
 #define USWAP_RUNTIME_UFFD_OPS_H
 
@@ -37,11 +32,8 @@ static inline uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * The latency histogram's bucket for a fault read at @t0 (now_ns()) and
- * served now: bucket b holds [2^b, 2^(b+1)) us, the last everything above.
- * Context: any. Return: a bucket below @nbuckets.
- */
+/* The latency histogram's bucket, below @nbuckets, for a fault read at @t0
+ * (now_ns()) and served now: b holds [2^b, 2^(b+1)) us, the last the rest. */
 static inline unsigned int rt_lat_bucket(uint64_t t0, unsigned int nbuckets)
 {
 	uint64_t us = (now_ns() - t0) / 1000;
@@ -52,6 +44,24 @@ static inline unsigned int rt_lat_bucket(uint64_t t0, unsigned int nbuckets)
 		b++;
 	}
 	return b;
+}
+
+/*
+ * The upper bound (us) of the bucket of histogram @lat (@n buckets, as
+ * rt_lat_bucket() fills them) that holds the @pct percentile; 0 if empty.
+ */
+static inline uint64_t rt_lat_pct(const uint64_t *lat, unsigned int n, unsigned int pct)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (unsigned int b = 0; b < n; b++)
+		total += lat[b];
+	for (unsigned int b = 0; total && b < n; b++) {
+		seen += lat[b];
+		if (seen * 100 >= total * pct)
+			return 2ULL << b;
+	}
+	return 0;
 }
 
 #endif

@@ -1,26 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control page of a process's transfer buffer: the page after the
- * RT_BATCH slots of the memfd the shim creates and the supervisor maps
- * (docs/RUNTIME.md, "The move lock"). It holds the lock that orders the
- * agent's moves against the supervisor's reads of the process's uffd, and
- * the slots of the batch in flight that must no longer be moved.
- *
- * Why: the agent moves a page out by its address. Once the supervisor has
- * read the UNMAP (or REMAP) event of that address, the program's munmap()
- * has returned and the address may hold a new mapping with the program's
- * new bytes; a move then takes those bytes, and the answer, which the
- * supervisor discards for a page it saw unmapped, loses them. With the
- * lock, a move is wholly before or wholly after each read and the handling
- * of the events it returned: after it, the slot is cancelled and the agent
- * skips it; before it, the move went through the process's own uffd, which
- * refuses every move (EAGAIN) from the unmap's start to the event's read,
- * so it took the old page.
- *
- * Both sides are hostile to each other's mistakes: the supervisor only
- * tries the lock and never waits for it (a program that holds it stalls
- * its own faults, nothing else), and reads nothing else from this page.
- * Context: any; header-only (the shim depends on libc alone).
+ * The control page of a process's transfer buffer, after its RT_BATCH
+ * slots: the move lock, which puts each of the agent's moves wholly before
+ * or after each of the supervisor's reads of the uffd with the handling of
+ * its events, and the slots of the batch in flight not to be moved
+ * (docs/RUNTIME.md, "The move lock"). The supervisor never waits for the
+ * lock (a program that holds it stalls only its own faults) and reads
+ * nothing else here. Header-only: the shim depends on libc alone.
  */
 #ifndef USWAP_RUNTIME_XFER_CTL_H
 #define USWAP_RUNTIME_XFER_CTL_H
@@ -44,24 +30,22 @@ enum {
 
 struct rt_xfer_ctl {
 	_Atomic uint32_t lock;		/* RT_CTL_* */
-	_Atomic uint32_t want;		/* the supervisor found the agent moving: the
-					 * agent hands the lock over and kicks it
-					 * (RT_KICK) when the move is done */
+	_Atomic uint32_t want;		/* the supervisor asks: the agent hands the
+					 * lock over after its move (RT_KICK) */
 	_Atomic uint32_t waits;		/* the agent waits for the lock (futex) */
 	uint32_t pad;
-	_Atomic uint64_t cancel;	/* bit i: slot i of the batch in flight
-					 * is not to be moved (its address was
-					 * unmapped, dropped or remapped) */
+	_Atomic uint64_t cancel;	/* bit i: slot i of the batch in flight is not
+					 * to be moved (unmapped, dropped, remapped) */
 };
 
 #define RT_XFER_PAGES	(RT_BATCH + 1)	/* slots, then the control page */
 #define RT_XFER_BYTES	((uint64_t)RT_XFER_PAGES * RT_PAGE)
 
-/* The control page of the transfer buffer mapped at @xfer. */
 /* USWAP_DEBUG >= 2: the pattern of a transfer slot the agent did not
  * write (word k holds RT_XFER_CANARY ^ k). */
 #define RT_XFER_CANARY	0x5a17c0de0ddba11ULL
 
+/* The control page of the transfer buffer mapped at @xfer. */
 static inline struct rt_xfer_ctl *rt_xfer_ctl(void *xfer)
 {
 	return (struct rt_xfer_ctl *)((char *)xfer + (uint64_t)RT_BATCH * RT_PAGE);
@@ -77,13 +61,10 @@ static inline void rt_ctl_futex(_Atomic uint32_t *w, int op, uint32_t val, long 
 
 /*
  * The supervisor takes the lock: free, or handed over by the agent (only
- * the supervisor sets RT_CTL_SUP, and it does not hold the lock when it
- * calls this). If the agent is moving, it asks for the lock (want) and
- * does not wait: the agent hands it over when its move is done, and kicks.
- * A hand-over is what makes it fair: the agent moves run after run, and a
- * supervisor that only tried found it taken again each time, the faults
- * read late by a whole batch (rt_prog bench's random p99 800 us, not 230).
- * Context: supervisor thread. Return: true if taken.
+ * the supervisor sets RT_CTL_SUP). If the agent is moving, it asks (want)
+ * and does not wait: the agent hands it over after its move, and kicks
+ * (else an agent moving run after run would take it back each time).
+ * Context: supervisor thread, not holding the lock. Return: true if taken.
  */
 static inline bool rt_ctl_sup_trylock(struct rt_xfer_ctl *c)
 {
@@ -110,11 +91,8 @@ static inline void rt_ctl_sup_unlock(struct rt_xfer_ctl *c)
 		rt_ctl_futex(&c->lock, FUTEX_WAKE, 1, 0);
 }
 
-/*
- * The agent takes the lock, waiting while the supervisor holds it (for one
- * read of the uffd and the events it returned).
- * Context: the agent thread.
- */
+/* The agent takes the lock, waiting while the supervisor holds it (for one
+ * read of the uffd and its events). Context: the agent thread. */
 static inline void rt_ctl_agent_lock(struct rt_xfer_ctl *c)
 {
 	for (;;) {
@@ -123,19 +101,17 @@ static inline void rt_ctl_agent_lock(struct rt_xfer_ctl *c)
 		if (atomic_compare_exchange_strong(&c->lock, &v, RT_CTL_AGENT))
 			return;
 		atomic_store(&c->waits, 1);
-		/* A timeout, so that a lost wake-up, or a supervisor gone
-		 * while holding it (its watchdog then kills us), costs 10 ms. */
+		/* A lost wake-up, or a supervisor gone while holding it
+		 * (its watchdog then kills us), costs 10 ms. */
 		if (atomic_load(&c->lock) == RT_CTL_SUP)
 			rt_ctl_futex(&c->lock, FUTEX_WAIT, RT_CTL_SUP, 10);
 		atomic_store(&c->waits, 0);
 	}
 }
 
-/*
- * The agent lets the lock go: to the supervisor if it asked (want), which
- * then must be kicked. Context: the agent thread, the lock held.
- * Return: true if the lock was handed over (send RT_KICK).
- */
+/* The agent lets the lock go: to the supervisor if it asked (want).
+ * Context: the agent thread, the lock held. Return: true if handed over
+ * (send RT_KICK). */
 static inline bool rt_ctl_agent_unlock(struct rt_xfer_ctl *c)
 {
 	if (atomic_exchange(&c->want, 0)) {
