@@ -352,23 +352,6 @@ USWAP_API int uswap_region_destroy(struct uswap_region_pool *pool, void *addr)
 	return 0;
 }
 
-/* The upper bound (us) of the bucket holding fraction @q of the faults. */
-static uint64_t lat_quantile(const uint64_t *lat, double q)
-{
-	uint64_t total = 0, seen = 0;
-
-	for (unsigned int b = 0; b < RG_LAT_BUCKETS; b++)
-		total += lat[b];
-	if (!total)
-		return 0;
-	for (unsigned int b = 0; b < RG_LAT_BUCKETS; b++) {
-		seen += lat[b];
-		if ((double)seen >= q * (double)total)
-			return 2ULL << b;
-	}
-	return 0;
-}
-
 /** uswap_region_pool_stat() - see uswap/region.h. */
 USWAP_API int uswap_region_pool_stat(struct uswap_region_pool *pool,
 				     struct uswap_region_stat *st)
@@ -389,8 +372,8 @@ USWAP_API int uswap_region_pool_stat(struct uswap_region_pool *pool,
 	st->evict_busy = pool->tree.st.evict_busy;
 	st->poisoned = pool->tree.st.poisoned;
 	st->written = pool->tree.lru_st.written;
-	st->fault_p50_us = lat_quantile(pool->lat, 0.5);
-	st->fault_p99_us = lat_quantile(pool->lat, 0.99);
+	st->fault_p50_us = rt_lat_pct(pool->lat, RG_LAT_BUCKETS, 50);
+	st->fault_p99_us = rt_lat_pct(pool->lat, RG_LAT_BUCKETS, 99);
 	st->refaults = pool->tree.lru_st.refaults;
 	st->refaults_activated = pool->tree.lru_st.activated;
 	st->refault_ppm = st->evicted ? st->refaults * 1000000 / st->evicted : 0;

@@ -266,6 +266,8 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 	r = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return false;
+	if (r < 0)
+		mh.msg_controllen = 0;	/* nothing came: no descriptor to close */
 	if (r > 0 && rt_peer(fd, &pid, &uid, &pidfd))
 		r = -1;
 	if (r != (ssize_t)sizeof(h) || (mh.msg_flags & MSG_TRUNC) ||

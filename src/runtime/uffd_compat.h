@@ -47,6 +47,7 @@ struct uffdio_poison {
 #ifndef PAGEMAP_SCAN
 #define PAGE_IS_WRITTEN		(1 << 1)
 #define PAGE_IS_PRESENT		(1 << 3)
+#define PAGE_IS_SWAPPED		(1 << 4)
 struct page_region {
 	__u64 start;
 	__u64 end;

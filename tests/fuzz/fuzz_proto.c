@@ -882,7 +882,7 @@ static FZ_NO_COVERAGE void fz_check_session(const struct rt_session *s, uint64_t
 		fz_check_lru(s);
 	*res += s->pg.nr_resident;
 	*unev += s->pg.nr_unevictable;
-	if ((s->batch != RT_B_NONE))
+	if (s->batch != RT_B_NONE)
 		*ipages += s->pg.batch_n - s->pg.batch_done;
 }
 
@@ -1306,7 +1306,7 @@ static void op_turn(void)
 	for (unsigned int i = 0; i < nr_s; i++) {
 		struct rt_session *s = S[i].s;
 
-		if ((s->phase == RT_PH_ORPHAN))
+		if (s->phase == RT_PH_ORPHAN)
 			rt_session_mm_alive(s);
 		rt_session_batch_step(s, RT_STEP_PAGES);
 		rt_session_retry(s);
