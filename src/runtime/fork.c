@@ -1,30 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fork, followed as the kernel follows it (docs/RUNTIME.md, "fork with
- * fork events"): a FORK event read from a parent's uffd gives the child's
- * uffd; the child's session starts as a copy of the parent's page states
- * with a mirror forked from the parent's (uswap_mm_fork(): every swapped
- * page's swap count goes to 2, as copy_pte_range() -> swap_duplicate()
- * does), then learns the child's pid from the first fault it serves
- * (UFFD_FEATURE_THREAD_ID) and meets the child's shim (RT_HELLO_FORK) by
- * that pid.
+ * fork, followed by FORK events (docs/RUNTIME.md, "fork with fork
+ * events"): the child's session is a copy of the parent's pager space
+ * (pager_fork()), learns its pid from its first fault and meets the
+ * child's shim (RT_HELLO_FORK) by that pid.
  * Context of everything here: the supervisor's one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/runtime.h"
 #include "runtime/uffd_compat.h"
+#include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
 
 #define PAGE	RT_PAGE
@@ -32,10 +27,7 @@
 #define PM_PRESENT	(1ULL << 63)
 #define PM_EXCLUSIVE	(1ULL << 56)	/* mapped by this process alone */
 
-/*
- * @s's pagemap entry for the page at @addr (0 when there is no pagemap or
- * it cannot be read: not present). Context: supervisor thread.
- */
+/* @s's pagemap entry for @addr; 0 (not present) when it cannot be read. */
 static uint64_t pagemap_one(const struct rt_session *s, uint64_t addr)
 {
 	uint64_t pm;
@@ -52,15 +44,10 @@ struct rt_fork_hello {
 	pid_t pid;		/* the sender, by the kernel's word (SO_PEERCRED) */
 };
 
-/* Pending hellos at most: one per process (a second from the same pid
- * replaces the first), and this many in all. */
+/* Pending hellos at most: one per process, and this many in all. */
 #define RT_FORK_HELLO_MAX	1024
 
-/**
- * rt_fork_events_on() - whether the programs' uffds get EVENT_FORK.
- * Context: supervisor thread.
- * Return: true when forks are followed by events, false on the prefork path.
- */
+/** rt_fork_events_on() - whether forks are followed by events (else prefork). */
 bool rt_fork_events_on(const struct rt_sup *sup)
 {
 	return (sup->features & UFFD_FEATURE_EVENT_FORK) != 0;
@@ -69,12 +56,9 @@ bool rt_fork_events_on(const struct rt_sup *sup)
 /**
  * rt_fork_event() - a FORK event was read from @parent's uffd: make the
  * child's session, with @ufd (the child's uffd, now in our fd table).
- * The child does not run before this event is read, so its memory is the
- * parent's as the page states say (docs/RUNTIME.md gives the argument).
- * Context: supervisor thread. A failure here cannot be survived without
- * letting the child read zeros: the supervisor exits, and every process of
- * the tree dies with its watchdog's message (the child, whose handler
- * waits for our answer, kills itself).
+ * The child does not run before the event is read (docs/RUNTIME.md).
+ * Context: supervisor thread. On failure the supervisor exits (the child
+ * would read zeros) and the tree dies by its watchdogs.
  */
 void rt_fork_event(struct rt_session *parent, int ufd)
 {
@@ -97,9 +81,7 @@ void rt_fork_event(struct rt_session *parent, int ufd)
 	c->staging_end = parent->staging_end;
 	if ((err = pager_fork(&c->pg, &parent->pg, parent->pg.ops, c)))
 		goto fail;
-	/* A batch out (the parent's own, or one it inherited: a raw clone()
-	 * of a raw clone() child) is the child's to settle with its owner's
-	 * answer (pager_fork()): the parent sends none meanwhile. */
+	/* A batch out is settled in the child by its owner's answer. */
 	sup->st.fork_inflight += c->pg.inherited;
 	uswap_mm_get_stats(c->pg.mm, &ms);
 	c->fork_shared = parent->fork_shared = true;
@@ -127,9 +109,8 @@ static void learn_run(void *arg, uint64_t a, uint64_t b)
 		pager_learn(&s->pg, a);
 }
 
-/* Pages present in @s's process that the states do not know: learnt from
- * its pagemap (a parent's REMOVE read before the FORK event whose zap came
- * after the copy leaves such a page in the child). */
+/* Learn the present pages the states do not know (a parent's REMOVE read
+ * before the FORK event, its zap after the copy, leaves such a page). */
 static void learn_present(struct rt_session *s)
 {
 	if (s->pg.pagemap < 0)
@@ -206,11 +187,9 @@ static void match(struct rt_session *s)
 }
 
 /**
- * rt_fork_fault() - the first fault on a forked session whose pid is not
- * known: the faulting thread is the child's only thread (the child's shim
- * has not returned from its fork handler, so the program started none),
- * so @ptid is the child's pid. Meets the child's shim if it has said hello.
- * Context: supervisor thread.
+ * rt_fork_fault() - the first fault on a forked session names its pid:
+ * @ptid (the child's only thread, its shim still in its fork handler).
+ * Meets the child's shim if it has said hello. Context: supervisor thread.
  */
 void rt_fork_fault(struct rt_session *s, uint32_t ptid)
 {
@@ -256,10 +235,9 @@ static void prune_hellos(struct rt_sup *sup)
 /**
  * rt_fork_hello() - process @pid (the kernel's word) says hello as a
  * forked child (RT_HELLO_FORK) on @sock with its transfer buffer @memfd:
- * match it with its session by pid, now or when the session's first fault
- * names the pid. A process has one hello pending at most (a new one
- * replaces the old), and the tree RT_FORK_HELLO_MAX in all; one that a
- * session of its pid already has is refused.
+ * match it with its session by pid, now or at its first fault. A new
+ * hello replaces a pending one of the same pid; one whose pid has a
+ * session already is refused.
  * Context: supervisor thread; takes @sock and @memfd.
  */
 void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
@@ -298,10 +276,7 @@ void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 	sup->nr_fork_hellos++;
 }
 
-/**
- * rt_fork_free_hellos() - drop the hellos never matched (at exit).
- * Context: supervisor thread.
- */
+/** rt_fork_free_hellos() - drop the hellos never matched (at exit). */
 void rt_fork_free_hellos(struct rt_sup *sup)
 {
 	while (sup->fork_hellos)
@@ -310,9 +285,8 @@ void rt_fork_free_hellos(struct rt_sup *sup)
 
 /**
  * rt_fork_parent_gone() - @parent's session ends with a batch whose
- * answer, or the rest of it, will never be settled: its heirs settle the
- * slots not told yet from their own pagemap (present: it stayed; absent: it was moved, and the bytes the
- * agent copied right after the move are in the transfer buffer).
+ * answer will not be settled: its heirs settle the slots not told yet by
+ * their own pagemap (present: stayed; absent: moved, bytes in the xfer).
  * Context: supervisor thread; before @parent is freed.
  */
 void rt_fork_parent_gone(struct rt_session *parent)
@@ -337,13 +311,9 @@ void rt_fork_parent_gone(struct rt_session *parent)
 
 /**
  * rt_fork_mm_alive() - whether a forked session's process still has its
- * address space, for a session with no shim to hang up (not matched yet:
- * a child of a raw clone(), or one that died in its fork handler). The
- * probe fills a zero page at the lowest mappable address, which no
- * program registers: a live mm answers ENOENT (nothing registered there)
- * and is not changed, a gone one ESRCH.
- * Context: supervisor thread.
- * Return: true while the mm lives.
+ * address space, for a session with no shim to hang up. The probe fills a
+ * zero page at mmap_min_addr, which no program registers: a live mm says
+ * ENOENT, a gone one ESRCH. Return: true while the mm lives.
  */
 bool rt_fork_mm_alive(struct rt_session *s)
 {
@@ -371,15 +341,10 @@ bool rt_fork_mm_alive(struct rt_session *s)
 
 /**
  * rt_fork_unshared() - @s moved its page at @addr out after a write made
- * it exclusive (make_exclusive() in the shim): while another process of
- * the tree mapped the same page that write was a copy, and the old page
- * stays the other's. The session that had it PS_SHARED (uncharged) and
- * now maps it alone (pagemap bit 56) is charged for it at once and
- * evicts it in its next batch, so the page the LRU of @s chose is freed
- * from both processes, as the kernel's unmap from every mapping frees a
- * shared page: without it the old page stayed charged to no one until
- * the next look (rt_fork_account()) and then sat at the head of the
- * other's inactive list.
+ * it exclusive (make_exclusive() in the shim), so the old page is
+ * another's. The session that had it PS_SHARED and now maps it alone is
+ * charged for it and evicts it next, as the kernel frees a shared page
+ * from every mapping (docs/RUNTIME.md, "Evicting after a fork").
  * Context: supervisor thread, as @s's batch is stored.
  */
 void rt_fork_unshared(struct rt_session *s, uint64_t addr)
@@ -401,20 +366,11 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 }
 
 /**
- * rt_fork_pass_shared() - whether eviction should pass over @addr of @s
- * this once: it is present and mapped by more than one process after a
- * fork (pagemap's "exclusively mapped" bit), and was not passed over
- * before. Evicting it costs a copy here and a second eviction in the
- * other process (rt_fork_unshared()), and a child that reads its copy
- * once (BGSAVE, rt_prog forkbench) may not have read it yet, so it gets
- * one more trip through the inactive list, as a referenced page does;
- * the second time it is taken. Passing over every shared page for good
- * (until the tree reached budget + slack) left the shared set
- * unevictable and the child thrashing in what was left
- * (docs/RUNTIME.md, "Evicting after a fork"). Beyond budget + slack it
- * is taken at once.
- * Context: supervisor thread.
- * Return: true to pass over it now.
+ * rt_fork_pass_shared() - the pass_over hook: a page present and mapped by
+ * more than one process after a fork gets one more trip through the
+ * inactive list, as a referenced page does; the second time, or beyond
+ * budget + slack, it is taken (docs/RUNTIME.md, "Evicting after a fork").
+ * Context: supervisor thread. Return: true to pass over it now.
  */
 bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr)
 {
@@ -437,25 +393,12 @@ bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr)
 	return true;
 }
 
-/* Time now in us (CLOCK_MONOTONIC). Context: any. Return: the time. */
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-struct account_arg {
-	struct rt_session *s;
-	uint64_t left;
-};
-
-/* rt_present_scan(): account_one() for the present run [@a, @b). */
+/* rt_present_scan(): a PS_SHARED page of the present run [@a, @b) that
+ * this process maps alone (it or the other wrote, dropped or exited) is
+ * its own now: charged, on the inactive list. */
 static void account_run(void *arg, uint64_t a, uint64_t b)
 {
-	struct account_arg *c = arg;
-	struct rt_session *s = c->s;
+	struct rt_session *s = arg;
 	uint64_t pm[512], v;
 
 	while (a < b) {
@@ -469,38 +412,14 @@ static void account_run(void *arg, uint64_t a, uint64_t b)
 			return;
 		n = (uint64_t)got / 8;
 		for (uint64_t i = 0; i < n; i++) {
-			if (!(pm[i] & PM_PRESENT) || !pager_get(&s->pg, a + i * PAGE, &v) ||
-			    PT_STATE(v) != PS_SHARED)
-				continue;
-			if (pm[i] & PM_EXCLUSIVE) {
+			if ((pm[i] & (PM_PRESENT | PM_EXCLUSIVE)) == (PM_PRESENT | PM_EXCLUSIVE) &&
+			    pager_get(&s->pg, a + i * PAGE, &v) && PT_STATE(v) == PS_SHARED) {
 				pager_own(&s->pg, a + i * PAGE);
 				s->sup->st.fork_owned++;
-			} else {
-				c->left++;
 			}
 		}
 		a += n * PAGE;
 	}
-}
-
-/*
- * Look at @s's PS_SHARED pages in its pagemap: one mapped by this process
- * alone (bit 56, "exclusively mapped") is its own now (it wrote it and got
- * its copy, or the other process wrote, dropped or lost its own, or
- * exited) and is counted and put on the inactive list.
- * Context: supervisor thread.
- * Return: the PS_SHARED pages still mapped by more than one process.
- */
-static uint64_t account_one(struct rt_session *s)
-{
-	struct account_arg c = { .s = s };
-
-	/* The present runs first (PAGEMAP_SCAN skips the holes), then their
-	 * entries, for the exclusive bit PAGEMAP_SCAN does not report. */
-	for (size_t r = 0; r < s->pg.ranges.n; r++)
-		rt_present_scan(s->pg.pagemap, s->pg.ranges.v[r].start, s->pg.ranges.v[r].end,
-				account_run, &c);
-	return c.left;
 }
 
 /**
@@ -508,24 +427,24 @@ static uint64_t account_one(struct rt_session *s)
  * an event (docs/RUNTIME.md, "The budget after a fork"): a page present in
  * a parent and its child at the fork is charged to the parent alone
  * (PS_SHARED in the child); once one side writes it, the two have a page
- * each, and the child's is found here, from pagemap, and charged to it.
- * Looks at most every 20 ms (or ten times the last look's time), and only
- * at sessions with shared pages left.
+ * each, and the child's is found here, from pagemap (PAGEMAP_SCAN for the
+ * present runs, their entries for the exclusive bit), and charged to it.
+ * Looks after 20 ms or ten times the last look's cost, whichever is
+ * later (at most a tenth of the loop), at sessions with shared pages.
  * Context: supervisor thread, once per round of the event loop.
  */
 void rt_fork_account(struct rt_sup *sup)
 {
 	static uint64_t next;
-	uint64_t t0 = now_us(), took;
+	uint64_t t0 = now_ns() / 1000, took;
 
 	if (t0 < next)
 		return;
 	for (struct rt_session *s = sup->sessions; s; s = s->next)
 		if (s->pg.nr_shared && s->pg.pagemap >= 0 && !s->dead)
-			account_one(s);
-	/* A look reads 8 bytes of pagemap per registered page (~90 ns a
-	 * page here): the next comes after 20 ms or ten times its cost,
-	 * whichever is later, so it takes at most a tenth of the loop. */
-	took = now_us() - t0;
+			for (size_t r = 0; r < s->pg.ranges.n; r++)
+				rt_present_scan(s->pg.pagemap, s->pg.ranges.v[r].start,
+						s->pg.ranges.v[r].end, account_run, s);
+	took = now_ns() / 1000 - t0;
 	next = t0 + (took * 10 > 20000 ? took * 10 : 20000);
 }
