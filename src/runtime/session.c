@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One process of the tree, as the supervisor serves it: its faults
- * (zero-fill, swap-in through the mirror mm), its events (REMOVE, UNMAP,
- * REMAP), its agent's messages (REG, EVICTED, PREFORK, POSTFORK) and the
- * eviction batches sent to it. docs/RUNTIME.md gives the states and races.
+ * One process of the tree, as the supervisor serves it: the transport
+ * around its pager space (faults, events, its agent's messages, the
+ * eviction batches' answers). docs/RUNTIME.md gives the states and races.
  * Context of everything here: the supervisor's one thread.
  */
 #include <errno.h>
@@ -26,15 +25,10 @@
 
 #define PAGE		RT_PAGE
 
-/* ---- debug: a transfer slot the agent did not write (USWAP_DEBUG >= 2) ---- */
-
 /*
- * A page reported moved whose transfer slot the agent did not write
- * (xfer-zero: the slot still holds the pattern put there when the batch
- * was sent; without it, it would have read as whatever it held, zeros at
- * first). Counted (`--json`: dbg_xfer_zero) and the first 16 named on
- * stderr; the pager checks the other two ways a page of zeros can come
- * (zero-tracked, mirror-zero: docs/RUNTIME.md).
+ * USWAP_DEBUG >= 2: a page reported moved whose transfer slot still holds
+ * the canary written when the batch was sent (xfer-zero, docs/RUNTIME.md):
+ * counted in dbg_xfer_zero, the first 16 named on stderr.
  */
 #if USWAP_DEBUG >= 2
 static void dbg_say(struct rt_session *s, uint64_t *count, const char *what, uint64_t addr)
@@ -44,8 +38,7 @@ static void dbg_say(struct rt_session *s, uint64_t *count, const char *what, uin
 			(unsigned long long)addr);
 }
 
-/* Whether slot @i still holds the pattern of a slot not written (put
- * there when the batch was sent: reclaim.c). */
+/* Whether slot @i still holds the canary (reclaim.c). */
 static bool dbg_unwritten(struct rt_session *s, uint32_t i)
 {
 	const uint64_t *w = (const uint64_t *)(const void *)(s->xfer + (uint64_t)i * PAGE);
@@ -99,9 +92,8 @@ static void ops_lost(void *arg, const char *why)
 
 const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison, ops_lost };
 
-/* Every invariant of the tree's pager spaces (pager_check()), their
- * resident pages against pagemap, and the tree's counts against their
- * sums. Context: supervisor thread, once per turn of the event loop. */
+/* pager_check(), pager_check_present() of every space, pager_check_tree().
+ * Context: supervisor thread, once per turn of the event loop. */
 void rt_sup_check(struct rt_sup *sup)
 {
 	uint64_t res = 0, unev = 0, out = 0;
@@ -124,9 +116,10 @@ void rt_sup_check(struct rt_sup *sup)
  * Return: 0 served or nothing to do, -EAGAIN/-EBUSY leave it pending
  * (s->wait_why says why).
  */
-static int serve_fault(struct rt_session *s, uint64_t addr)
+static int serve_fault(void *arg, uint64_t addr)
 {
 	static const char zero_page[PAGE];
+	struct rt_session *s = arg;
 	struct rt_sup *sup = s->sup;
 	struct pg_tree *t = &sup->tree;
 	uint64_t v, room = PG_RUN;
@@ -147,14 +140,10 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 	} else if (s->phase != RT_PH_PREFORK) {
 		if (t->resident >= t->budget + sup->slack) {
 			/*
-			 * No batch out: the last one ended in this turn of the
-			 * event loop, before balance() sends the next at its
-			 * end. Send it now, so that this fault (and every other
-			 * read or retried in this turn) waits for it rather
-			 * than going past the line. If none can be sent (no
-			 * agent, nothing evictable), or the last batches freed
-			 * nothing, the fault is served over the line below:
-			 * it never waits for a batch that will not come.
+			 * Send the next batch now rather than at the turn's
+			 * end, and wait for it. With none to send, or after a
+			 * stall, serve over the line: never wait for a batch
+			 * that will not come.
 			 */
 			if (!sup->inflight && !sup->stalled)
 				rt_sup_reclaim(sup);
@@ -178,18 +167,12 @@ static int serve_fault(struct rt_session *s, uint64_t addr)
 	return 0;
 }
 
-/* Count a served fault in the latency histogram (supervisor side: from the
- * read of its message to its copy). */
+/* Count a served fault in the latency histogram (read to copy). */
 static void fault_served(void *arg, uint64_t t0)
 {
 	struct rt_session *s = arg;
 
 	s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
-}
-
-static int retry_one(void *arg, uint64_t addr)
-{
-	return serve_fault(arg, addr);
 }
 
 /**
@@ -199,16 +182,14 @@ static int retry_one(void *arg, uint64_t addr)
  */
 bool rt_session_retry(struct rt_session *s)
 {
-	return pager_retry(&s->pg, retry_one, s, fault_served) != 0;
+	return pager_retry(&s->pg, serve_fault, s, fault_served) != 0;
 }
 
 /* ---- events ---- */
 
 /*
- * The slots @bits of the batch out must not be moved any more: their
- * pages were unmapped, dropped or remapped (pager_drop(), xfer_ctl.h).
- * Once the answer came the moves are over and nothing is to be said.
- * Context: supervisor thread, the move lock held (rt_session_uffd()).
+ * Tell the agent not to move the slots @bits of the batch out (xfer_ctl.h);
+ * once answered, the moves are over. Context: the move lock held.
  */
 static void cancel_slots(struct rt_session *s, uint64_t bits)
 {
@@ -236,7 +217,7 @@ static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
 	}
 	if (s->forked)
 		s->sup->st.child_faults++;
-	if (s->forked && !s->pid)	/* rtfork: names the child */
+	if (s->forked && !s->pid)	/* names the child */
 		rt_fork_fault(s, m->arg.pagefault.feat.ptid);
 	if (!serve_fault(s, a))
 		fault_served(s, t0);
@@ -269,7 +250,7 @@ static void handle_event(struct rt_session *s, const struct uffd_msg *m)
 					    m->arg.remap.len));
 		s->sup->st.remaps++;
 		break;
-	case UFFD_EVENT_FORK:	/* rtfork: fork.c */
+	case UFFD_EVENT_FORK:
 		rt_fork_event(s, (int)m->arg.fork.ufd);
 		break;
 	default:
@@ -277,14 +258,12 @@ static void handle_event(struct rt_session *s, const struct uffd_msg *m)
 	}
 }
 
-#define RT_LOCK_SPIN_NS	60000	/* a run's move: 64 pages take ~30 us here */
+#define RT_LOCK_SPIN_NS	60000	/* about two runs' moves */
 
 /*
- * Take @s's move lock, waiting up to RT_LOCK_SPIN_NS for the agent to hand
- * it over (a kick's cross-CPU wake-up costs more: ~50 us here), yielding
- * meanwhile (the agent may be waiting for this CPU). A longer move (the
- * agent preempted) is left to the kick.
- * Context: supervisor thread. Return: true if taken.
+ * Take @s's move lock, yielding up to RT_LOCK_SPIN_NS for the agent to
+ * hand it over (cheaper than a kick's wake-up); a longer move is left to
+ * the kick. Context: supervisor thread. Return: true if taken.
  */
 static bool lock_moves(struct rt_session *s)
 {
@@ -305,13 +284,10 @@ static bool lock_moves(struct rt_session *s)
 
 /**
  * rt_session_uffd() - read and handle what the process's uffd has. Each
- * read, and the handling of the events it returned, is made under the
- * move lock (xfer_ctl.h), which is only tried: if the agent is moving, the
- * uffd is left unread (s->uffd_held) until the agent's RT_KICK or the
- * event loop's next turn. The faults a read returned are served after the
- * lock is let go (a fault read before an event of the same read is then
- * served after it: the two were concurrent in the program, and either
- * order is one it could have seen).
+ * read and its events are handled under the move lock (xfer_ctl.h), only
+ * tried: while the agent moves, the uffd is left unread (s->uffd_held)
+ * until its RT_KICK or the next turn. A read's faults are served after
+ * the lock is let go (after its events: the two were concurrent).
  * Context: supervisor thread.
  * Return: 0, or -errno when the uffd is unusable (the process is gone).
  */
@@ -358,10 +334,8 @@ int rt_session_uffd(struct rt_session *s)
 }
 
 /**
- * rt_session_uffd_error() - poll said POLLERR for @s's uffd without
- * POLLIN: the kernel says so of a uffd made blocking (only the program can
- * have made it so: it shares the file). The flag is set again, so the
- * event loop does not spin, and the process is killed for it.
+ * rt_session_uffd_error() - POLLERR without POLLIN on @s's uffd: the
+ * program made it blocking. Set O_NONBLOCK again (no spin) and kill it.
  * Context: supervisor thread.
  */
 void rt_session_uffd_error(struct rt_session *s)
@@ -385,8 +359,7 @@ static void learn_run(void *arg, uint64_t a, uint64_t b)
 
 	for (; a < b; a += PAGE)
 		if (!pager_get(&s->pg, a, &v)) {
-			/* filled before we saw the range (MAP_POPULATE by a
-			 * raw system call, glibc's own mmap): said, not hidden */
+			/* filled before the range was seen: counted */
 			if (t->resident >= t->budget + s->sup->slack) {
 				s->sup->st.learnt_over++;
 				s->sup->st.over_budget++;
@@ -396,12 +369,9 @@ static void learn_run(void *arg, uint64_t a, uint64_t b)
 }
 
 /*
- * RT_REG: the shim registered [@start, @end) with the uffd. The range
- * must be ordered, page aligned and in user space (rt_user_top()), and
- * the process may hold at most RT_RANGES_MAX runs: anything else is a
- * violation. The pages present in it are learnt from pagemap by a walk
- * that costs what the range's mappings cost, not its width.
- * Context: supervisor thread.
+ * RT_REG: the shim registered [@start, @end) (ordered, page aligned, in
+ * user space, at most RT_RANGES_MAX runs, or a violation). Its present
+ * pages are learnt from pagemap. Context: supervisor thread.
  */
 static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 {
@@ -431,11 +401,7 @@ static void reg_range(struct rt_session *s, uint64_t start, uint64_t end)
 		rt_present_scan(s->pg.pagemap, start, end, learn_run, s);
 }
 
-/*
- * Slot @i of the answered batch: the pager stores the page if it was
- * moved, or puts it back by its status (pager_settle()).
- * Context: supervisor thread.
- */
+/* Slot @i of the answered batch, settled by its status (pager_settle()). */
 static void settle_one(struct rt_session *s, uint32_t i)
 {
 	struct rt_sup *sup = s->sup;
@@ -459,11 +425,8 @@ static void settle_one(struct rt_session *s, uint32_t i)
 
 /**
  * rt_session_batch_step() - store up to @max pages of the answered batch
- * (a batch is stored a few pages per turn of the event loop, so
- * that a fault read meanwhile waits for a few compressions, not for 64);
- * after its last page the batch ends (children forked while it was out
- * were settled with it: pager_settle()) and the next batch may be sent. Its pages not
- * stored yet stay EVICTING: a fault on one waits, as for a batch out.
+ * (a few per turn, so that a fault waits for a few compressions, not 64;
+ * the pages not stored yet stay EVICTING); after its last the batch ends.
  * Context: supervisor thread.
  * Return: true if pages of it are left.
  */
@@ -494,11 +457,9 @@ static void batch_done(struct rt_session *s, const struct rt_evict *m)
 }
 
 /**
- * rt_session_prefork() - while a fork is being prepared, wait for the
- * batch out; with fork events that is all (the FORK event gives the
- * child its own copy of the states and the mirror, fork.c); without them
- * bring every SWAPPED page in. Answer PREFORK_DONE when done.
- * Context: supervisor thread.
+ * rt_session_prefork() - while a fork is prepared, wait for the batch
+ * out and, without fork events, bring every SWAPPED page in; then answer
+ * PREFORK_DONE. Context: supervisor thread.
  */
 void rt_session_prefork(struct rt_session *s)
 {
@@ -519,12 +480,8 @@ void rt_session_prefork(struct rt_session *s)
 	s->phase = RT_PH_FORKING;
 }
 
-/*
- * A message of the shim's for the user (RT_LOG), printed on our stderr,
- * not the program's. Its bytes are the program's: only printable ones are
- * written (any other is a '?'), so that it cannot drive a terminal.
- * Context: supervisor thread.
- */
+/* RT_LOG: the shim's message, on our stderr, its non-printable bytes '?'
+ * (they are the program's: it cannot drive a terminal). */
 static void say_log(struct rt_session *s, const struct rt_log *lg)
 {
 	char text[sizeof(lg->text) + 1];
@@ -597,12 +554,9 @@ int rt_session_sock(struct rt_session *s)
 }
 
 /**
- * rt_session_orphan() - the agent's socket closed while the process lives
- * (it closed the shim's descriptors): settle the batch in flight, whose
- * answer will never come. A page of it still present in the process was
- * not moved; one that is not was moved, and its bytes are in the
- * transfer buffer (the agent copies each page right after its move).
- * Context: supervisor thread.
+ * rt_session_orphan() - the agent's socket closed while the process lives:
+ * settle the batch out by pagemap (present: not moved; absent: moved, its
+ * bytes in the transfer buffer). Context: supervisor thread.
  */
 void rt_session_orphan(struct rt_session *s)
 {
@@ -618,8 +572,7 @@ void rt_session_orphan(struct rt_session *s)
 	for (uint32_t i = 0; i < s->pg.batch_n; i++) {
 		uint64_t pm = 0;
 
-		/* Unreadable (the mm is going: exit, exec) counts as not
-		 * moved: the slot's bytes are not known to be the page's. */
+		/* unreadable (the mm is going) counts as not moved */
 		if (s->pg.pagemap < 0 ||
 		    pread(s->pg.pagemap, &pm, 8, (off_t)(s->pg.batch_addr[i] / PAGE * 8)) != 8 ||
 		    (pm >> 63) & 1)
@@ -632,12 +585,9 @@ void rt_session_orphan(struct rt_session *s)
 }
 
 /**
- * rt_session_mm_alive() - whether the process's address space still
- * exists (not exited, not replaced by exec): uffd ioctls on a gone mm fail
- * with ESRCH. The probe maps a zero page into the staging area, which
- * only matters to an agent that is gone too.
- * Context: supervisor thread.
- * Return: true while the mm lives.
+ * rt_session_mm_alive() - whether the process's mm still exists (not
+ * exited or exec'd): a zero page into the staging area fails with ESRCH
+ * on a gone mm. Context: supervisor thread. Return: true while it lives.
  */
 bool rt_session_mm_alive(struct rt_session *s)
 {
