@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The pager (pager.h): page states and their one transition function, the
- * mirror, faults (zero runs, swap-in runs with sequential prefetch,
- * deferral), drop and remap, eviction batches settled page by page, the
- * written-bit scan, fork, and the invariant checks.
- * Context of everything here: the tree's one thread (pager.h).
+ * The pager (pager.h, docs/RUNTIME.md "The pager").
+ * Context of everything here: the tree's one thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +21,7 @@
 
 static const char zeros[PG_ZERO_RUN * PAGE];
 
-/* Each transition's states: where from, where to (pager.h's drawing). */
+/* Each transition's states, from and to (enum pg_trans). */
 static const struct {
 	uint32_t from, to;
 } trans[PGT_NR] __attribute__((unused)) = {
@@ -61,10 +58,8 @@ static void tree_resident(struct pg_tree *t, int64_t n)
 
 /*
  * The one transition function: the page at @addr goes by @tr to @val (a
- * PT_VAL; 0 for absent). Every count of the space and its tree follows
- * from the two states; a RESIDENT page that leaves its state leaves its
- * list (PGT_PICK excepted: rt_lru_pop() took it off already). A
- * transition from a state it does not start in is a bug: asserted.
+ * PT_VAL; 0 for absent), every count following from the two states; a
+ * RESIDENT page leaves its list (for PGT_PICK rt_lru_pop() did).
  * Return: 0, -ENOMEM (the map could not grow: nothing changed).
  */
 static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t val)
@@ -158,10 +153,9 @@ static void mirror_free(struct pager *p, uint32_t idx)
 	p->free_idx[p->nr_free++] = idx;
 }
 
-/* ---- debug: pages of zeros where data was (docs/RUNTIME.md) ---- */
+/* ---- USWAP_DEBUG >= 2: pages of zeros where data was (docs/RUNTIME.md) ---- */
 
-/* USWAP_DEBUG >= 2: count a page of zeros handed out where data was
- * (@what: zero-tracked, mirror-zero), and name the first 16 on stderr. */
+/* Count one under @what, naming the first 16 on stderr. */
 static void dbg_say(uint64_t *count, const char *what, uint64_t addr)
 {
 	if (USWAP_DEBUG >= 2 && (*count)++ < 16)
@@ -178,7 +172,7 @@ static bool page_is_zero(const void *pg)
 	return true;
 }
 
-/* USWAP_DEBUG >= 2: note whether the page stored at index @idx is non-zero. */
+/* Note whether the page stored at index @idx is non-zero. */
 static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 {
 	if (USWAP_DEBUG < 2)
@@ -196,7 +190,7 @@ static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 	p->dbg_nz[idx] = !page_is_zero(pg);
 }
 
-/* USWAP_DEBUG >= 2: the page read back from index @idx for @addr. */
+/* Check the page read back from index @idx for @addr. */
 static void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *pg)
 {
 	if (USWAP_DEBUG >= 2 && idx < p->dbg_cap && p->dbg_nz[idx] && page_is_zero(pg))
@@ -256,8 +250,7 @@ int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, voi
 
 /**
  * pager_destroy() - the process has gone: its counts leave the tree, its
- * mirror is freed (swap entries put). The pagemap descriptor is the
- * transport's. Context: no batch of it is settled afterwards.
+ * mirror is freed. The pagemap descriptor is the transport's.
  */
 void pager_destroy(struct pager *p)
 {
@@ -291,11 +284,10 @@ void pager_destroy(struct pager *p)
 }
 
 /*
- * Copy @parent's page states into @c at a fork: a page present in both
- * is charged once, to the parent (SHARED in the child, as the memory
- * cgroup charges it); a swapped page keeps its index (the mirror was
- * forked); a page of the parent's batch out keeps its state in the child,
- * settled by the parent's answer (pager.h, "inherited").
+ * Copy @parent's page states into @c at a fork: a present page is SHARED
+ * in the child (charged to the parent, as the memory cgroup does); a
+ * swapped page keeps its index; a page of the batch out keeps its state,
+ * settled by the owner's answer.
  */
 static int copy_states(struct pager *c, const struct pager *parent)
 {
@@ -312,9 +304,8 @@ static int copy_states(struct pager *c, const struct pager *parent)
 			break;
 		case PS_EVICTING:
 		case PS_DEAD:
-			/* DEAD stays DEAD: the drop was read before the fork,
-			 * so the child's page is gone too, or (the zap after
-			 * the copy) present and learnt from its pagemap. */
+			/* DEAD stays DEAD: the child's page is gone too, or
+			 * present and learnt from its pagemap. */
 			err = transit(c, e[i].key, PGT_INHERIT, v);
 			c->inflight = c->inherited = true;
 			break;
@@ -327,11 +318,10 @@ static int copy_states(struct pager *c, const struct pager *parent)
 }
 
 /**
- * pager_fork() - @c becomes the child of @parent at a fork: its states
- * copied (copy_states()), its mirror forked (uswap_mm_fork(): every
- * swapped page's swap count goes to 2, as copy_pte_range() ->
- * swap_duplicate() does), its ranges and prefetch window the parent's.
- * Return: 0, -errno (@c is left empty and destroyed).
+ * pager_fork() - @c becomes the child of @parent at a fork: states, ranges
+ * and prefetch copied, mirror forked (uswap_mm_fork(): swap counts go to
+ * 2, as copy_pte_range() -> swap_duplicate()).
+ * Return: 0, -errno (@c destroyed).
  */
 int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg)
 {
@@ -379,9 +369,8 @@ fail:
 
 /*
  * Zero-fill @addr and, for a first touch, the absent pages after it in
- * its registered range, up to @room. @tracked: the states hold the page
- * already (dropped without an event seen): zeros, counted in the debug
- * build, the state kept.
+ * its range, up to @room. @tracked: the states hold the page (dropped
+ * without an event): zeros, the state kept.
  * Return: 0, -EAGAIN (an event is pending: retry after it).
  */
 static int serve_zero(struct pager *p, uint64_t addr, bool tracked, uint64_t room)
@@ -415,9 +404,9 @@ static int serve_zero(struct pager *p, uint64_t addr, bool tracked, uint64_t roo
 }
 
 /*
- * The page at @addr, SWAPPED, could not be read back (@err). A device
- * error (-EIO) poisons it: SIGBUS for this page alone.
- * Return: 0 poisoned, -EAGAIN, or the error (the transport decides).
+ * The SWAPPED page at @addr could not be read back (@err): -EIO poisons
+ * it (SIGBUS for this page alone).
+ * Return: -EHWPOISON poisoned, -EAGAIN, or an error (the transport decides).
  */
 static int lost_page(struct pager *p, uint64_t addr, uint32_t idx, int err)
 {
@@ -435,12 +424,9 @@ static int lost_page(struct pager *p, uint64_t addr, uint32_t idx, int err)
 }
 
 /*
- * Swap @addr in with the SWAPPED pages after it, in one copy: only as
- * many as the prefetch window allows (sequential faults double it, 2, 4,
- * ... PG_RUN; any other fault sets it back to one page, as the kernel's
- * swap readahead sizes its window by hits) and @room. The mirror is
- * dropped for the pages copied, each put on a list by the workingset
- * test (active when it came back within half the budget).
+ * Swap @addr in with the SWAPPED pages after it, in one copy, up to @room
+ * and the prefetch window (doubled by a sequential fault up to PG_RUN,
+ * else one page). Each page goes on a list by the workingset test.
  * Return: 0, -EAGAIN, -EHWPOISON (the page was poisoned), or a read error.
  */
 static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
@@ -493,10 +479,8 @@ static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 }
 
 /**
- * pager_serve() - serve the fault at @addr as its page's state says:
- * zeros for a page never seen (a run of up to @room pages), its bytes for
- * a swapped one (a run of up to @room), a wait for one in the batch out.
- * The transport decides @room from the budget (1: no run).
+ * pager_serve() - serve the fault at @addr by its page's state: zeros or
+ * its bytes (a run of up to @room pages), or a wait for the batch out.
  * Return: 0 served; -EBUSY wait for the batch (PG_WAIT_EVICTING);
  * -EAGAIN wait for the pending event (PG_WAIT_EVENT); -EHWPOISON the page
  * was lost and poisoned (served); another -errno: it cannot be read back.
@@ -546,9 +530,8 @@ int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
 }
 
 /**
- * pager_retry() - offer each waiting fault to @serve (the transport's
- * fault path, 0 when served), and @served its read time when it was.
- * Faults may be deferred again meanwhile (they join the list).
+ * pager_retry() - offer each waiting fault to @serve (0: served), then
+ * its read time to @served. @serve may defer faults again.
  * Return: the faults still waiting.
  */
 size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void *arg,
@@ -584,10 +567,7 @@ size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void
 	return j;
 }
 
-/**
- * pager_forget_pending() - the waiting faults in [@start, @end) are
- * dropped (the range left the uffd: its threads were woken).
- */
+/** pager_forget_pending() - drop the waiting faults in [@start, @end). */
 void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end)
 {
 	size_t j = 0;
@@ -600,8 +580,7 @@ void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end)
 
 /**
  * pager_swapin_all() - bring every swapped page in, in long runs (a fork
- * on the path without fork events: the child's copy is not registered).
- * Return: 0 when none is left; -EAGAIN (an event is pending: again
+ * without fork events). Return: 0 when none is left; -EAGAIN (again
  * later); the error of a page that cannot be read back.
  */
 int pager_swapin_all(struct pager *p)
@@ -632,11 +611,7 @@ int pager_swapin_all(struct pager *p)
 
 /* ---- what the process did ---- */
 
-/**
- * pager_learn() - the page at @addr is present, and the states did not
- * know it (filled before its range was seen, or by a copy of another):
- * RESIDENT on the inactive list. A page it knows is left alone.
- */
+/** pager_learn() - the page at @addr is present: if unknown, RESIDENT (inactive). */
 void pager_learn(struct pager *p, uint64_t addr)
 {
 	uint64_t v;
@@ -646,9 +621,8 @@ void pager_learn(struct pager *p, uint64_t addr)
 }
 
 /**
- * pager_own() - the SHARED page at @addr is mapped by this process alone
- * now (pagemap's exclusive bit): charged here, on the inactive list.
- * Return: true if it was SHARED.
+ * pager_own() - the SHARED page at @addr is mapped by this process alone:
+ * charged here, on the inactive list. Return: true if it was SHARED.
  */
 bool pager_own(struct pager *p, uint64_t addr)
 {
@@ -674,11 +648,9 @@ static uint64_t cancel_slot(struct pager *p, uint32_t idx)
 
 /**
  * pager_drop() - the process dropped [@start, @end) (MADV_DONTNEED,
- * munmap): every page there reads zeros now. A page of the batch out
- * becomes DEAD: its slot is cancelled, its answer then decides nothing.
- * Return: the slots newly cancelled (a bit each), for the transport to
- * pass to whoever moves the pages: a move of a cancelled slot would take
- * whatever a new mapping put at the address (the stress-ng wrong data).
+ * munmap). A page of the batch out becomes DEAD, its slot cancelled.
+ * Return: the slots newly cancelled (a bit each), for the mover: a move
+ * would take whatever a new mapping put at the address.
  */
 uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
 {
@@ -709,12 +681,8 @@ uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
 	return cancelled;
 }
 
-/*
- * Forget the entry @val at @key with its counts: the page is overwritten
- * (a remap's destination). A page of the batch out has its slot
- * cancelled; its answer then finds another entry, or none, and counts the
- * slot as gone. Return: the slot's bit, or 0.
- */
+/* Forget the entry @val at @key (a remap's destination), cancelling its
+ * slot if in the batch out. Return: the slot's bit, or 0. */
 static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 {
 	uint64_t bit = 0;
@@ -728,12 +696,9 @@ static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 }
 
 /**
- * pager_remap() - the process moved [@from, @from + @len) to @to
- * (mremap): the states move along, a RESIDENT page with its list and its
- * flags. Whatever the destination held is forgotten first. A page of the
- * batch out keeps its slot, renamed to the new address, and the slot is
- * cancelled (the move request names the old address, where a new mapping
- * may come; a move made before the event took the page now at @to).
+ * pager_remap() - the process moved [@from, @from + @len) to @to (mremap):
+ * the states move along over the destination's. A page of the batch out
+ * keeps its slot, renamed and cancelled (the move names the old address).
  * Return: the slots newly cancelled.
  */
 uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
@@ -743,8 +708,7 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 	size_t nd;
 	uint64_t cancelled = 0;
 
-	/* Off the map (not a transition: the pages live on at @to), then
-	 * the destination's entries forgotten. */
+	/* off the map (not a transition: the pages live on at @to) */
 	for (size_t i = 0; i < n; i++)
 		pt_del(&p->tab, e[i].key);
 	nd = pt_collect(&p->tab, to, to + len, &d);
@@ -776,12 +740,8 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 
 /* ---- eviction ---- */
 
-/*
- * Read the written bits of the registered ranges when a quarter of the
- * resident pages (at least a batch) was evicted since the last read: a
- * page's bit then tells whether it was written in the last stretch of its
- * time on a list (lru.c).
- */
+/* Read the written bits (lru.c) once a quarter of the resident pages, at
+ * least a batch, were evicted since the last read. */
 static void scan_written(struct pager *p)
 {
 	struct pg_tree *t = p->t;
@@ -815,11 +775,9 @@ static void take(struct pager *p, uint64_t a, uint64_t *addr)
 }
 
 /**
- * pager_pick() - the batch to move out: up to @want pages (<= PG_BATCH),
- * the pages queued on evict_first first, then the coldest by the lists
- * (a page the tree's pass_over() hook passes over gets one more trip).
- * The written bits are read first when due. Nothing is picked while a
- * batch is out.
+ * pager_pick() - the batch to move out, none while one is out: up to
+ * @want pages (<= PG_BATCH), evict_first's first, then the coldest (a
+ * page the pass_over() hook passes gets one more trip).
  * Return: the pages picked, their addresses in @addr[slot].
  */
 uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr)
@@ -859,10 +817,7 @@ uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr)
 	return p->batch_n;
 }
 
-/**
- * pager_unpick() - the batch just picked cannot go out (its message was
- * not sent): its pages are RESIDENT again, on the inactive list.
- */
+/** pager_unpick() - the batch just picked was not sent: its pages back. */
 void pager_unpick(struct pager *p)
 {
 	for (uint32_t i = 0; i < p->batch_n; i++) {
@@ -878,15 +833,11 @@ void pager_unpick(struct pager *p)
 	p->batch_n = 0;
 }
 
-/*
- * Slot @i of the batch @h inherited is answered by its owner (@status,
- * @bytes: pager_settle()): moved, the page left the owner before the
- * child's page tables were copied (a page copied into the child is shared
- * and cannot be moved) or after the owner wrote its own copy, in which
- * case the child has its page and never faults for it: either way a
- * fault in the child wants these bytes. Not moved: it is present in both.
- * Gone or refused there: the child's copy is its own.
- */
+/* Slot @i of the batch heir @h inherited is answered by its owner, and
+ * the answer holds for @h: a page moved left the owner before the copy (a
+ * shared page cannot move) or after the owner's write, so a fault in the
+ * child wants those bytes; not moved, it is in both; gone or refused, the
+ * child's copy is its own. */
 static void settle_heir(struct pager *h, uint32_t i, int status, const void *bytes)
 {
 	if (pager_settle(h, i, status, bytes) != -ENOSPC)
@@ -898,12 +849,10 @@ static void settle_heir(struct pager *h, uint32_t i, int status, const void *byt
 
 /**
  * pager_settle() - slot @i of the batch out is answered: @status >= 0
- * moved (1: after make_exclusive(), a copy of a page shared after a
- * fork), its bytes at @bytes; -EBUSY or -EAGAIN not moved (busy or
- * shared); -ECANCELED cancelled (not moved); -ENOENT not there; -ENOSPC
- * its bytes cannot be kept; any other: the kernel refuses to move it
- * (mlock). A slot whose page was dropped meanwhile (DEAD) or forgotten
- * is only counted.
+ * moved, its bytes at @bytes (1: after make_exclusive()); -EBUSY,
+ * -EAGAIN, -ECANCELED not moved; -ENOENT not there; -ENOSPC its bytes
+ * cannot be kept; any other: the kernel refuses (mlock). A slot whose
+ * page was dropped or forgotten meanwhile is only counted.
  * Return: 0; 1 stored after make_exclusive(); -ENOSPC the bytes could
  * not be stored (the slot stays EVICTING: settle it again, -ENOSPC to
  * let the page go, -EBUSY after putting it back).
@@ -923,8 +872,7 @@ int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes)
 
 	if (!pt_get(&p->tab, a, &v) || PT_IDX(v) != i ||
 	    (PT_STATE(v) != PS_EVICTING && PT_STATE(v) != PS_DEAD)) {
-		/* Unmapped, dropped or overwritten meanwhile: it left the
-		 * resident count too, so the batch is progress. */
+		/* gone meanwhile: off the resident count, so progress */
 		p->batch_moved++;
 		goto done;
 	}
@@ -953,16 +901,10 @@ int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes)
 	} else if (status == -EBUSY || status == -EAGAIN || status == -ECANCELED) {
 		/* rotated, as the kernel's putback */
 		make_resident(p, a, PGT_PUTBACK, false, 0);
-		if (p->inherited)
-			;
-		else if (status == -ECANCELED)
-			t->st.evict_cancelled++;
-		else
-			t->st.evict_busy++;
+		if (!p->inherited)
+			(*(status == -ECANCELED ? &t->st.evict_cancelled : &t->st.evict_busy))++;
 	} else if (status == -ENOENT || status == -ENOSPC || p->inherited) {
-		/* Not there (an inherited slot: gone from the parent before
-		 * the copy, or refused there, where the child's copy is its
-		 * own), or its bytes lost: the page reads zeros. */
+		/* not there, or its bytes lost (an heir's: its own copy) */
 		transit(p, a, PGT_VANISH, 0);
 		p->batch_moved++;
 		if (status == -ENOENT && !p->inherited)
@@ -979,10 +921,9 @@ done:
 }
 
 /**
- * pager_batch_end() - every slot of the batch out was settled: the next
- * may be picked.
- * Return: the slots that took a page off the resident count (0: the
- * batch freed nothing, a stall).
+ * pager_batch_end() - every slot of the batch out is settled: the next
+ * may be picked. Return: the slots that took a page off the resident
+ * count (0: a stall).
  */
 uint32_t pager_batch_end(struct pager *p)
 {
@@ -997,11 +938,7 @@ uint32_t pager_batch_end(struct pager *p)
 	return moved;
 }
 
-/**
- * pager_release_heirs() - the heirs of @p's batch have every slot settled
- * (by pager_settle() on @p, or by their transport when @p's process went
- * before its answer): their inherited batches end.
- */
+/** pager_release_heirs() - end the batches of @p's heirs, all settled. */
 void pager_release_heirs(struct pager *p)
 {
 	while (p->heirs) {
@@ -1110,11 +1047,7 @@ void pager_check(const struct pager *p)
 		broken(p, "the batch's size", 0, p->batch_n, p->batch_done);
 }
 
-/**
- * pager_check_tree() - @t's counts against the sums of its spaces' (each
- * checked by pager_check() as it is added up): @res resident, @unev
- * unevictable, @out pages of batches out (PG_OUT()).
- */
+/** pager_check_tree() - @t's counts against its spaces' sums (PG_OUT()). */
 void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint64_t out)
 {
 	if (res != t->resident || unev != t->unevictable || out != t->inflight_pages) {
@@ -1174,14 +1107,10 @@ static long kernel_runs(const struct pager *p, struct page_region **v)
 
 /**
  * pager_check_present() - the RESIDENT and UNEVICTABLE pages of @p that
- * its pagemap shows neither present nor swapped by the kernel. Not an
- * invariant that can abort: munmap() zaps before its UNMAP event is
- * read, and a page the program freed with MADV_FREE and the kernel
- * reclaimed goes without an event (its next fault is served zeros:
- * zero-tracked); the most seen at one look is kept in
- * dbg_resident_absent. Without a pagemap, when it cannot be read, or
- * shows nothing (the process is going), 0.
- * Return: that number.
+ * its pagemap shows neither present nor swapped. Not an abort: munmap()
+ * zaps before its event, MADV_FREE pages go without one; the most at one
+ * look is kept in dbg_resident_absent.
+ * Return: that number; 0 without a readable, non-empty pagemap.
  */
 uint64_t pager_check_present(struct pager *p)
 {
