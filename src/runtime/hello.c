@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a shim's hello brings, checked before a session is made of it: the
- * fixed fields, the userfaultfd (rt_uffd_adopt()) and the transfer buffer
- * (rt_xfer_map()). docs/SECURITY.md says why each check is there.
+ * What a shim's hello brings, checked before a session is made of it
+ * (docs/SECURITY.md says why each check is there).
  * Context of everything here: the supervisor's one thread.
  */
 #include <errno.h>
@@ -21,13 +20,10 @@
 #define PAGE	RT_PAGE
 
 /**
- * rt_xfer_map() - map the transfer buffer @memfd a shim sent, after
- * checking that it is a memfd as large as the buffer, and sealing it
- * against shrinking (F_SEAL_SHRINK): a smaller file, or one the program
- * truncates later, would kill the supervisor with SIGBUS at the first
- * access. The shim makes it with MFD_ALLOW_SEALING; a file that cannot
- * take the seal (not a memfd, or one made without it) is refused.
- * Context: supervisor thread.
+ * rt_xfer_map() - map the transfer buffer @memfd a shim sent: a regular
+ * file as large as the buffer, sealed against shrinking (F_SEAL_SHRINK;
+ * a file that cannot take the seal is refused), so that no access can
+ * raise SIGBUS here. Context: supervisor thread.
  * Return: the mapping, or a -errno cast to a pointer (IS_ERR_XFER()).
  */
 char *rt_xfer_map(int memfd)
@@ -56,12 +52,10 @@ char *rt_xfer_map(int memfd)
 }
 
 /**
- * rt_hello_check() - the fields of hello @h that a shim always sends the
- * same way: the transfer buffer's size, and a staging area of exactly one
- * batch, page aligned, in user space. Faults in the staging area are
- * zero-filled and not counted (they are the agent's), so its bound is the
- * bound of what a program can keep out of its budget there.
- * Context: supervisor thread.
+ * rt_hello_check() - the fields of hello @h a shim always sends the same
+ * way: the transfer buffer's size, a staging area of exactly one batch,
+ * page aligned, in user space (its faults are not counted: this bounds
+ * what a program keeps out of its budget). Context: supervisor thread.
  * Return: NULL when they are right, else what is wrong.
  */
 const char *rt_hello_check(const struct rt_hello *h)
@@ -76,11 +70,8 @@ const char *rt_hello_check(const struct rt_hello *h)
 
 /**
  * rt_uffd_adopt() - take the userfaultfd @uffd a shim sent: check that it
- * is one (an ioctl meant for a userfaultfd must never reach another
- * device), make it non-blocking (reads of it never wait: rt_session_uffd()
- * reads with RWF_NOWAIT as well, since the program shares the flag), and
- * enable @features on it (UFFDIO_API: it fails on a uffd the program
- * initialised already, with features of its choice).
+ * is one, make it non-blocking and enable @features (UFFDIO_API fails on
+ * a uffd the program initialised itself). docs/SECURITY.md says why.
  * Context: supervisor thread.
  * Return: 0, or -errno (the hello is refused).
  */

@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the supervisor does to a process of the tree that must stop: the
- * OOM kill (swap full, a page that cannot be read back, locked memory
- * over the budget) and the kill for a protocol violation. Always through
- * the process's pidfd when there is one.
+ * The OOM kill and the kill for a protocol violation.
  * Context of everything here: the supervisor's one thread.
  */
 #include <signal.h>
@@ -14,11 +11,8 @@
 
 #include "runtime/runtime.h"
 
-/*
- * SIGKILL @s's process: through its pidfd when there is one (a pid
- * alone may name another process by the time the signal is sent).
- * Context: supervisor thread.
- */
+/* SIGKILL @s's process, through its pidfd when there is one (a pid may
+ * be reused by then). */
 static void kill_session(struct rt_session *s)
 {
 	if (s->pidfd >= 0)
@@ -30,12 +24,8 @@ static void kill_session(struct rt_session *s)
 
 /**
  * rt_session_violation() - @s's process sent what no shim sends (@why):
- * it is killed, with a message, and its socket is shut down, so that
- * nothing more of its is read: the session goes on as an orphan's (its
- * batch settled from pagemap, rt_session_orphan()) until the process is
- * gone. Only that process is touched: the supervisor and the rest of the
- * tree go on.
- * Context: supervisor thread.
+ * killed, with a message, its socket shut down; the session goes on as an
+ * orphan's until the process is gone. Context: supervisor thread.
  */
 void rt_session_violation(struct rt_session *s, const char *why)
 {
@@ -50,9 +40,7 @@ void rt_session_violation(struct rt_session *s, const char *why)
 
 /**
  * rt_session_kill() - kill @s's process as the OOM killer would, saying
- * @why (once: a process killed already, or a forked child not named yet,
- * is left alone).
- * Context: supervisor thread.
+ * @why, once (not a forked child not named yet). Context: supervisor thread.
  */
 void rt_session_kill(struct rt_session *s, const char *why)
 {

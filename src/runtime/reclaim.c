@@ -14,9 +14,8 @@
 #define PAGE	RT_PAGE
 
 #if USWAP_DEBUG >= 2
-/* Fill slot @i of the transfer buffer with the pattern of a slot not
- * written, which session.c looks for when the answer says the page
- * moved (xfer-zero). */
+/* Fill slot @i of the transfer buffer with the canary session.c looks
+ * for in a page said moved (xfer-zero). */
 static void dbg_canary(struct rt_session *s, uint32_t i)
 {
 	uint64_t *w = (uint64_t *)(void *)(s->xfer + (uint64_t)i * PAGE);
@@ -29,11 +28,9 @@ static inline void dbg_canary(struct rt_session *s, uint32_t i) { (void)s; (void
 #endif
 
 /**
- * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH),
- * picked by the pager (pager_pick()), if none is out and the agent can
- * take it: it is up, no fork is being prepared, no batch of a parent's
- * decides pages of this process.
- * Context: supervisor thread.
+ * rt_session_evict() - send one batch of up to @want pages (<= RT_BATCH)
+ * if none is out, the agent is up, no fork is prepared and no inherited
+ * batch is out. Context: supervisor thread.
  * Return: true if a batch was sent.
  */
 bool rt_session_evict(struct rt_session *s, uint64_t want)
@@ -59,13 +56,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	return true;
 }
 
-/*
- * The distance between the watermarks under the budget: a quarter
- * of a batch, or an eighth of a small budget. Small batches (16-32 pages)
- * keep the agent's and the supervisor's work per batch short; with a gap
- * of a whole batch the random-read p99 was higher (docs/BENCHMARKS.md).
- * Context: supervisor thread. Return: pages.
- */
+/* The gap between the watermarks, in pages: a quarter of a batch, or an
+ * eighth of a small budget (short batches: docs/BENCHMARKS.md). */
 static uint64_t wmark_gap(const struct rt_sup *sup)
 {
 	uint64_t gap = sup->tree.budget / 8;
@@ -74,14 +66,10 @@ static uint64_t wmark_gap(const struct rt_sup *sup)
 }
 
 /**
- * rt_sup_reclaim() - evict ahead of demand, as kswapd between its
- * watermarks: when the tree's resident pages, less those of the batches in
- * flight, cross the high watermark (budget - gap), send batches until they
- * are under the low one (budget - 2 gap). Faults go on being served
- * meanwhile; one waits only at budget + slack (serve_fault()), which the
- * batches out ahead almost never let it reach.
- * Context: supervisor thread: balance(), once per turn of the event loop,
- * and serve_fault() at budget + slack with no batch in flight.
+ * rt_sup_reclaim() - evict ahead of demand, as kswapd: once the resident
+ * pages less those in flight cross budget - gap, send batches until they
+ * are under budget - 2 gap. A fault waits only at budget + slack.
+ * Context: supervisor thread (balance(), and serve_fault() at the line).
  * Return: true if a batch was sent.
  */
 bool rt_sup_reclaim(struct rt_sup *sup)
@@ -102,13 +90,10 @@ bool rt_sup_reclaim(struct rt_sup *sup)
 			sup->reclaiming = false;
 		if (!sup->reclaiming)
 			break;
-		/* At least a gap's worth per batch: a fault that crosses
-		 * the line by one page does not cost a round trip for one. */
+		/* at least a gap's worth: no round trip for one page */
 		want = net - low > gap ? net - low : gap;
 		sent = false;
-		/* The process with the most resident pages first, as one LRU
-		 * over the tree would take them in proportion (a page shared
-		 * after a fork is charged to the parent). */
+		/* the most resident first, as one LRU over the tree would */
 		sup->balance_mark++;
 		while (want) {
 			struct rt_session *best = NULL;

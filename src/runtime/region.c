@@ -1,15 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The in-process mode (include/uswap/region.h; docs/RUNTIME.md, "The
- * in-process mode"): regions of the caller's own memory under a budget. One
- * handler thread per pool reads the pool's userfaultfd, serves faults with
- * batched UFFDIO_COPY (zero runs for first touches, swap-in runs with
- * sequential prefetch) and, when the budget is exceeded, moves pages out
- * with UFFDIO_MOVE into a staging area and writes them into a mirror
- * address space of the mm layer, whose reclaim puts them on the swap
- * devices. The pages' states, the cold-page lists, the mirror and the
- * waiting faults are the pool's pager's (pager.h), one space per pool, as
- * the supervisor has one per process.
+ * in-process mode"): regions of the caller's memory under a budget, one
+ * handler thread and one pager space per pool.
  *
  * Locking: pool->lock protects everything of a pool; the handler holds it
  * while it serves a round, the API calls while they change the regions.
@@ -26,9 +19,8 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* ---- fork ---- */
 
-/* Before fork(): every pool brings its pages in and stops evicting, so that
- * the child, whose copies are not registered, reads the data (a pool
- * whose regions are not inherited, USWAP_REGION_NOFORK, goes on). */
+/* Before fork(): every pool but NOFORK ones brings its pages in and stops
+ * evicting (the child's copies are not registered). */
 static void atfork_prepare(void)
 {
 	pthread_mutex_lock(&pools_lock);
@@ -47,8 +39,7 @@ static void atfork_prepare(void)
 }
 
 /* After fork(), in the parent: evict again, and wait until each pool is
- * within its budget (pages shared with the child are unshared to be
- * moved: rg_evict_batch()), so that the overshoot ends with the fork. */
+ * within its budget, so that the overshoot ends with the fork. */
 static void atfork_parent(void)
 {
 	for (struct uswap_region_pool *p = pools_list; p; p = p->next) {
@@ -236,14 +227,12 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool)
 			struct rg_region *r = pool->regions;
 
 			pool->regions = r->next;
-			/* NOFORK: the child never had them; what is there now
-			 * is the child's own. */
+			/* NOFORK: what is there is the child's own */
 			if (!(pool->flags & USWAP_REGION_NOFORK))
 				munmap((void *)(uintptr_t)r->start, r->npages * PAGE);
 			free(r);
 		}
-		/* The pager's own allocations; its mirror and devices are the
-		 * parent's (the mm layer is not called in a forked child). */
+		/* the pager's memory; the mm layer is not called here */
 		pt_free(&pool->pg.tab);
 		pt_free(&pool->pg.passed);
 		rt_lru_free(&pool->pg.lru);
@@ -256,8 +245,7 @@ USWAP_API void uswap_region_pool_destroy(struct uswap_region_pool *pool)
 		free(pool);
 		return;
 	}
-	/* Unregister first: a thread still waiting on a fault is woken, and
-	 * the handler is never needed again. */
+	/* unregister first: waiters woken, the handler not needed again */
 	pthread_mutex_lock(&pool->lock);
 	for (struct rg_region *r = pool->regions; r; r = r->next)
 		rt_uffd_unregister(pool->uffd, r->start, r->npages * PAGE);

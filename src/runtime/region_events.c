@@ -6,7 +6,6 @@
  */
 #include "runtime/region_internal.h"
 
-
 /* Cut @r to its first @npages pages (the rest was unmapped, its pages
  * dropped already). Context: pool->lock held. */
 static void region_truncate(struct uswap_region_pool *pool, struct rg_region *r,
@@ -19,11 +18,8 @@ static void region_truncate(struct uswap_region_pool *pool, struct rg_region *r,
 	r->npages = npages;
 }
 
-/*
- * Free region @r: its pages leave the pager (swapped copies freed), its
- * range too. In a forked child the pool is inert: only its record goes.
- * Context: pool->lock held.
- */
+/* Free region @r, its pages and range out of the pager (in a forked
+ * child only its record). Context: pool->lock held. */
 void rg_region_free(struct uswap_region_pool *pool, struct rg_region *r)
 {
 	struct rg_region **pp;
@@ -43,10 +39,8 @@ void rg_region_free(struct uswap_region_pool *pool, struct rg_region *r)
 }
 
 /*
- * mremap() moved the region at @from to @to ([@from, @from + @len) was
- * its whole, after any shrinking): the pager moves its pages' states
- * along. A move of a part of a region cannot be followed (a region is
- * one mapping of the API): the program is aborted.
+ * mremap() moved the region at @from to @to, shrunk to @len: its states
+ * move along. A part of a region cannot be followed: abort.
  * Context: handler, pool->lock held.
  */
 static void follow_remap(struct uswap_region_pool *pool, uint64_t from, uint64_t to,
@@ -73,10 +67,8 @@ static void follow_remap(struct uswap_region_pool *pool, uint64_t from, uint64_t
 	pool->st.remaps++;
 }
 
-/*
- * Read what the uffd has: events are handled now, faults kept waiting in
- * the pager (served by serve_pending()). Context: handler, pool->lock held.
- */
+/* Read the uffd: events handled now, faults deferred in the pager.
+ * Context: handler, pool->lock held. */
 void rg_read_msgs(struct uswap_region_pool *pool)
 {
 	struct uffd_msg msg[32];

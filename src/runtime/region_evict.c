@@ -5,13 +5,8 @@
  */
 #include "runtime/region_internal.h"
 
-
-/*
- * Register [@start, @start + @len) for MISSING faults, and for WP_ASYNC
- * written bits where the pool has them (the staging area too: UFFDIO_MOVE
- * wants both sides with the same protection).
- * Context: any. Return: 0, -errno.
- */
+/* Register [@start, @start + @len) for MISSING faults, and WP where the
+ * pool has written bits (both sides of UFFDIO_MOVE alike). Return: 0, -errno. */
 int rg_register(struct uswap_region_pool *pool, uint64_t start, uint64_t len)
 {
 	struct uffdio_register r = {
@@ -37,13 +32,10 @@ static void staging_clear(struct uswap_region_pool *pool)
 }
 
 /*
- * The compressed bytes of the pool's own device (zram's pool: the memory
- * that holds the data), and the resident budget the total bound leaves:
- * pool->limit = min(budget, total - compressed pages), at least
- * PG_TOTAL_FLOOR pages (or the budget, if smaller). Without a device of
- * its own the pool cannot tell its share of the store: limit = budget
- * (total_bytes needs @swap). The pager's budget follows the limit.
- * Context: pool->lock held; the device stays on while the pool lives.
+ * Read the compressed bytes of the pool's own device and set the resident
+ * budget the total bound leaves (pager's too): limit = min(budget, total -
+ * compressed pages), at least min(PG_TOTAL_FLOOR, budget); without a
+ * device, the budget. Context: pool->lock held.
  */
 void rg_bound_total(struct uswap_region_pool *pool)
 {
@@ -70,12 +62,8 @@ void rg_bound_total(struct uswap_region_pool *pool)
 	pool->tree.budget = pool->limit;
 }
 
-/*
- * Put a moved page whose bytes could not be stored back where it is now
- * (slot @slot of the batch: an mremap may have moved it meanwhile), then
- * settle its slot: put back, or gone if it was dropped meanwhile.
- * Context: handler, pool->lock held.
- */
+/* Put the moved page of slot @slot, its bytes not stored, back where it
+ * is now, and settle the slot. Context: handler, pool->lock held. */
 static void evict_undo(struct uswap_region_pool *pool, uint32_t slot, const char *bytes)
 {
 	for (;;) {
@@ -108,15 +96,10 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /*
- * Move up to @want resident pages (<= PG_BATCH) out, the coldest by the
- * pager's lists (pager_pick()), in runs of neighbouring pages into the
- * staging area, and settle each slot (pager_settle(): stored in the
- * mirror, or put back). A page the kernel refuses because it is shared
- * with a forked child (EBUSY) is unshared once with MADV_POPULATE_WRITE
- * (a write fault without a write: the parent gets its own copy, or the
- * page back if the child is gone) and moved then. *@again is set when a
- * pending event stopped it.
- * Return: the pages evicted. Context: handler, pool->lock held.
+ * Move up to @want picked pages out, in runs into the staging area, and
+ * settle each slot. A page shared with a forked child (EBUSY) is unshared
+ * once with MADV_POPULATE_WRITE and moved then. *@again: a pending event
+ * stopped it. Return: the pages evicted. Context: handler, pool->lock held.
  */
 uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *again)
 {
@@ -133,8 +116,7 @@ uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *aga
 		c[i] = (struct rg_cand){ addr[i], i };
 		status[i] = -EBUSY;
 	}
-	/* Move, in runs of neighbouring pages: page k of the sorted batch
-	 * goes to staging page k. */
+	/* page k of the sorted batch goes to staging page k */
 	qsort(c, n, sizeof(c[0]), cand_cmp);
 	for (uint32_t s = 0; s < n;) {
 		uint32_t k = 1;
@@ -164,8 +146,7 @@ uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *aga
 		s += (uint32_t)done;
 		if (err == -EBUSY && !unshared[s] &&
 		    !madvise((void *)(uintptr_t)c[s].addr, (k - done) * PAGE, MADV_POPULATE_WRITE)) {
-			/* Shared copy-on-write (after a fork, every page of the
-			 * run is): the rest of the run unshared at once, again. */
+			/* shared after a fork: the rest of the run unshared */
 			for (uint32_t j = s; j < s + k - done; j++)
 				unshared[j] = true;
 			pool->st.cow_unshared += k - done;
@@ -175,8 +156,6 @@ uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *aga
 			status[c[s].slot] = -ENOENT;
 		s++;
 	}
-	/* Settle: stored, or put back (rotated, as the kernel's putback). A
-	 * page whose bytes cannot be stored goes back where it is now. */
 	for (uint32_t s = 0; s < n; s++) {
 		const char *bytes = pool->staging + (uint64_t)s * PAGE;
 		uint32_t slot = c[s].slot;
@@ -214,17 +193,13 @@ void rg_make_room(struct uswap_region_pool *pool)
 			continue;
 		}
 		if (again && tries++ < 20000) {
-			/* An event is pending (a madvise, munmap or mremap of
-			 * the program): read it, let its thread go on (it must
-			 * run to end the kernel's mmap_changing, which may take
-			 * long on a loaded machine: up to ~1 s), retry. */
+			/* an event is pending: read it, let its thread end
+			 * mmap_changing, retry */
 			rg_read_msgs(pool);
 			usleep(50);
 			continue;
 		}
-		/* Nothing evictable now (pinned pages, swap full): over
-		 * budget, seen in the peak; the handler tries again in
-		 * RG_STALL_NS. */
+		/* nothing evictable now: over budget, again in RG_STALL_NS */
 		pool->stall_until = now_ns() + RG_STALL_NS;
 		break;
 	}

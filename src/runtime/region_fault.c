@@ -1,9 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * The in-process mode: the handler thread and its faults, served by the
- * pool's pager (pager.h: zero runs, swap-in runs with sequential
- * prefetch), and their latency counts (docs/RUNTIME.md).
- */
+/* The in-process mode: the handler thread and its faults (docs/RUNTIME.md). */
 #include "runtime/region_internal.h"
 
 /* The pager's copies, wake-ups and poisons go to the pool's uffd. */
@@ -30,11 +26,7 @@ static int ops_poison(void *arg, uint64_t addr)
 
 const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison, NULL };
 
-/*
- * The VMA holding @addr, from /proc/self/maps: *@start, *@end.
- * Context: any; never with mmap_lock held by this thread (none is).
- * Return: 0, -ENOENT.
- */
+/* The VMA holding @addr, from /proc/self/maps. Return: 0, -ENOENT. */
 static int vma_of(uint64_t addr, uint64_t *start, uint64_t *end)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -56,12 +48,9 @@ static int vma_of(uint64_t addr, uint64_t *start, uint64_t *end)
 }
 
 /*
- * A region grew by mremap() (in place, which raises no event, or moved:
- * the REMAP event gives the old length only): a fault at @addr past a
- * region's end, in the same VMA. The region takes the VMA up to the next
- * region, and the pager's range grows with it.
- * Context: handler, pool->lock held.
- * Return: the region, or NULL (no region grew there).
+ * A fault at @addr past a region's end, in its VMA: mremap() grew it (no
+ * event says so). The region and its range take the VMA up to the next
+ * region. Context: handler, pool->lock held. Return: the region, or NULL.
  */
 static struct rg_region *region_grow(struct uswap_region_pool *pool, uint64_t addr)
 {
@@ -188,13 +177,11 @@ void *rg_handler_main(void *arg)
 			}
 		}
 		rg_make_room(pool);
-		/* Eviction may have read faults (while it waited for an event):
-		 * serve them now, for no message will wake the poll for them. */
+		/* faults eviction read: no message will wake the poll for them */
 		if (pool->pg.nr_pending && !again)
 			again = serve_pending(pool);
 		again = again || pool->pg.nr_pending;
-		/* A fork() returns in the parent once the pool is within its
-		 * budget again, or nothing more can be moved out for now. */
+		/* fork() returns in the parent once within budget, or stalled */
 		if (pool->postfork && (pool->tree.resident <= pool->limit || pool->stall_until)) {
 			pool->postfork = false;
 			pthread_cond_broadcast(&pool->cond);
