@@ -243,6 +243,7 @@ static void prune_hellos(struct rt_sup *sup)
 void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 {
 	struct rt_fork_hello *f;
+	int err;
 
 	for (struct rt_session *s = sup->sessions; s; s = s->next) {
 		if (s->forked && s->sock < 0 && s->pid == pid) {
@@ -250,10 +251,8 @@ void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 			return;
 		}
 		if (s->pid == pid && s->sock >= 0 && s->phase != RT_PH_ORPHAN) {
-			send_ack(NULL, sock, -EEXIST);	/* it has its session */
-			close(sock);
-			close(memfd);
-			return;
+			err = -EEXIST;	/* it has its session */
+			goto refuse;
 		}
 	}
 	for (struct rt_fork_hello **pp = &sup->fork_hellos; *pp; pp = &(*pp)->next)
@@ -264,16 +263,18 @@ void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 	if (sup->nr_fork_hellos >= RT_FORK_HELLO_MAX)
 		prune_hellos(sup);
 	f = sup->nr_fork_hellos < RT_FORK_HELLO_MAX ? malloc(sizeof(*f)) : NULL;
-	if (!f) {
-		send_ack(NULL, sock, -ENOMEM);
-		close(sock);
-		close(memfd);
+	if (f) {
+		*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock,
+					     .memfd = memfd, .pid = pid };
+		sup->fork_hellos = f;
+		sup->nr_fork_hellos++;
 		return;
 	}
-	*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock, .memfd = memfd,
-				     .pid = pid };
-	sup->fork_hellos = f;
-	sup->nr_fork_hellos++;
+	err = -ENOMEM;
+refuse:
+	send_ack(NULL, sock, err);
+	close(sock);
+	close(memfd);
 }
 
 /** rt_fork_free_hellos() - drop the hellos never matched (at exit). */

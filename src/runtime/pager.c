@@ -49,13 +49,6 @@ static uint32_t state_bit(bool known, uint64_t val)
 	return known ? ST_BIT(PT_STATE(val)) : ABSENT;
 }
 
-static void tree_resident(struct pg_tree *t, int64_t n)
-{
-	t->resident += (uint64_t)n;
-	if (t->resident > t->st.peak_resident)
-		t->st.peak_resident = t->resident;
-}
-
 /*
  * The one transition function: the page at @addr goes by @tr to @val (a
  * PT_VAL; 0 for absent), every count following from the two states; a
@@ -84,7 +77,9 @@ static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t va
 		int64_t d = nb & RES_CLASS ? 1 : -1;
 
 		p->nr_resident += (uint64_t)d;
-		tree_resident(t, d);
+		t->resident += (uint64_t)d;
+		if (t->resident > t->st.peak_resident)
+			t->st.peak_resident = t->resident;
 	}
 	if ((ob == ST_BIT(PS_UNEVICTABLE)) != (nb == ST_BIT(PS_UNEVICTABLE))) {
 		int64_t d = nb == ST_BIT(PS_UNEVICTABLE) ? 1 : -1;

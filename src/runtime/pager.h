@@ -1,19 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The pager: one process's pages as the runtime keeps them, for both
- * modes (docs/RUNTIME.md, "The pager"). A pager space owns the page-state
- * map, the cold-page lists, the mirror (the swapped pages' bytes, in an
- * address space of the mm layer), the registered ranges, the faults that
- * wait and the eviction batch out; a pager tree owns what the spaces of
- * one budget share (the resident count, the eviction clock, the counters).
- * A transport (the supervisor's session for a program's process, the
- * region pool's handler thread in the caller) reads the userfaultfd and
- * moves pages; it tells the pager each event and gives it a struct
- * pg_ops for the copies, wake-ups and poisons a fault needs.
- *
- * The states (pagetab.h), the named transitions between them (enum
- * pg_trans, made by one function) and the invariants pager_check() walks
- * are specified in docs/RUNTIME.md, "The pager".
+ * modes. A space owns the page states, the cold-page lists, the mirror
+ * (the swapped pages' bytes, in an mm address space), the ranges, the
+ * waiting faults and the batch out; a tree what the spaces of one budget
+ * share. A transport (a supervisor's session, a region pool's handler)
+ * reads the userfaultfd, tells the pager each event and moves pages by
+ * struct pg_ops. States, transitions and invariants: docs/RUNTIME.md,
+ * "The pager".
  *
  * Context: one thread at a time per tree (the supervisor's thread; the
  * pool's lock); no locking here.
@@ -38,8 +32,7 @@
 #define PG_ZERO_RUN	16		/* pages per zero-fill run (first touches) */
 #define PG_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define PG_MIRROR_MAX	256		/* mirror mappings per space (64 GiB) */
-#define PG_TOTAL_FLOOR	64		/* pages: the least resident budget a bound of
-					 * resident + compressed leaves */
+#define PG_TOTAL_FLOOR	64		/* pages: least budget a total bound leaves */
 
 enum pg_trans {
 	PGT_FIRST_TOUCH,	/* absent -> RESIDENT: a zero fill */
@@ -91,8 +84,7 @@ struct pg_tree {
 	struct pg_stats st;		/* st.evicted is the eviction clock */
 	unsigned int nr_spaces;
 	char *buf;			/* a swap-in run's bytes */
-	/* Whether eviction passes over @addr of @p once more (a page shared
-	 * after a fork), or NULL. */
+	/* whether eviction passes over @addr of @p once more, or NULL */
 	bool (*pass_over)(void *arg, struct pager *p, uint64_t addr);
 	void *pass_arg;
 };
@@ -142,15 +134,11 @@ struct pager {
 	uint64_t cancel;		/* slots not to be moved any more */
 	uint32_t batch_done;		/* slots settled */
 	uint32_t batch_moved;		/* slots that took a page off the count */
-	bool inherited;			/* the batch is a parent's, copied at a fork:
-					 * settled by its answer, counted there */
+	bool inherited;			/* the batch is a parent's, counted there */
 	struct pager *heir_of;		/* inherited: whose batch it is */
-	struct pager *heirs, *next_heir;	/* the spaces that inherited this one's
-					 * batch; each slot settled here is settled
-					 * there (pager_settle()) */
+	struct pager *heirs, *next_heir;	/* spaces settled with this one's batch */
 	uint64_t told;			/* slots told to the heirs */
-	struct pagetab passed;		/* pages the pass_over hook passed once
-					 * (its own; cap 0 until used) */
+	struct pagetab passed;		/* pages pass_over passed once (cap 0: none) */
 	/* faults waiting */
 	struct pg_pending *pending;
 	size_t nr_pending, cap_pending;
@@ -186,13 +174,12 @@ void pager_release_heirs(struct pager *p);
 
 bool pager_get(const struct pager *p, uint64_t addr, uint64_t *val);
 
-/* Every invariant above, walked; aborts on the first broken (the model
- * test calls them after each step). The transports call them after each
- * event at USWAP_DEBUG >= 2: PAGER_CHECK(). */
+/* The invariants, walked; abort on the first broken. PAGER_CHECK(): at
+ * USWAP_DEBUG >= 2, after each event. */
 void pager_check(const struct pager *p);
 uint64_t pager_check_present(struct pager *p);
 void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint64_t out);
-/* The pages of a batch out a space adds to its tree, for pager_check_tree(). */
+/* A space's pages of a batch out in its tree, for pager_check_tree(). */
 #define PG_OUT(p)	((p)->inflight && !(p)->inherited ? (p)->batch_n - (p)->batch_done : 0)
 #if USWAP_DEBUG >= 2
 #define PAGER_CHECK(p)	pager_check(p)

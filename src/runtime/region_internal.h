@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-process mode's private header (region*.c): a pool's and a
- * region's state, the small helpers every part uses, and what the parts
- * call of each other. region.c is the API and fork; region_events.c the
- * pool's userfaultfd events; region_evict.c eviction; region_fault.c the
- * handler thread and its faults. Locking: as region.c's comment says.
+ * The in-process mode's private header (region*.c: region.c the API and
+ * fork, region_events.c events, region_evict.c eviction, region_fault.c
+ * the handler and its faults). Locking: region.c's comment.
  */
 #ifndef USWAP_RUNTIME_REGION_INTERNAL_H
 #define USWAP_RUNTIME_REGION_INTERNAL_H
@@ -46,8 +44,7 @@
 			 UFFD_FEATURE_EVENT_UNMAP | UFFD_FEATURE_EVENT_REMAP)
 #define RG_OPTIONAL	(UFFD_FEATURE_POISON | UFFD_FEATURE_WP_ASYNC)
 
-/* A region of the API: where it is now (mremap moves it). Its pages are
- * the pool's pager's (pool->pg), its range one of the pager's ranges. */
+/* A region of the API, where it is now (mremap moves it). */
 struct rg_region {
 	struct rg_region *next;
 	uint64_t start, npages;
@@ -67,18 +64,15 @@ struct uswap_region_pool {
 	char *staging;			/* PG_BATCH pages between two guard pages */
 	struct rg_region *regions;
 	uint64_t budget;		/* pages: the budget given */
-	uint64_t limit;			/* the resident budget now: budget, or less
-					 * under total (bound_total()); tree.budget */
+	uint64_t limit;			/* the budget now (rg_bound_total()) */
 	uint64_t total, cp_pages;	/* the total bound; compressed pages now */
 	struct pg_tree tree;		/* the pool's one space and its counts */
 	struct pager pg;		/* the regions' pages (pager.h) */
 	bool pg_ready;			/* pg and tree made */
 	uint64_t stall_until;		/* make_room() waits until then (ns) */
-	struct uswap_region_stat st;	/* the pool's own counters (the pager's are
-					 * in tree.st, copied at stat time) */
+	struct uswap_region_stat st;	/* the pool's own counters (pager's: tree.st) */
 	uint64_t lat[RG_LAT_BUCKETS];
 };
-
 
 /* Ring the handler's doorbell. Context: any. */
 static inline void kick(struct uswap_region_pool *pool)

@@ -28,14 +28,9 @@ struct uswap_run_config {
 	const char *design;			/* "table" or "legacy" */
 	bool stats;				/* print counters at the end */
 	const char *json;			/* --json FILE (for messages), or NULL */
-	int json_fd;				/* ... opened by the cli at start-up
-						 * (never through a final symlink):
-						 * the counters are written there at the
-						 * end, or -1 */
+	int json_fd;				/* ... opened by the cli, or -1 */
 	char **argv;				/* the program */
-	bool no_fork_events;			/* rtfork: the prefork path even when
-						 * fork events are available */
-	/* cold pages */
+	bool no_fork_events;			/* the prefork path even with fork events */
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
 	int policy;				/* enum rt_evict_policy */
 	uint64_t poll_us;			/* busy-poll after a fault, 0 none */
@@ -72,7 +67,6 @@ struct rt_stats {
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
 
-
 /* Where a process's agent is (docs/RUNTIME.md, "Sessions"). */
 enum rt_phase {
 	RT_PH_UNMET,		/* a forked child whose shim has not said hello */
@@ -94,8 +88,7 @@ struct rt_loop;
 
 /* A descriptor the event loop watches (supervisor.c): its epoll data. */
 struct rt_ev {
-	void (*fn)(struct rt_loop *loop, struct rt_ev *ev, uint32_t events);
-						/* its handler; NULL: not watched */
+	void (*fn)(struct rt_loop *loop, struct rt_ev *ev, uint32_t events); /* NULL: not watched */
 	void *arg;				/* the handler's (the session), or NULL */
 	int fd;					/* as registered (while fn is set) */
 };
@@ -106,18 +99,13 @@ struct rt_xfer_ctl;
 struct rt_session {
 	struct rt_session *next;
 	struct rt_sup *sup;
-	pid_t pid;				/* the kernel's (SO_PEERCRED, a fault's
-						 * thread id), never the message's */
+	pid_t pid;				/* the kernel's word, never the message's */
 	int pidfd;				/* the process, for its OOM kill, or -1 */
 	int sock, uffd;
 	char *xfer;				/* transfer buffer, shared with the agent */
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
-	struct rt_ev ev_uffd, ev_sock;		/* uffd and sock in the event loop
-						 * (supervisor.c): watched from the turn
-						 * after they are made or change, never
-						 * after rt_session_destroy() */
-	bool uffd_held;				/* the uffd is left unread: the agent holds
-						 * the move lock (rt_session_uffd()) */
+	struct rt_ev ev_uffd, ev_sock;		/* in the event loop (supervisor.c) */
+	bool uffd_held;				/* left unread: the agent holds the move lock */
 	uint64_t staging, staging_end;		/* the agent's staging area */
 	struct pager pg;			/* its pages (pager.h); pg.pagemap is ours */
 	enum rt_phase phase;
@@ -126,10 +114,8 @@ struct rt_session {
 	bool agent_up;				/* RT_AGENT_UP came */
 	bool dead;				/* killed by us */
 	int wait_why;				/* serve_fault()'s reason to defer (pg_wait) */
-	/* fork events: a session made by a FORK event (pid 0 and sock -1
-	 * until its first fault names its pid and its shim's RT_HELLO_FORK
-	 * arrives) */
-	bool forked;
+	bool forked;				/* made by a FORK event (pid 0, sock -1
+						 * until named and met: fork.c) */
 	bool fork_shared;			/* forked or forked from: pages may be shared */
 	uint64_t balance_mark;			/* rt_sup_reclaim(): asked in that round */
 };
@@ -140,34 +126,26 @@ struct rt_session {
 struct rt_sup {
 	struct rt_session *sessions;
 	struct uswap_mem *mem;
-	struct pg_tree tree;			/* the budget (tree.budget pages), what is
-						 * resident, the pager's counters */
+	struct pg_tree tree;			/* the budget, resident pages, counters */
 	uint64_t slack;				/* pages */
 	uint64_t locked_ns;			/* rt_sup_locked()'s last look */
 	unsigned int inflight;			/* batches out */
 	uint64_t poll_us;			/* --poll-us */
-	const struct rt_session *fault_last;	/* whose fault was read last (compared, never
-						 * followed: it may be gone) */
-	uint64_t fault_switch_ns;		/* when a fault of another process than the
-						 * one before was read (CLOCK_MONOTONIC) */
-	bool reclaiming;			/* above the high watermark, evicting
-						 * down to the low one (balance()) */
+	const struct rt_session *fault_last;	/* whose fault was read last (never followed) */
+	uint64_t fault_switch_ns;		/* when fault_last changed (now_ns()) */
+	bool reclaiming;			/* evicting down to the low watermark */
 	bool stalled;				/* the last batches freed nothing */
 	uint64_t balance_mark;			/* balance(): sessions asked this round */
 	uint64_t features;
 	pid_t child;
-	pid_t inherited[16];	/* our children from before the program (a shell's
-				 * process substitution): not of the tree */
+	pid_t inherited[16];			/* our children not of the tree */
 	unsigned int nr_inherited;
 	struct rt_stats st;
 	const char *kill_reason;
 	const int *types;			/* the devices */
 	unsigned int nr_types;
-	/* rtfork */
 	struct rt_fork_hello *fork_hellos;	/* RT_HELLO_FORKs not matched yet */
-	/* Connections accepted whose first message has not come yet: watched
-	 * by the event loop, so a client that connects and stalls (a
-	 * preempted `uswap stat`) never holds up the faults. */
+	/* accepted connections waiting for their first message, in the loop */
 	struct rt_ev hello[RT_HELLO_WAIT];	/* a slot is free while its fn is NULL */
 	uint64_t hello_ns[RT_HELLO_WAIT];	/* accepted at (CLOCK_MONOTONIC) */
 	unsigned int nr_hello;			/* slots in use */
@@ -203,7 +181,7 @@ bool rt_session_mm_alive(struct rt_session *s);
 void rt_session_orphan(struct rt_session *s);
 bool rt_sup_reclaim(struct rt_sup *sup);
 
-/* rtfork: fork events (fork.c) */
+/* fork events (fork.c) */
 void rt_fork_event(struct rt_session *parent, int ufd);
 void rt_fork_fault(struct rt_session *s, uint32_t ptid);
 void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd);
