@@ -96,8 +96,7 @@ static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t va
 	return 0;
 }
 
-/* @addr becomes RESIDENT by @tr, on the inactive list or the active one
- * (@flags: LRU_AHEAD for a page a copy mapped, lru.h). */
+/* @addr becomes RESIDENT by @tr, on a list with @flags (lru.h). */
 static void make_resident(struct pager *p, uint64_t addr, enum pg_trans tr, bool active,
 			  uint64_t flags)
 {
@@ -194,11 +193,7 @@ static void dbg_read(struct pager *p, uint32_t idx, uint64_t addr, const void *p
 
 /* ---- the tree and the spaces ---- */
 
-/**
- * pg_tree_init() - a tree of budget @budget pages, its mirrors charged to
- * @mem, its eviction order @policy.
- * Return: 0, -ENOMEM.
- */
+/** pg_tree_init() - a tree of @budget pages, mirrors in @mem. Return: 0, -ENOMEM. */
 int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
 		 enum rt_evict_policy policy)
 {
@@ -229,8 +224,7 @@ static int space_init(struct pager *p, struct pg_tree *t, const struct pg_ops *o
 }
 
 /**
- * pager_init() - an empty space in tree @t, its faults served through
- * @ops with @arg.
+ * pager_init() - an empty space in tree @t, served through @ops(@arg).
  * Return: 0, -ENOMEM, or the mm layer's error.
  */
 int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, void *arg)
@@ -492,11 +486,8 @@ int pager_serve(struct pager *p, uint64_t addr, uint64_t room)
 	return serve_zero(p, addr, known, room);
 }
 
-/**
- * pager_defer() - keep the fault at @addr (read at @t0) waiting, counted
- * once by @why.
- * Return: 0, -ENOMEM (not kept).
- */
+/** pager_defer() - keep the fault at @addr (read at @t0) waiting, counted
+ * once by @why. Return: 0, -ENOMEM (not kept). */
 int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
 {
 	struct pg_stats *st = &p->t->st;
@@ -965,10 +956,7 @@ static void broken(const struct pager *p, const char *what, uint64_t addr, uint6
 	abort();
 }
 
-/**
- * pager_check() - walk @p's map and check every invariant pager.h lists;
- * abort with a message on the first broken one.
- */
+/** pager_check() - check @p's invariants; abort on the first broken. */
 void pager_check(const struct pager *p)
 {
 	uint64_t res = 0, sw = 0, unev = 0, sh = 0, listed[2] = { 0, 0 };
@@ -1055,8 +1043,8 @@ void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint
 	}
 }
 
-/* The runs of @p's ranges that its pagemap shows present or swapped by
- * the kernel, into *@v (sorted); their number, or -errno. */
+/* The runs of @p's ranges present or swapped, into *@v (sorted).
+ * Return: their number, or -errno. */
 static long kernel_runs(const struct pager *p, struct page_region **v)
 {
 	size_t n = 0, cap = 256;

@@ -175,11 +175,8 @@ static void fault_served(void *arg, uint64_t t0)
 	s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
 }
 
-/**
- * rt_session_retry() - serve the faults left pending, those that can be.
- * Context: supervisor thread.
- * Return: true if some are still pending.
- */
+/** rt_session_retry() - serve the pending faults that can be.
+ * Context: supervisor thread. Return: true if some are left. */
 bool rt_session_retry(struct rt_session *s)
 {
 	return pager_retry(&s->pg, serve_fault, s, fault_served) != 0;
@@ -495,11 +492,8 @@ static void say_log(struct rt_session *s, const struct rt_log *lg)
 	fprintf(stderr, "uswap run: pid %d says: %s\n", (int)s->pid, text);
 }
 
-/**
- * rt_session_sock() - read and handle the agent's messages.
- * Context: supervisor thread.
- * Return: 0, or -EPIPE when the process has gone (exit or exec).
- */
+/** rt_session_sock() - read and handle the agent's messages. Context:
+ * supervisor thread. Return: 0, -EPIPE (the process has gone). */
 int rt_session_sock(struct rt_session *s)
 {
 	static struct rt_evict m;
@@ -646,11 +640,8 @@ int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
 	return 0;
 }
 
-/**
- * rt_session_destroy() - the process has gone: free its pager space
- * (mirror and swap entries), its descriptors.
- * Context: supervisor thread; @s is unlinked by the caller.
- */
+/** rt_session_destroy() - the process has gone: free @s, unlinked by the
+ * caller. Context: supervisor thread. */
 void rt_session_destroy(struct rt_session *s)
 {
 	rt_fork_parent_gone(s);		/* children waiting on its batch */
