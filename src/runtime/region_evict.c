@@ -172,7 +172,7 @@ uint64_t rg_evict_batch(struct uswap_region_pool *pool, uint64_t want, bool *aga
 	return pool->tree.st.evicted - before;
 }
 
-/* Evict until a run fits under the budget (with headroom), unless a fork
+/* Evict until a zero run fits under the budget (with headroom), unless a fork
  * is being prepared. Context: handler, pool->lock held. */
 void rg_make_room(struct uswap_region_pool *pool)
 {
@@ -184,8 +184,8 @@ void rg_make_room(struct uswap_region_pool *pool)
 	if (pool->stall_until && now_ns() < pool->stall_until)
 		return;		/* the last batch moved nothing */
 	pool->stall_until = 0;
-	while (!pool->prefork && pool->tree.resident + PG_RUN > pool->limit) {
-		uint64_t want = pool->tree.resident + PG_RUN + head - pool->limit;
+	while (!pool->prefork && pool->tree.resident + PG_ZERO_RUN > pool->limit) {
+		uint64_t want = pool->tree.resident + PG_ZERO_RUN + head - pool->limit;
 		bool again = false;
 
 		if (rg_evict_batch(pool, want, &again)) {

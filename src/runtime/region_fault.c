@@ -95,7 +95,10 @@ static int serve_fault(void *arg, uint64_t addr)
 		rt_uffd_wake(pool->uffd, addr, PAGE);
 		return 0;
 	}
-	room = pool->prefork || pool->tree.resident + PG_RUN <= pool->limit ? PG_RUN : 1;
+	/* A run as long as the budget leaves room for (make_room() left at
+	 * least a zero run's), capped by the pager. */
+	room = pool->prefork ? PG_RUN : pool->limit > pool->tree.resident ?
+	       pool->limit - pool->tree.resident : 1;
 	err = pager_serve(&pool->pg, addr, room);
 	if (err == -EAGAIN || err == -EBUSY)
 		return err;
