@@ -9,7 +9,7 @@ keys=${KEYS:-60000}
 pre=()
 if [ "$mem" != native ]; then
 	rm -f /tmp/swr.img; sargs=()
-	case $swap in file:*) f=${swap#file:}; truncate -s 1G $f; mkswap $f >/dev/null 2>&1; sargs=(--swap $swap);; esac
+	case $swap in file:*) f=${swap#file:}; truncate -s 1G $f; chmod 600 $f; mkswap $f >/dev/null 2>&1; sargs=(--swap $swap);; esac
 	pre=(timeout -s KILL 600 $U run --memory $mem --design $design "${sargs[@]}" --json $d/json --)
 fi
 t0=$(date +%s.%N)

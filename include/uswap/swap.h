@@ -42,10 +42,13 @@ extern "C" {
 #define USWAP_FLAG_ROTATIONAL	0x1000000
 /* uswap's own: the device is synchronous (SWP_SYNCHRONOUS_IO) */
 #define USWAP_FLAG_SYNCHRONOUS	0x2000000
+/* uswap's own, uswap_swapon(): seal every page written with a key of this
+ * swapon (a spec's ",encrypt", on by default there) */
+#define USWAP_FLAG_ENCRYPT	0x4000000
 #define USWAP_SWAPON_FLAGS_MASK	(SWAP_FLAG_PREFER | SWAP_FLAG_PRIO_MASK | \
 				 SWAP_FLAG_DISCARD | SWAP_FLAG_DISCARD_ONCE | \
 				 SWAP_FLAG_DISCARD_PAGES | USWAP_FLAG_ROTATIONAL | \
-				 USWAP_FLAG_SYNCHRONOUS)
+				 USWAP_FLAG_SYNCHRONOUS | USWAP_FLAG_ENCRYPT)
 
 /**
  * uswap_swapon_mem() - swap on an in-memory device of nr_pages slots
@@ -71,7 +74,11 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
  * up. SWAP_FLAG_PREFER with a priority in SWAP_FLAG_PRIO_MASK orders the
  * devices (higher is used first, equal priorities take turns);
  * SWAP_FLAG_DISCARD has freed clusters hole-punched or discarded before
- * they are reused.
+ * they are reused; USWAP_FLAG_ENCRYPT seals every page written (AEAD, a
+ * key that dies with the device; a page changed on the device reads as
+ * -EIO). The file must be a block device, or a regular file owned by the
+ * caller and private to it; its swap lock (an OFD lock) keeps other
+ * processes from swapping on it at once.
  *
  * Context: may sleep; takes the global swap lock.
  * Return: the device type (>= 0); -ENOENT (@path does not exist), -EACCES
@@ -80,8 +87,9 @@ USWAP_API int uswap_swapon_mem(uint64_t nr_pages, int flags);
  * area, a bad page out of range or listed twice, a file shorter than its
  * header says, unknown flags: the reason is reported as a debug message,
  * see uswap_set_output(); uswap_swapon_ex() returns it), -EBUSY (the file
- * is swapped on, or being swapped on, under this or another name), -EPERM
- * (all MAX_SWAPFILES types in use), -ENOMEM (no
+ * is swapped on, or being swapped on, under this or another name, here or
+ * by another process), -EPERM (a file other users can read or write, or
+ * owned by another user; all MAX_SWAPFILES types in use), -ENOMEM (no
  * memory for the device's metadata).
  */
 USWAP_API int uswap_swapon(const char *path, int flags);

@@ -40,6 +40,7 @@
 #include <stdatomic.h>
 
 #include <lz4.h>
+#include <sodium.h>
 #include <zstd.h>
 
 #include <uswap/uswap.h>
@@ -491,7 +492,7 @@ enum {
 	M_CPU_OUT = M_SPEEDUP + NR_ORDERS, M_CPU_IN = M_CPU_OUT + NR_ORDERS,	/* per CPU-s */
 	M_WAIT = M_CPU_IN + NR_ORDERS,		/* voluntary switches per 1000 pages */
 	M_CPUS = M_WAIT + NR_ORDERS,		/* CPUs the two threads had */
-	M_MEMCPY = M_CPUS + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD,
+	M_MEMCPY = M_CPUS + NR_ORDERS, M_LZ4C, M_LZ4D, M_LZ4, M_ZSTD, M_XCHACHA, M_AESGCM,
 	M_STEP, M_NR = M_STEP + NR_ORDERS * T_NR
 };
 
@@ -625,10 +626,62 @@ static int run_one(struct swapio_ctx *c, unsigned int oi, double *m, uint64_t *b
 }
 
 /*
+ * Seal and open every page with the AEAD the encryption wrapper uses
+ * (backend_crypt.c: a counter nonce, the page number as associated data,
+ * a detached tag, open in place). Return: pages/s, 0 when the CPU lacks
+ * the cipher (AES-NI), -1 when a page fails to open.
+ */
+static double aead_floor(const unsigned char *data, uint64_t npages, unsigned char *dst,
+			 bool aes)
+{
+	unsigned char key[32], nonce[24] = { 0 }, tag[16], ad[8];
+	crypto_aead_aes256gcm_state *st = NULL;
+	double t0, r;
+	uint64_t i;
+
+	if (sodium_init() < 0 || (aes && !crypto_aead_aes256gcm_is_available()))
+		return 0;
+	randombytes_buf(key, sizeof(key));
+	if (aes) {
+		st = sodium_malloc(sizeof(*st));
+		if (!st)
+			return -1;
+		crypto_aead_aes256gcm_beforenm(st, key);
+	}
+	t0 = now_s();
+	for (i = 0; i < npages; i++) {
+		int bad;
+
+		memcpy(nonce, &i, sizeof(i));
+		memcpy(ad, &i, sizeof(i));
+		if (aes) {
+			crypto_aead_aes256gcm_encrypt_detached_afternm(dst, tag, NULL, data + i * PAGE,
+								       PAGE, ad, 8, NULL, nonce, st);
+			bad = crypto_aead_aes256gcm_decrypt_detached_afternm(dst, NULL, dst, PAGE,
+									     tag, ad, 8, nonce, st);
+		} else {
+			crypto_aead_xchacha20poly1305_ietf_encrypt_detached(dst, tag, NULL,
+									    data + i * PAGE, PAGE,
+									    ad, 8, NULL, nonce, key);
+			bad = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(dst, NULL, dst,
+										  PAGE, tag, ad, 8,
+										  nonce, key);
+		}
+		if (bad || memcmp(dst, data + i * PAGE, 64)) {
+			sodium_free(st);
+			return -1;
+		}
+	}
+	r = (double)npages / (now_s() - t0);
+	sodium_free(st);
+	return r;
+}
+
+/*
  * The floors, per page: memcpy; lz4 compress alone (swap-out's floor);
  * lz4 decompress, or a copy for a page lz4 cannot shrink below 3/4 (as
  * zram keeps it raw) (swap-in's floor); lz4 and zstd-1 compress +
- * decompress.
+ * decompress; XChaCha20-Poly1305 and AES-256-GCM seal + open.
  */
 static int measure_floor(const unsigned char *data, uint64_t npages, double *m)
 {
@@ -696,6 +749,10 @@ static int measure_floor(const unsigned char *data, uint64_t npages, double *m)
 		sink ^= dst[i % PAGE];
 	}
 	m[M_ZSTD] = (double)npages / (now_s() - t0);
+	m[M_XCHACHA] = aead_floor(data, npages, dst, false);
+	m[M_AESGCM] = aead_floor(data, npages, dst, true);
+	if (m[M_XCHACHA] < 0 || m[M_AESGCM] < 0)
+		ret = -EIO;
 	(void)sink;
 out:
 	ZSTD_freeCCtx(cctx);
@@ -873,10 +930,12 @@ int bench_swapio(const struct bench_opts *o)
 		}
 		printf(", \"memcpy_pages_per_s\": %.0f, \"lz4_compress_pages_per_s\": %.0f, "
 		       "\"lz4_decompress_pages_per_s\": %.0f, \"lz4_pages_per_s\": %.0f, "
-		       "\"zstd_pages_per_s\": %.0f, \"bad_pages\": %" PRIu64 "}\n",
+		       "\"zstd_pages_per_s\": %.0f, \"xchacha20_pages_per_s\": %.0f, "
+		       "\"aes256gcm_pages_per_s\": %.0f, \"bad_pages\": %" PRIu64 "}\n",
 		       stat_of(m, runs, M_MEMCPY).med, stat_of(m, runs, M_LZ4C).med,
 		       stat_of(m, runs, M_LZ4D).med, stat_of(m, runs, M_LZ4).med,
-		       stat_of(m, runs, M_ZSTD).med, bad);
+		       stat_of(m, runs, M_ZSTD).med, stat_of(m, runs, M_XCHACHA).med,
+		       stat_of(m, runs, M_AESGCM).med, bad);
 	} else {
 		struct stat3 s;
 
@@ -905,9 +964,10 @@ int bench_swapio(const struct bench_opts *o)
 				  "%.2f [%.2f %.2f]");
 		}
 		printf("  floor, pages/s:");
-		for (k = M_MEMCPY; k <= M_ZSTD; k++) {
+		for (k = M_MEMCPY; k <= M_AESGCM; k++) {
 			static const char *const fname[] = { "memcpy", "lz4 compress",
-				"lz4 decompress/copy", "lz4 both", "zstd-1 both" };
+				"lz4 decompress/copy", "lz4 both", "zstd-1 both",
+				"xchacha20-poly1305 seal+open", "aes256-gcm seal+open" };
 
 			s = stat_of(m, runs, k);
 			printf("%s %s %.0f [%.0f %.0f]", k == M_MEMCPY ? "" : ",",

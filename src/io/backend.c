@@ -344,6 +344,21 @@ void swap_backend_destroy(struct swap_backend *be)
 }
 
 /**
+ * swap_backend_destroy_inner() - release a wrapper's inner backend
+ * @be: the backend a wrapper wraps
+ *
+ * As swap_backend_destroy(), without telling the observer: the wrapper
+ * stands for it there (its counters are the requests, its stats reach
+ * the inner backend's through swap_backend_base()).
+ *
+ * Context: the wrapper's destroy. Return: nothing.
+ */
+void swap_backend_destroy_inner(struct swap_backend *be)
+{
+	be->ops->destroy(be);
+}
+
+/**
  * swap_backend_set_observer() - watch every backend's last moment
  * @obs: the observer (it and its arg outlive its registration), or NULL
  *
@@ -353,7 +368,8 @@ void swap_backend_destroy(struct swap_backend *be)
  * counters and backend-specific stats are final there: the bench reads
  * per-device figures this way after a workload has swapped its devices
  * off. Backends destroyed elsewhere (a failed swapon, a fault wrapper's
- * inner backend) are reported too.
+ * inner backend) are reported too; an encryption wrapper's inner backend
+ * is not (swap_backend_destroy_inner()).
  *
  * Context: any; the observer must not destroy backends, and must be
  * unregistered (NULL) only when no destroy can be running.
@@ -410,11 +426,30 @@ void swap_backend_get_stats(const struct swap_backend *be,
  * that did not come back within the reconnect window); the swap layer
  * stops allocating on it.
  *
+ * A wrapper has failed when the backend it wraps has.
+ *
  * Context: any; lockless.
  * Return: true once the device has failed.
  */
 bool swap_backend_failed(const struct swap_backend *be)
 {
-	return atomic_load_explicit(&((struct swap_backend *)be)->failed,
-				    memory_order_acquire);
+	struct swap_backend *b = (struct swap_backend *)be;
+
+	for (; b; b = b->ops->inner ? b->ops->inner(b) : NULL)
+		if (atomic_load_explicit(&b->failed, memory_order_acquire))
+			return true;
+	return false;
+}
+
+/**
+ * swap_backend_base() - the backend under every wrapper (encryption, fault)
+ * @be: the backend
+ *
+ * Context: any. Return: @be itself when it wraps nothing.
+ */
+struct swap_backend *swap_backend_base(struct swap_backend *be)
+{
+	while (be->ops->inner)
+		be = be->ops->inner(be);
+	return be;
 }

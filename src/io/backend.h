@@ -103,7 +103,8 @@ struct swap_backend_stats {
  * The ops table. Required: name, submit, destroy. A NULL reap means
  * "completes inside submit"; a NULL flush succeeds; a NULL discard is
  * -EOPNOTSUPP; a NULL slot_free_notify is a no-op. A NULL rw_sync means
- * swap_backend_rw_sync() submits and reaps.
+ * swap_backend_rw_sync() submits and reaps. inner (wrappers only): the
+ * backend wrapped, for swap_backend_base() and swap_backend_failed().
  *
  * rw_sync (optional): run a checked batch on the calling thread and
  * complete every request (swap_backend_complete()) before returning 0, or
@@ -119,6 +120,7 @@ struct swap_backend_ops {
 	int (*flush)(struct swap_backend *be);
 	int (*discard)(struct swap_backend *be, uint64_t offset, uint64_t nr);
 	void (*slot_free_notify)(struct swap_backend *be, uint64_t offset);
+	struct swap_backend *(*inner)(struct swap_backend *be);	/* a wrapper's */
 	void (*destroy)(struct swap_backend *be);
 };
 
@@ -162,10 +164,12 @@ int swap_backend_flush(struct swap_backend *be);
 int swap_backend_discard(struct swap_backend *be, uint64_t offset, uint64_t nr);
 void swap_backend_slot_free_notify(struct swap_backend *be, uint64_t offset);
 void swap_backend_destroy(struct swap_backend *be);
+void swap_backend_destroy_inner(struct swap_backend *be);
 const char *swap_backend_describe(const struct swap_backend *be);
 void swap_backend_get_stats(const struct swap_backend *be,
 			    struct swap_backend_stats *out);
 bool swap_backend_failed(const struct swap_backend *be);
+struct swap_backend *swap_backend_base(struct swap_backend *be);
 
 /* Watching backends go (the bench's per-device figures; backend.c). */
 struct swap_backend_observer {
@@ -198,6 +202,9 @@ int swap_backend_file_register_buffers(struct swap_backend *be, void *base,
 int swap_backend_file_unregister_buffers(struct swap_backend *be);
 bool swap_backend_file_uses_uring(const struct swap_backend *be);
 int swap_backend_file_identity(struct swap_backend *be, uint64_t *dev, uint64_t *ino);
+struct stat;
+int swap_backend_file_stat(struct swap_backend *be, struct stat *st);
+int swap_backend_file_lock(struct swap_backend *be);
 
 /* ---- compressed memory (backend_zram.c) ---- */
 
@@ -247,6 +254,32 @@ int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
 void swap_backend_fault_clear(struct swap_backend *be);
 uint64_t swap_backend_fault_injected(struct swap_backend *be);
 
+/* ---- encryption wrapper (backend_crypt.c) ---- */
+
+enum swap_crypt_cipher {
+	SWAP_CRYPT_NONE = 0,		/* no wrapper */
+	SWAP_CRYPT_AUTO,		/* AES-256-GCM with AES-NI, else XChaCha20 */
+	SWAP_CRYPT_XCHACHA20,		/* XChaCha20-Poly1305 */
+	SWAP_CRYPT_AES256GCM,		/* AES-256-GCM (needs AES-NI) */
+};
+
+/* Memory the wrapper keeps per slot: a 64-bit nonce counter and a tag. */
+#define SWAP_CRYPT_META_PER_SLOT	24
+
+struct swap_crypt_stats {
+	enum swap_crypt_cipher cipher;	/* the one in use, never AUTO */
+	uint64_t pages_sealed;		/* pages written (slot 0 excluded) */
+	uint64_t pages_opened;		/* pages read back and authenticated */
+	uint64_t auth_failures;		/* pages that failed to open: -EIO */
+	uint64_t meta_bytes;		/* nr_slots * SWAP_CRYPT_META_PER_SLOT,
+					 * reserved; resident as slots are used */
+};
+
+int swap_backend_crypt_create(struct swap_backend *inner, enum swap_crypt_cipher cipher,
+			      struct swap_backend **out);
+int swap_backend_crypt_stats(struct swap_backend *be, struct swap_crypt_stats *out);
+const char *swap_crypt_cipher_name(enum swap_crypt_cipher c);
+
 /* ---- NBD (backend_nbd.c) ---- */
 
 #define SWAP_NBD_TIMEOUT_MS	10000U	/* a command unanswered this long: -EIO */
@@ -295,6 +328,10 @@ struct swap_backend_spec {
 	char path[4096];		/* file: path; nbd: the URI */
 	int rotational;			/* file: -1 from the disk, 0/1 forced
 					 * (",rotational=N" after the path) */
+	enum swap_crypt_cipher encrypt;	/* file, nbd: ",encrypt=..."; on (AUTO)
+					 * unless ",encrypt=off"; zram: NONE */
+	bool discard;			/* file, nbd: free clusters discarded
+					 * (SWAP_FLAG_DISCARD) unless ",discard=off" */
 	uint64_t fault_read_nth;	/* "fault:read_err=N:": the N-th read fails, 0 none */
 	uint64_t fault_read_slot;	/* "fault:read_err_slot=S:": reads of slot S fail, 0 none */
 };
@@ -305,5 +342,7 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 			    char *err, size_t errlen);
 int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 			   char *err, size_t errlen);
+int swap_backend_encrypt(struct swap_backend **be, enum swap_crypt_cipher cipher,
+			 char *err, size_t errlen);
 
 #endif

@@ -133,6 +133,11 @@ static void fault_slot_free_notify(struct swap_backend *be, uint64_t offset)
 	swap_backend_slot_free_notify(to_fault(be)->inner, offset);
 }
 
+static struct swap_backend *fault_inner(struct swap_backend *be)
+{
+	return to_fault(be)->inner;
+}
+
 static void fault_destroy(struct swap_backend *be)
 {
 	struct fault_backend *fb = to_fault(be);
@@ -149,6 +154,7 @@ static const struct swap_backend_ops fault_ops = {
 	.flush = fault_flush,
 	.discard = fault_discard,
 	.slot_free_notify = fault_slot_free_notify,
+	.inner = fault_inner,
 	.destroy = fault_destroy,
 };
 

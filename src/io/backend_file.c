@@ -710,6 +710,47 @@ bool swap_backend_file_uses_uring(const struct swap_backend *be)
 }
 
 /**
+ * swap_backend_file_stat() - fstat(2) of the backend's descriptor
+ * @be: a file backend
+ * @st: filled
+ *
+ * Context: any thread. Return: 0; -EINVAL for a non-file backend; fstat's error.
+ */
+int swap_backend_file_stat(struct swap_backend *be, struct stat *st)
+{
+	struct file_backend *f = file_of(be);
+
+	if (!f)
+		return -EINVAL;
+	return fstat(f->fd, st) ? -errno : 0;
+}
+
+/**
+ * swap_backend_file_lock() - take the file's swap lock, across processes
+ * @be: a file backend
+ *
+ * A write lock on the whole file, owned by the backend's open file
+ * description (F_OFD_SETLK): it conflicts with the lock of any other open
+ * of the file, in this process or another, and goes when the backend
+ * closes its descriptor (destroy), or with the process. Every uswap
+ * swapon of a file takes it, so two of them cannot swap on one file.
+ *
+ * Context: any thread. Return: 0; -EBUSY when another open of the file
+ * holds it; -EINVAL for a non-file backend; fcntl's error.
+ */
+int swap_backend_file_lock(struct swap_backend *be)
+{
+	struct file_backend *f = file_of(be);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	if (!f)
+		return -EINVAL;
+	if (!fcntl(f->fd, F_OFD_SETLK, &fl))
+		return 0;
+	return errno == EAGAIN || errno == EACCES ? -EBUSY : -errno;
+}
+
+/**
  * swap_backend_file_identity() - what the backend's descriptor opened
  * @be: a file backend
  * @dev: st_dev of a regular file, st_rdev of a block device

@@ -368,7 +368,10 @@ static struct nbd_handle *nbd_dial(const char *uri, uint64_t deadline, int *err,
 		snprintf(msg, msglen, "%s", nbd_get_error() ? nbd_get_error() : "nbd_create failed");
 		return NULL;
 	}
+	/* nbds://...?tls-psk-file=FILE names a local file: the user's own
+	 * key file, given on the command line as the rest of the URI. */
 	if (nbd_set_request_structured_replies(h, true) == -1 ||
+	    nbd_set_uri_allow_local_file(h, true) == -1 ||
 	    nbd_aio_connect_uri(h, uri) == -1)
 		goto fail;
 	while (!nbd_aio_is_ready(h)) {
@@ -1011,6 +1014,7 @@ out_close:
 /* @be as an NBD backend. Context: any. Return: it, or NULL. */
 static struct nbd_backend *nbd_of(struct swap_backend *be)
 {
+	be = be ? swap_backend_base(be) : NULL;
 	return be && be->ops == &nbd_ops ? to_nbd(be) : NULL;
 }
 

@@ -5,13 +5,20 @@
  *                          binary suffix K/M/G/T, any case, then "iB" or
  *                          "B" if wanted); a multiple of 4096 and at
  *                          least SWAP_SPEC_MIN_SLOTS pages
- *   file:PATH[,rotational=0|1]
- *                          a regular file or block device; rotational
- *                          forces the disk's kind (else read from sysfs)
- *   nbd://HOST[:PORT][/EXPORT]           an NBD export over TCP
- *   nbd+unix:///[EXPORT]?socket=PATH     an NBD export on a Unix socket
+ *   file:PATH[,OPTION...]  a regular file or block device
+ *   nbd://HOST[:PORT][/EXPORT][,OPTION...]        an NBD export over TCP
+ *   nbd+unix:///[EXPORT]?socket=PATH[,OPTION...]  on a Unix socket
+ *   nbds://..., nbds+unix://...   the same over TLS: ?tls-psk-file=FILE
+ *                          (and a user name: nbds://USER@HOST/...) or
+ *                          ?tls-certificates=DIR, as libnbd takes them
  *                          (NBD URIs as libnbd's nbd_connect_uri() takes
  *                          them; checked here for shape, the rest by libnbd)
+ *     OPTIONs of file and NBD devices, at the end, in any order:
+ *     ,rotational=0|1      file: forces the disk's kind (else from sysfs)
+ *     ,encrypt[=on|off|auto|xchacha20|aes256gcm]  every page sealed with a
+ *                          key of this swapon (backend_crypt.c); default on
+ *     ,discard=on|off      free clusters discarded (hole punched, TRIM);
+ *                          default on
  *   fault:read_err=N:SPEC  SPEC (zram or nbd) in the fault wrapper
  *                          (backend_fault.c): its N-th read request (1-based,
  *                          the swap header's read included) fails with -EIO,
@@ -86,17 +93,90 @@ static int parse_zram(const char *arg, struct swap_backend_spec *out,
 	return 0;
 }
 
-/* The shape of an NBD URI; libnbd parses it for real when connecting.
- * Context: any. Return: 0 (@out filled), -EINVAL, -ENAMETOOLONG. */
-static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err, size_t errlen)
+/* Does the option @o (@n bytes) read @name, and then what? */
+static const char *opt_value(const char *o, size_t n, const char *name)
 {
-	bool is_unix = !strncmp(spec, "nbd+unix://", 11);
-	const char *rest = spec + (is_unix ? 11 : 6);
+	size_t l = strlen(name);
+
+	if (n < l || memcmp(o, name, l))
+		return NULL;
+	if (n == l)
+		return "";
+	return o[l] == '=' ? o + l + 1 : NULL;
+}
+
+/*
+ * Take the options ",rotational=0|1" (@file only), ",encrypt[=on|off|auto|
+ * xchacha20|aes256gcm]" and ",discard=on|off" off the end of @s (*@len
+ * bytes; shortened to what is left), into @out. A comma followed by
+ * anything else belongs to the path or URI. Context: any. Return: 0 or
+ * -EINVAL (a known option with a bad value).
+ */
+static int parse_options(const char *s, size_t *len, bool file, struct swap_backend_spec *out,
+			 char *err, size_t errlen)
+{
+	out->encrypt = SWAP_CRYPT_AUTO;
+	out->discard = true;
+	for (;;) {
+		const char *c = memrchr(s, ',', *len), *o, *v;
+		size_t n;
+
+		if (!c)
+			return 0;
+		o = c + 1;
+		n = (size_t)(s + *len - o);
+		if (file && (v = opt_value(o, n, "rotational"))) {
+			if (o + n - v != 1 || (*v != '0' && *v != '1'))
+				return spec_error(err, errlen, -EINVAL,
+						  "rotational: want 0 or 1, got '%.*s'", (int)n, o);
+			out->rotational = *v - '0';
+		} else if ((v = opt_value(o, n, "encrypt"))) {
+			size_t vl = (size_t)(o + n - v);
+
+			if (!vl || (vl == 2 && !memcmp(v, "on", 2)) || (vl == 4 && !memcmp(v, "auto", 4)))
+				out->encrypt = SWAP_CRYPT_AUTO;
+			else if (vl == 3 && !memcmp(v, "off", 3))
+				out->encrypt = SWAP_CRYPT_NONE;
+			else if (vl == 9 && !memcmp(v, "xchacha20", 9))
+				out->encrypt = SWAP_CRYPT_XCHACHA20;
+			else if (vl == 9 && !memcmp(v, "aes256gcm", 9))
+				out->encrypt = SWAP_CRYPT_AES256GCM;
+			else
+				return spec_error(err, errlen, -EINVAL,
+						  "encrypt: want on, off, auto, xchacha20 or aes256gcm, got '%.*s'",
+						  (int)vl, v);
+		} else if ((v = opt_value(o, n, "discard"))) {
+			size_t vl = (size_t)(o + n - v);
+
+			if (vl == 2 && !memcmp(v, "on", 2))
+				out->discard = true;
+			else if (vl == 3 && !memcmp(v, "off", 3))
+				out->discard = false;
+			else
+				return spec_error(err, errlen, -EINVAL,
+						  "discard: want on or off, got '%.*s'", (int)vl, v);
+		} else {
+			return 0;
+		}
+		*len = (size_t)(c - s);
+	}
+}
+
+/* The shape of the NBD URI in @out->path; libnbd parses it for real when
+ * connecting. Context: any. Return: 0 (@out filled), -EINVAL. */
+static int parse_nbd(struct swap_backend_spec *out, char *err, size_t errlen)
+{
+	const char *spec = out->path;
+	bool tls = !strncmp(spec, "nbds", 4);
+	bool is_unix = !strncmp(spec + 3 + tls, "+unix://", 8);
+	const char *rest = spec + 6 + tls + (is_unix ? 5 : 0);
+	const char *at = strchr(rest, '@');
 	size_t i;
 
-	if (strlen(spec) >= sizeof(out->path))
-		return spec_error(err, errlen, -ENAMETOOLONG,
-				  "nbd: URI is longer than %zu bytes", sizeof(out->path) - 1);
+	/* "USER@" before the host (or the empty host): the TLS user name */
+	if (at && at < rest + strcspn(rest, "/?"))
+		rest = at + 1;
+
 	for (i = 0; spec[i]; i++)
 		if ((unsigned char)spec[i] <= ' ' || spec[i] == 0x7f)
 			return spec_error(err, errlen, -EINVAL,
@@ -135,7 +215,6 @@ static int parse_nbd(const char *spec, struct swap_backend_spec *out, char *err,
 		}
 	}
 	out->kind = SWAP_BACKEND_NBD;
-	strcpy(out->path, spec);
 	return 0;
 }
 
@@ -193,14 +272,12 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 	if (!strncmp(spec, "file:", 5)) {
 		const char *path = spec + 5;
 		size_t len = strlen(path);
+		int ret;
 
 		out->rotational = -1;
-		/* ",rotational=0" or "=1" at the end forces the disk's kind */
-		if (len > 13 && !strncmp(path + len - 13, ",rotational=", 12) &&
-		    (path[len - 1] == '0' || path[len - 1] == '1')) {
-			out->rotational = path[len - 1] - '0';
-			len -= 13;
-		}
+		ret = parse_options(path, &len, true, out, err, errlen);
+		if (ret)
+			return ret;
 		if (!len)
 			return spec_error(err, errlen, -EINVAL,
 					  "file: empty path (want file:PATH)");
@@ -213,8 +290,20 @@ int swap_backend_spec_parse(const char *spec, struct swap_backend_spec *out,
 		out->path[len] = '\0';
 		return 0;
 	}
-	if (!strncmp(spec, "nbd://", 6) || !strncmp(spec, "nbd+unix://", 11))
-		return parse_nbd(spec, out, err, errlen);
+	if (!strncmp(spec, "nbd://", 6) || !strncmp(spec, "nbd+unix://", 11) ||
+	    !strncmp(spec, "nbds://", 7) || !strncmp(spec, "nbds+unix://", 12)) {
+		size_t len = strlen(spec);
+		int ret = parse_options(spec, &len, false, out, err, errlen);
+
+		if (ret)
+			return ret;
+		if (len >= sizeof(out->path))
+			return spec_error(err, errlen, -ENAMETOOLONG,
+					  "nbd: URI is longer than %zu bytes", sizeof(out->path) - 1);
+		memcpy(out->path, spec, len);
+		out->path[len] = '\0';
+		return parse_nbd(out, err, errlen);
+	}
 	if (!strncmp(spec, "fault:", 6))
 		return parse_fault(spec + 6, out, err, errlen);
 	return spec_error(err, errlen, -EINVAL,
@@ -269,12 +358,11 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 	return 0;
 }
 
-/* Open the backend @sp describes (no fault wrapper). Context: may sleep.
- * Return: 0, the backend's create or open error. */
-static int open_parsed(const struct swap_backend_spec *sp, struct swap_backend **out,
-		       char *err, size_t errlen)
+/* Open the backend @sp describes, without the encryption and fault
+ * wrappers. Context: may sleep. Return: 0, the backend's create or open error. */
+static int open_base(const struct swap_backend_spec *s, struct swap_backend **out,
+		     char *err, size_t errlen)
 {
-	const struct swap_backend_spec *s = sp;
 	int ret;
 
 	switch (s->kind) {
@@ -296,4 +384,46 @@ static int open_parsed(const struct swap_backend_spec *sp, struct swap_backend *
 		return swap_backend_nbd_open(s->path, NULL, out, err, errlen);
 	}
 	return spec_error(err, errlen, -EOPNOTSUPP, "unsupported device kind");
+}
+
+/**
+ * swap_backend_encrypt() - put a backend in the encryption wrapper a spec asks for
+ * @be: in: the backend; out: the wrapper owning it (unchanged for
+ *      SWAP_CRYPT_NONE, or on failure)
+ * @cipher: the spec's encrypt
+ * @err: a one-line reason on failure (may be NULL)
+ * @errlen: size of @err
+ *
+ * Context: any thread; allocates. Return: 0 or the error of
+ * swap_backend_crypt_create(); on failure *@be is still the caller's.
+ */
+int swap_backend_encrypt(struct swap_backend **be, enum swap_crypt_cipher cipher,
+			 char *err, size_t errlen)
+{
+	struct swap_backend *w;
+	int ret;
+
+	if (cipher == SWAP_CRYPT_NONE)
+		return 0;
+	ret = swap_backend_crypt_create(*be, cipher, &w);
+	if (ret)
+		return spec_error(err, errlen, ret, "encrypt=%s: %s", swap_crypt_cipher_name(cipher),
+				  ret == -EOPNOTSUPP ? "this CPU has no AES-NI" : strerror(-ret));
+	*be = w;
+	return 0;
+}
+
+/* Open the backend @sp describes, encrypted if it says so (no fault
+ * wrapper). Context: may sleep. Return: 0, the backend's create or open error. */
+static int open_parsed(const struct swap_backend_spec *sp, struct swap_backend **out,
+		       char *err, size_t errlen)
+{
+	int ret = open_base(sp, out, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = swap_backend_encrypt(out, sp->encrypt, err, errlen);
+	if (ret)
+		swap_backend_destroy(*out);
+	return ret;
 }

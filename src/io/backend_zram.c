@@ -476,7 +476,10 @@ int swap_backend_zram_stats(struct swap_backend *be, struct swap_zram_stats *out
 	struct zram *z;
 	unsigned int k;
 
-	if (!be || !out || be->ops != &zram_ops)
+	if (!be || !out)
+		return -EINVAL;
+	be = swap_backend_base(be);
+	if (be->ops != &zram_ops)
 		return -EINVAL;
 	z = to_zram(be);
 	memset(out, 0, sizeof(*out));

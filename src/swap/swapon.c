@@ -125,12 +125,48 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 }
 
 /*
+ * Whether the swap file behind @be is safe to hold programs' memory: a
+ * regular file that only its owner, the user swapping on it, can read or
+ * write (a block device's access is the administrator's; it is not
+ * checked). Read from the descriptor. Context: any. Return: 0 or -EPERM
+ * (@err says why).
+ */
+static int swapon_file_private(struct swap_backend *be, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret = swap_backend_file_stat(be, &st);
+
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errlen,
+			 "%s: mode %04o lets other users at it, and a swap file holds programs' memory (chmod 600 it)",
+			 path, (unsigned int)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: owned by uid %u, who could read and change it (want uid %u)",
+			 path, (unsigned int)st.st_uid, (unsigned int)geteuid());
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
  * swapon_path_design() with the disk's kind forced (@rotational 0 or 1, a
- * spec's ",rotational=N") or read from sysfs by the file backend (-1).
- * Context: may sleep. Return: as swapon_path_design().
+ * spec's ",rotational=N") or read from sysfs by the file backend (-1), and
+ * the pages sealed with @cipher (SWAP_CRYPT_NONE: as they are). The file is
+ * claimed within this process (swap_inode_claim()) and across processes
+ * (swap_backend_file_lock()), and must be private to its owner.
+ * Context: may sleep. Return: as swapon_path_design(); -EPERM for a file
+ * others can reach.
  */
 static int swapon_path_rot(const char *path, int flags, int rotational,
-			   const struct swap_design_ops *design,
+			   enum swap_crypt_cipher cipher, const struct swap_design_ops *design,
 			   int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
 	struct swapon_claim claim;
@@ -172,9 +208,19 @@ static int swapon_path_rot(const char *path, int flags, int rotational,
 			 ret == -EBUSY ? "already swapped on" : strerror(-ret));
 		goto out_destroy;
 	}
-	if (rotational >= 0)
+	ret = swap_backend_file_lock(be);
+	if (ret)
+		snprintf(err, errlen, "%s: %s", path,
+			 ret == -EBUSY ? "in use by another process (it holds the file's swap lock)" :
+					 strerror(-ret));
+	if (!ret)
+		ret = swapon_file_private(be, path, err, errlen);
+	if (!ret && rotational >= 0)
 		be->rotational = rotational;
-	ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
+	if (!ret)
+		ret = swap_backend_encrypt(&be, cipher, err, errlen);
+	if (!ret)
+		ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
 	if (ret < 0)
 		swap_inode_release(claim.dev, claim.ino);
 out_destroy:
@@ -196,7 +242,8 @@ out_destroy:
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
 		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
 {
-	return swapon_path_rot(path, flags, -1, design, design_setup, err, errlen);
+	return swapon_path_rot(path, flags, -1, (flags & USWAP_FLAG_ENCRYPT) ? SWAP_CRYPT_AUTO :
+			       SWAP_CRYPT_NONE, design, design_setup, err, errlen);
 }
 
 /** uswap_swapon_ex() - see uswap/swap.h. */
@@ -233,9 +280,11 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 	ret = swap_backend_spec_parse(spec, &sp, err, errlen);
 	if (ret)
 		return ret;
-	if (sp.kind == SWAP_BACKEND_FILE)
-		return swapon_path_rot(sp.path, flags, sp.rotational, design, design_setup, err,
-				       errlen);
+	if (sp.kind != SWAP_BACKEND_ZRAM && sp.discard)
+		flags |= SWAP_FLAG_DISCARD;
+	if (sp.kind == SWAP_BACKEND_FILE && !sp.fault_read_nth && !sp.fault_read_slot)
+		return swapon_path_rot(sp.path, flags, sp.rotational, sp.encrypt, design,
+				       design_setup, err, errlen);
 	ret = swap_backend_open_spec(spec, &be, err, errlen);
 	if (ret)
 		return ret;

@@ -13,6 +13,10 @@
  *       read and check random pages for SECONDS.
  *   rt_lru skew MB OPS               fill, then OPS touches of random pages,
  *       9 in 10 in the first eighth (bench_lru.sh).
+ *   rt_lru secret MB GOFILE          fill every page with the text
+ *       "uswap-secret:" and its number, print "filled", wait until GOFILE
+ *       exists (the test looks at and changes the device meanwhile), then
+ *       read every page back as poison does (run_secret.sh).
  *   rt_lru wpcost MB                 (not under uswap run) the per-page
  *       cost of the written-bit signal: PAGEMAP_SCAN and WP_ASYNC faults.
  * Every page holds its own tag, checked on every read: exit 1 on a wrong
@@ -152,6 +156,49 @@ static int poison(uint64_t mb)
 		(void)*(volatile uint64_t *)(p + first * WORDS);
 		printf("rt_lru: page %lu readable on the second try\n", (unsigned long)first);
 		wrong++;
+	}
+	printf("sigbus_pages %lu wrong %lu\n", (unsigned long)bus, wrong);
+	return wrong ? 1 : 0;
+}
+
+/* Page @i as "secret" fills it: "uswap-secret:NNNNNNNN " over and over. */
+static void secret_page(char *pg, uint64_t i)
+{
+	char one[32];
+	int n = snprintf(one, sizeof(one), "uswap-secret:%08lu ", (unsigned long)i);
+
+	for (size_t o = 0; o < PG; o += (size_t)n)
+		memcpy(pg + o, one, o + (size_t)n <= PG ? (size_t)n : PG - o);
+}
+
+static int secret(uint64_t mb, const char *go)
+{
+	uint64_t n = mb * 256, *p = map(n);
+	struct sigaction sa = { .sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO };
+	volatile uint64_t bus = 0;
+	char want[PG];
+
+	for (uint64_t i = 0; i < n; i++)
+		secret_page((char *)(p + i * WORDS), i);
+	printf("filled\n");
+	fflush(stdout);
+	for (int t = 0; access(go, F_OK); t++) {
+		if (t > 120 * 100) {
+			fprintf(stderr, "rt_lru: %s never came\n", go);
+			return 2;
+		}
+		usleep(10000);
+	}
+	sigaction(SIGBUS, &sa, NULL);
+	for (volatile uint64_t i = 0; i < n; i++) {
+		if (sigsetjmp(jb, 1)) {
+			printf("sigbus_at 0x%lx\n", (unsigned long)(uintptr_t)(p + i * WORDS));
+			bus++;
+			continue;
+		}
+		secret_page(want, i);
+		if (memcmp((char *)(p + i * WORDS), want, PG))
+			wrong++;
 	}
 	printf("sigbus_pages %lu wrong %lu\n", (unsigned long)bus, wrong);
 	return wrong ? 1 : 0;
@@ -320,7 +367,9 @@ int main(int argc, char **argv)
 		return skew(a, b);
 	if (argc > 1 && !strcmp(argv[1], "wpcost"))
 		return wpcost(a);
+	if (argc > 3 && !strcmp(argv[1], "secret"))
+		return secret(a, argv[3]);
 	fprintf(stderr, "usage: rt_lru hotcold BUDGET_MB SWEEPS | poison MB | total MB SECONDS | "
-		"skew MB OPS | wpcost MB\n");
+		"skew MB OPS | wpcost MB | secret MB GOFILE\n");
 	return 2;
 }

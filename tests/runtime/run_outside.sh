@@ -57,7 +57,7 @@ madvfree)
 exitevict)
 	for i in $(seq 8); do
 		truncate -s 0 "$dir/swap" && truncate -s 256M "$dir/swap" &&
-			mkswap "$dir/swap" >/dev/null 2>&1 || { echo "FAIL: mkswap"; exit 1; }
+			chmod 600 "$dir/swap" && mkswap "$dir/swap" >/dev/null 2>&1 || { echo "FAIL: mkswap"; exit 1; }
 		timeout 120 "$uswap" run --memory 4M --swap file:"$dir/swap" --json "$dir/json" -- \
 			"$prog" exitevict 24 >"$dir/out" 2>"$dir/err"
 		rc=$?

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # uswap inspect warns once about a swap file that group or others may read
 # or write (the command reports it; the library's swapon behind --design
-# says nothing of its own), and not at all about a 0600 one.
+# says nothing of its own), and not at all about a 0600 one. With
+# --design, inspect swaps the file on, which refuses a file others can
+# reach: the verdict says so and the command fails.
 set -euo pipefail
 uswap=$1
 unset USWAP_QUIET
@@ -12,15 +14,25 @@ f=$dir/swap
 fail=0
 
 # Lines of stderr that are a permission warning.
-warnings() { grep -ciE 'permission|chmod|mode 0[0-7]{3}|0600 suggested' "$1" || true; }
+warnings() { grep -i 'warning' "$1" | grep -ciE 'permission|chmod|mode 0[0-7]{3}|0600 suggested' || true; }
 
 for mode in 0644 0600; do
 	chmod "$mode" "$f"
 	want=$([ "$mode" = 0600 ] && echo 0 || echo 1)
 	for args in "" "--json" "--design table" "--design legacy" "--json --design legacy"; do
 		# shellcheck disable=SC2086
-		"$uswap" inspect $args "$f" >"$dir/out" 2>"$dir/err"
+		rc=0
+		"$uswap" inspect $args "$f" >"$dir/out" 2>"$dir/err" || rc=$?
 		got=$(warnings "$dir/err")
+		case "$mode $args" in
+		"0644 "*--design*)
+			if [ $rc = 0 ] || ! grep -q 'mode 0644 lets other users' "$dir/out"; then
+				echo "FAIL: inspect $args of a 0644 file: exit $rc, not refused:"
+				cat "$dir/out"; fail=1
+			fi ;;
+		*)
+			[ $rc = 0 ] || { echo "FAIL: mode $mode, inspect $args: exit $rc"; fail=1; } ;;
+		esac
 		if [ "$got" != "$want" ]; then
 			echo "FAIL: mode $mode, inspect $args: $got permission warnings, want $want:"
 			cat "$dir/err"

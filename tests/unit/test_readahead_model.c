@@ -662,7 +662,8 @@ static void mm_mlock_frees_swap(const char *design)
 }
 
 /* "file:PATH,rotational=N" forces the disk's kind; without it, -1 (sysfs
- * decides at open); anything else after a comma is part of the path. */
+ * decides at open); a bad value is refused; an unknown option after a
+ * comma is part of the path. */
 static void test_spec_rotational(void **state)
 {
 	static struct swap_backend_spec sp;
@@ -679,11 +680,24 @@ static void test_spec_rotational(void **state)
 	assert_int_equal(swap_backend_spec_parse("file:/x/y", &sp, err, sizeof(err)), 0);
 	assert_string_equal(sp.path, "/x/y");
 	assert_int_equal(sp.rotational, -1);
-	assert_int_equal(swap_backend_spec_parse("file:/a,rotational=2", &sp, err, sizeof(err)), 0);
-	assert_string_equal(sp.path, "/a,rotational=2");
-	assert_int_equal(sp.rotational, -1);
-	assert_int_equal(swap_backend_spec_parse("file:,rotational=1", &sp, err, sizeof(err)), 0);
-	assert_string_equal(sp.path, ",rotational=1");
+	assert_int_equal(swap_backend_spec_parse("file:/a,rotational=2", &sp, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "rotational"));
+	assert_int_equal(swap_backend_spec_parse("file:,rotational=1", &sp, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(swap_backend_spec_parse("file:/a,speed=1", &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/a,speed=1");
+	assert_int_equal(swap_backend_spec_parse("file:/a,rotational=1,encrypt=off,discard=off",
+						 &sp, err, sizeof(err)), 0);
+	assert_string_equal(sp.path, "/a");
+	assert_int_equal(sp.rotational, 1);
+	assert_int_equal(sp.encrypt, SWAP_CRYPT_NONE);
+	assert_false(sp.discard);
+	assert_int_equal(swap_backend_spec_parse("file:/a", &sp, err, sizeof(err)), 0);
+	assert_int_equal(sp.encrypt, SWAP_CRYPT_AUTO);
+	assert_true(sp.discard);
+	assert_int_equal(swap_backend_spec_parse("file:/a,encrypt=rot13", &sp, err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void test_mm_cluster_readahead(void **state)
