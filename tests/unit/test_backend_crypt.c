@@ -331,6 +331,36 @@ static void async_submit_and_reap(void **state)
 	free(want);
 }
 
+/* A discarded cluster's metadata pages go back to the kernel: its slots
+ * read as -EIO, its neighbours still open, and it takes writes again. */
+static void discard_whole_metadata_pages(void **state)
+{
+	struct swap_backend *z, *be;
+	char *p = aligned_alloc(PS, PS);
+	uint64_t s;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(swap_backend_zram_create(2048, SWAP_ZRAM_LZ4, &z), 0);
+	assert_int_equal(swap_backend_crypt_create(z, SWAP_CRYPT_XCHACHA20, &be), 0);
+	for (s = 1; s < 2048; s++) {
+		fill(p, s, 1);
+		assert_int_equal(swap_backend_write(be, s, 1, p), 0);
+	}
+	assert_int_equal(swap_backend_discard(be, 512, 512), 0);
+	for (s = 500; s < 1100; s++) {
+		if (s >= 512 && s < 1024)
+			expect_eio(be, s);
+		else
+			expect_page(be, s, 1);
+	}
+	fill(p, 700, 2);
+	assert_int_equal(swap_backend_write(be, 700, 1, p), 0);
+	expect_page(be, 700, 2);
+	swap_backend_destroy(be);
+	free(p);
+}
+
 #define BOTH(t) \
 	cmocka_unit_test_setup_teardown(t, setup_file_x, teardown), \
 	cmocka_unit_test_setup_teardown(t, setup_file_a, teardown), \
@@ -346,6 +376,7 @@ int main(void)
 		BOTH(moved_and_replayed_pages_fail),
 		BOTH(unwritten_discarded_freed_and_header),
 		BOTH(failed_write_keeps_old_page),
+		cmocka_unit_test(discard_whole_metadata_pages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
