@@ -46,9 +46,19 @@
 
 #include "io/backend.h"
 #include "util/debug.h"
+#include "util/lock.h"
 
 #define CRYPT_TAG_BYTES		16
 #define CRYPT_KEY_BYTES		32
+/*
+ * Bounce buffers are kept for reuse, by size class (1 << c pages, c up to
+ * CRYPT_CLASSES - 1: one cluster), CRYPT_KEEP of each: a 2 MiB buffer
+ * fresh from the C library is a fresh mapping, and faulting its 512 pages
+ * in cost several times the sealing (order-9 swap-out at 47 k pages/s
+ * against 310 k expected from the AES floor).
+ */
+#define CRYPT_CLASSES		10
+#define CRYPT_KEEP		4
 
 /* What a slot's last successful write was sealed with. ctr 0: none. */
 struct crypt_slot {
@@ -68,6 +78,9 @@ struct crypt_backend {
 	size_t meta_len;
 	_Atomic uint64_t next_ctr;		/* last counter handed out */
 	_Atomic uint64_t sealed, opened, auth_failures;
+	struct uswap_mutex pool_lock;		/* the kept buffers below */
+	void *pool[CRYPT_CLASSES][CRYPT_KEEP];
+	unsigned int pool_nr[CRYPT_CLASSES];
 };
 
 /*
@@ -80,6 +93,7 @@ struct crypt_batch {
 	_Atomic unsigned int left;		/* inner requests not yet completed */
 	unsigned int nr;
 	void *bounce;				/* the sealed pages of the writes */
+	int bounce_class;			/* its size class, -1: not kept */
 	struct swap_io_req **outer;		/* [nr] */
 	struct crypt_slot **seal;		/* [nr]: a write's first page's seal */
 	struct swap_io_req *inner;		/* [nr] */
@@ -181,9 +195,51 @@ static int open_run(struct crypt_backend *cb, const struct swap_io_req *r)
 	return ret;
 }
 
+/* The size class of @pages (1 << class >= @pages), -1 past the largest. */
+static int bounce_class(size_t pages)
+{
+	int c = 0;
+
+	while ((1UL << c) < pages)
+		c++;
+	return c < CRYPT_CLASSES ? c : -1;
+}
+
+/* A bounce buffer of @pages pages: a kept one of its class, or a new one.
+ * Context: any; takes pool_lock. Return: the buffer or NULL. */
+static void *bounce_get(struct crypt_backend *cb, size_t pages, int *cls)
+{
+	int c = bounce_class(pages);
+	void *buf = NULL;
+
+	*cls = c;
+	if (c < 0)
+		return aligned_alloc(SWAP_BACKEND_PAGE_SIZE, pages << SWAP_BACKEND_PAGE_SHIFT);
+	uswap_mutex_lock(&cb->pool_lock);
+	if (cb->pool_nr[c])
+		buf = cb->pool[c][--cb->pool_nr[c]];
+	uswap_mutex_unlock(&cb->pool_lock);
+	return buf ? buf : aligned_alloc(SWAP_BACKEND_PAGE_SIZE,
+					 (size_t)SWAP_BACKEND_PAGE_SIZE << c);
+}
+
+/* Keep @buf of class @c for reuse, or free it. Context: any; takes pool_lock. */
+static void bounce_put(struct crypt_backend *cb, void *buf, int c)
+{
+	if (buf && c >= 0) {
+		uswap_mutex_lock(&cb->pool_lock);
+		if (cb->pool_nr[c] < CRYPT_KEEP) {
+			cb->pool[c][cb->pool_nr[c]++] = buf;
+			buf = NULL;
+		}
+		uswap_mutex_unlock(&cb->pool_lock);
+	}
+	free(buf);
+}
+
 static void batch_free(struct crypt_batch *b)
 {
-	free(b->bounce);
+	bounce_put(b->cb, b->bounce, b->bounce_class);
 	free(b);
 }
 
@@ -243,14 +299,15 @@ static struct crypt_batch *batch_build(struct crypt_backend *cb, struct swap_io_
 	b->inner = (struct swap_io_req *)((char *)b + sz);
 	b->outer = (struct swap_io_req **)(b->inner + nr);
 	b->seal = (struct crypt_slot **)(b->outer + nr);
+	b->cb = cb;
+	b->bounce_class = -1;
 	if (wpages) {
-		b->bounce = aligned_alloc(SWAP_BACKEND_PAGE_SIZE, wpages << SWAP_BACKEND_PAGE_SHIFT);
+		b->bounce = bounce_get(cb, wpages, &b->bounce_class);
 		if (!b->bounce) {
 			free(b);
 			return NULL;
 		}
 	}
-	b->cb = cb;
 	b->nr = nr;
 	atomic_init(&b->left, nr);
 	for (i = 0; i < nr; i++) {
@@ -390,6 +447,10 @@ static void crypt_destroy(struct swap_backend *be)
 	struct crypt_backend *cb = to_crypt(be);
 
 	swap_backend_destroy_inner(cb->inner);
+	for (unsigned int c = 0; c < CRYPT_CLASSES; c++)
+		while (cb->pool_nr[c])
+			free(cb->pool[c][--cb->pool_nr[c]]);
+	uswap_mutex_destroy(&cb->pool_lock);
 	sodium_free(cb->aes);
 	sodium_free(cb->key);
 	munmap(cb->meta, cb->meta_len);
@@ -452,6 +513,7 @@ int swap_backend_crypt_create(struct swap_backend *inner, enum swap_crypt_cipher
 	if (!cb)
 		return -ENOMEM;
 	cb->cipher = cipher;
+	uswap_mutex_init(&cb->pool_lock);
 	cb->meta_len = inner->nr_slots * sizeof(*cb->meta);
 	cb->meta = mmap(NULL, cb->meta_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -463,6 +525,7 @@ int swap_backend_crypt_create(struct swap_backend *inner, enum swap_crypt_cipher
 			munmap(cb->meta, cb->meta_len);
 		sodium_free(cb->key);
 		sodium_free(cb->aes);
+		uswap_mutex_destroy(&cb->pool_lock);
 		free(cb);
 		return -ENOMEM;
 	}
