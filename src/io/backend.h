@@ -270,7 +270,8 @@ struct swap_crypt_stats {
 	enum swap_crypt_cipher cipher;	/* the one in use, never AUTO */
 	uint64_t pages_sealed;		/* pages written (slot 0 excluded) */
 	uint64_t pages_opened;		/* pages read back and authenticated */
-	uint64_t auth_failures;		/* pages that failed to open: -EIO */
+	uint64_t auth_failures;		/* written pages that failed to open
+					 * (changed on the device): -EIO */
 	uint64_t meta_bytes;		/* nr_slots * SWAP_CRYPT_META_PER_SLOT,
 					 * reserved; resident as slots are used */
 };

@@ -331,8 +331,8 @@ static void async_submit_and_reap(void **state)
 	free(want);
 }
 
-/* A discarded cluster's metadata pages go back to the kernel: its slots
- * read as -EIO, its neighbours still open, and it takes writes again. */
+/* A discarded cluster (its metadata spans whole pages): its slots read as
+ * -EIO, its neighbours still open, and it takes writes again. */
 static void discard_whole_metadata_pages(void **state)
 {
 	struct swap_backend *z, *be;
