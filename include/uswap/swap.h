@@ -192,8 +192,18 @@ struct uswap_swap_stat {
 	/* Appended from __reserved (the size stays 256 bytes) */
 	uint64_t compressed_bytes;	/* a compressed-memory device's store: the
 					 * memory holding its data (0 for others) */
-	uint64_t __reserved[15];	/* zeroed; later fields come from here */
+	uint64_t sealed_changed;	/* an encrypted device: pages that failed
+					 * to open (changed on the device) */
+	uint32_t sealed_with;		/* USWAP_SEALED_*: the cipher of an
+					 * encrypted device, 0 for others */
+	uint32_t __pad;			/* zeroed */
+	uint64_t __reserved[13];	/* zeroed; later fields come from here */
 };
+
+/* uswap_swap_stat().sealed_with */
+#define USWAP_SEALED_NONE		0
+#define USWAP_SEALED_XCHACHA20		2	/* XChaCha20-Poly1305 */
+#define USWAP_SEALED_AES256GCM		3	/* AES-256-GCM */
 
 /**
  * uswap_swap_stat() - device @type's figures, copied into *@st.

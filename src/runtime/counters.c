@@ -166,7 +166,12 @@ void rt_stats_print(const struct rt_sup *sup)
 
 		uswap_swap_stat((unsigned int)sup->types[i], &ss);
 		fprintf(stderr, "uswap run: device %d: %llu slots in use at exit, %llu writes, "
-			"%llu reads\n", sup->types[i], (unsigned long long)ss.inuse_pages,
+			"%llu reads", sup->types[i], (unsigned long long)ss.inuse_pages,
 			(unsigned long long)ss.writes, (unsigned long long)ss.reads);
+		if (ss.sealed_with)
+			fprintf(stderr, "; sealed with %s, %llu pages changed on the device",
+				ss.sealed_with == USWAP_SEALED_AES256GCM ? "AES-256-GCM" :
+				"XChaCha20-Poly1305", (unsigned long long)ss.sealed_changed);
+		fputc('\n', stderr);
 	}
 }

@@ -866,8 +866,16 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	if (si->bdev) {
 		struct swap_zram_stats zs;
 
+		struct swap_crypt_stats cs;
+
 		if (!swap_backend_zram_stats(si->bdev, &zs))
 			st->compressed_bytes = zs.pool_bytes;
+		if (!swap_backend_crypt_stats(si->bdev, &cs)) {
+			_Static_assert(USWAP_SEALED_XCHACHA20 == SWAP_CRYPT_XCHACHA20 &&
+				       USWAP_SEALED_AES256GCM == SWAP_CRYPT_AES256GCM, "one numbering");
+			st->sealed_with = cs.cipher;
+			st->sealed_changed = cs.auth_failures;
+		}
 	}
 	si->design->stat(si, st);
 	put_swap_device(si);
