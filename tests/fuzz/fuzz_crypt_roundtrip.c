@@ -7,15 +7,17 @@
  *   read a slot; change one byte of a slot's bytes on the file (any
  *   offset, any bit pattern); copy one slot's bytes over another's;
  *   discard a run; free a slot.
- * A slot reads back exactly its last page when it was written and its
- * bytes were not touched since, and -EIO with a zeroed buffer otherwise
- * (never written, changed, copied over, discarded, freed); abort() on any
- * other outcome. Slot 0, the header, is left out of the model: it passes
+ * A slot reads back exactly its last page when it was written (and not
+ * discarded or freed since) and its bytes on the file are the ones that
+ * write left there (a change undone, or a copy of its own bytes brought
+ * back, counts as untouched); -EIO with a zeroed buffer otherwise. abort()
+ * on any other outcome. Slot 0, the header, is left out of the model: it passes
  * through unsealed by design.
  * The backend is made once per process (an io_uring ring per input would
  * dominate the time) and every slot is discarded before each input.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +32,13 @@
 #define MAX_RUN		4U
 
 struct slot_model {
-	uint32_t gen;		/* 0: reads as -EIO */
+	uint32_t gen;		/* 0: forgotten, reads as -EIO */
 };
+
+/* What each slot's last write left on the file. */
+static char image[NR_SLOTS][PS];
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct swap_backend *be;
 static int memfd = -1;
@@ -66,9 +73,14 @@ static void check_read(struct slot_model *m, unsigned int slot)
 {
 	int ret;
 
+	bool intact;
+
+	if (pread(memfd, raw, PS, (off_t)slot * PS) != PS)
+		abort();
+	intact = !memcmp(raw, image[slot], PS);
 	memset(buf, 0xa5, PS);
 	ret = swap_backend_read(be, slot, 1, buf);
-	if (m[slot].gen) {
+	if (m[slot].gen && intact) {
 		fill(want, slot, m[slot].gen);
 		if (ret || memcmp(buf, want, PS)) {
 			fprintf(stderr, "slot %u: gen %u read %d or wrong bytes\n", slot,
@@ -108,8 +120,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				fill(buf + (size_t)j * PS, slot + j, gen);
 			if (swap_backend_write(be, slot, n, buf))
 				abort();
-			for (unsigned int j = 0; j < n; j++)
+			for (unsigned int j = 0; j < n; j++) {
 				m[slot + j].gen = gen;
+				if (pread(memfd, image[slot + j], PS, (off_t)(slot + j) * PS) != PS)
+					abort();
+			}
 			break;
 		case 1:
 			check_read(m, slot);
@@ -121,7 +136,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			raw[0] ^= (char)(b | 1);
 			if (pwrite(memfd, raw, 1, at) != 1)
 				abort();
-			m[slot].gen = 0;
 			break;
 		case 3:		/* a slot's bytes copied over another's */
 			to = 1 + b % (NR_SLOTS - 1);
@@ -130,7 +144,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (pread(memfd, raw, PS, (off_t)slot * PS) != PS ||
 			    pwrite(memfd, raw, PS, (off_t)to * PS) != PS)
 				abort();
-			m[to].gen = 0;
 			break;
 		case 4:		/* discard a run */
 			n = slot + n <= NR_SLOTS ? n : NR_SLOTS - slot;
