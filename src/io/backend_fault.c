@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "io/backend.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -174,7 +175,7 @@ int swap_backend_fault_create(struct swap_backend *inner,
 
 	if (!inner || !out)
 		return -EINVAL;
-	fb = calloc(1, sizeof(*fb));
+	fb = uswap_calloc(1, sizeof(*fb));
 	if (!fb)
 		return -ENOMEM;
 	swap_backend_init(&fb->be, &fault_ops, inner->nr_slots, inner->synchronous);

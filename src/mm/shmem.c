@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mm/mm_internal.h"
+#include "util/alloc.h"
 
 static bool slot_is_swap(uint64_t v)
 {
@@ -33,12 +34,12 @@ USWAP_API int uswap_shmem_create(struct uswap_mem *mem, uint64_t len, struct usw
 
 	if (!len)
 		return -EINVAL;
-	shm = calloc(1, sizeof(*shm));
+	shm = uswap_calloc(1, sizeof(*shm));
 	if (!shm)
 		return -ENOMEM;
 	shm->mem = mem;
 	shm->nr_pages = (len + USWAP_PAGE_SIZE - 1) >> USWAP_PAGE_SHIFT;
-	shm->slots = calloc(shm->nr_pages, sizeof(*shm->slots));
+	shm->slots = uswap_calloc(shm->nr_pages, sizeof(*shm->slots));
 	if (!shm->slots) {
 		free(shm);
 		return -ENOMEM;

@@ -11,6 +11,7 @@
 
 #include "runtime/pager.h"
 #include "runtime/uffd_compat.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 #define PAGE		PG_PAGE
@@ -137,7 +138,7 @@ static void mirror_free(struct pager *p, uint32_t idx)
 	uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx), PAGE);
 	if (p->nr_free == p->cap_free) {
 		size_t ncap = p->cap_free ? p->cap_free * 2 : 1024;
-		uint32_t *n = realloc(p->free_idx, ncap * sizeof(*n));
+		uint32_t *n = uswap_realloc(p->free_idx, ncap * sizeof(*n));
 
 		if (!n)
 			return;		/* the index is leaked, its page is not */
@@ -173,7 +174,7 @@ static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 		return;
 	if (idx >= p->dbg_cap) {
 		size_t ncap = idx + 1 > 2 * p->dbg_cap ? idx + 1024 : 2 * p->dbg_cap;
-		uint8_t *n = realloc(p->dbg_nz, ncap);
+		uint8_t *n = uswap_realloc(p->dbg_nz, ncap);
 
 		if (!n)
 			return;
@@ -201,7 +202,7 @@ int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
 	t->mem = mem;
 	t->budget = budget;
 	t->policy = policy;
-	t->buf = malloc((size_t)PG_RUN * PAGE);
+	t->buf = uswap_malloc((size_t)PG_RUN * PAGE);
 	return t->buf ? 0 : -ENOMEM;
 }
 
@@ -328,7 +329,7 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 	c->next_idx = parent->next_idx;
 	err = -ENOMEM;
 	if (parent->nr_free) {
-		c->free_idx = malloc(parent->nr_free * sizeof(*c->free_idx));
+		c->free_idx = uswap_malloc(parent->nr_free * sizeof(*c->free_idx));
 		if (!c->free_idx)
 			goto fail;
 		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
@@ -497,7 +498,7 @@ int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
 			return 0;
 	if (p->nr_pending == p->cap_pending) {
 		size_t ncap = p->cap_pending ? p->cap_pending * 2 : 64;
-		struct pg_pending *n = realloc(p->pending, ncap * sizeof(*n));
+		struct pg_pending *n = uswap_realloc(p->pending, ncap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -965,7 +966,7 @@ void pager_check(const struct pager *p)
 	if (!p->t)
 		return;
 	if (p->next_idx)
-		used = calloc(p->next_idx, 1);
+		used = uswap_calloc(p->next_idx, 1);
 	for (size_t k = 0; used && k < p->nr_free; k++) {
 		if (p->free_idx[k] >= p->next_idx || used[p->free_idx[k]])
 			broken(p, "a free mirror index out of range or free twice", 0,
@@ -1048,7 +1049,7 @@ void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint
 static long kernel_runs(const struct pager *p, struct page_region **v)
 {
 	size_t n = 0, cap = 256;
-	struct page_region *r = malloc(cap * sizeof(*r));
+	struct page_region *r = uswap_malloc(cap * sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
@@ -1070,7 +1071,7 @@ static long kernel_runs(const struct pager *p, struct page_region **v)
 			}
 			n += (size_t)got;
 			if (n == cap) {
-				struct page_region *nr = realloc(r, 2 * cap * sizeof(*r));
+				struct page_region *nr = uswap_realloc(r, 2 * cap * sizeof(*r));
 
 				if (!nr) {
 					free(r);

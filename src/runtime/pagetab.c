@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/pagetab.h"
+#include "util/alloc.h"
 
 static size_t pt_hash(uint64_t key, size_t cap)
 {
@@ -21,7 +22,7 @@ int pt_init(struct pagetab *pt)
 {
 	pt->cap = 1024;
 	pt->count = 0;
-	pt->e = calloc(pt->cap, sizeof(*pt->e));
+	pt->e = uswap_calloc(pt->cap, sizeof(*pt->e));
 	return pt->e ? 0 : -ENOMEM;
 }
 
@@ -64,7 +65,7 @@ int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 
 	if (add && (pt->count + 1) * 2 > pt->cap) {
 		size_t ncap = pt->cap * 2;
-		struct pt_ent *ne = calloc(ncap, sizeof(*ne));
+		struct pt_ent *ne = uswap_calloc(ncap, sizeof(*ne));
 
 		if (!ne)
 			return -ENOMEM;
@@ -113,7 +114,7 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 {
 	uint64_t pages = (end - start) >> 12, v;
 	size_t n = 0, cap = 64;
-	struct pt_ent *a = malloc(cap * sizeof(*a));
+	struct pt_ent *a = uswap_malloc(cap * sizeof(*a));
 
 	*out = NULL;
 	if (!a)
@@ -132,7 +133,7 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 				continue;
 		}
 		if (n == cap) {
-			struct pt_ent *na = realloc(a, cap * 2 * sizeof(*a));
+			struct pt_ent *na = uswap_realloc(a, cap * 2 * sizeof(*a));
 
 			if (!na)
 				break;
@@ -154,7 +155,7 @@ int fifo_push(struct rt_fifo *f, uint64_t addr)
 {
 	if (f->len == f->cap) {
 		size_t ncap = f->cap ? f->cap * 2 : 1024;
-		uint64_t *na = malloc(ncap * sizeof(*na));
+		uint64_t *na = uswap_malloc(ncap * sizeof(*na));
 
 		if (!na)
 			return -ENOMEM;

@@ -22,6 +22,7 @@
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
+#include "util/alloc.h"
 
 #define PAGE		RT_PAGE
 
@@ -605,7 +606,7 @@ bool rt_session_mm_alive(struct rt_session *s)
 int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
 		      const struct rt_hello *h, int uffd, int memfd, struct rt_session **out)
 {
-	struct rt_session *s = calloc(1, sizeof(*s));
+	struct rt_session *s = uswap_calloc(1, sizeof(*s));
 	char path[64];
 	int err;
 

@@ -26,6 +26,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
+#include "util/alloc.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -573,7 +574,7 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 	if (pid)
 		return pid;
 	old = getenv("LD_PRELOAD");
-	pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+	pre = uswap_malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
 	if (pre) {
 		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
 		setenv("LD_PRELOAD", pre, 1);
