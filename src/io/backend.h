@@ -246,6 +246,7 @@ int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
 				   uint64_t offset, int err);
 void swap_backend_fault_clear(struct swap_backend *be);
 uint64_t swap_backend_fault_injected(struct swap_backend *be);
+uint64_t swap_backend_fault_injected_all(void);
 
 /* ---- NBD (backend_nbd.c) ---- */
 
@@ -297,6 +298,7 @@ struct swap_backend_spec {
 					 * (",rotational=N" after the path) */
 	uint64_t fault_read_nth;	/* "fault:read_err=N:": the N-th read fails, 0 none */
 	uint64_t fault_read_slot;	/* "fault:read_err_slot=S:": reads of slot S fail, 0 none */
+	uint64_t fault_write_nth;	/* "fault:write_err=N:": the N-th write fails, 0 none */
 };
 
 #define SWAP_SPEC_MIN_SLOTS	10
