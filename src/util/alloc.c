@@ -17,6 +17,7 @@ static _Atomic uint64_t alloc_nth;		/* fail the call that makes calls == nth */
 static _Atomic bool alloc_sticky;		/* ... and every one after it */
 static _Atomic uint64_t alloc_seen;		/* calls since armed */
 static _Atomic uint64_t alloc_failed;		/* calls failed since armed */
+static void *_Atomic alloc_failed_site;		/* where the last failed call was */
 
 /**
  * uswap_alloc_should_fail() - whether this allocation is to fail
@@ -39,7 +40,23 @@ bool uswap_alloc_should_fail(void)
 							   memory_order_relaxed)))
 		return false;
 	atomic_fetch_add_explicit(&alloc_failed, 1, memory_order_relaxed);
+	/* the wrappers are inline: our caller is the allocation's site */
+	atomic_store_explicit(&alloc_failed_site, __builtin_return_address(0),
+			      memory_order_relaxed);
 	return true;
+}
+
+/**
+ * uswap_alloc_failed_site() - the code address of the last failed allocation
+ *
+ * For a sweep's coverage report (addr2line turns it into file:line).
+ *
+ * Context: any thread.
+ * Return: the address, NULL if none failed yet.
+ */
+void *uswap_alloc_failed_site(void)
+{
+	return atomic_load_explicit(&alloc_failed_site, memory_order_relaxed);
 }
 
 /**

@@ -15,7 +15,8 @@
  *   (1-based, counted across threads) returns NULL, and with @sticky every
  *   one after it too; n 0 disarms. uswap_alloc_calls() is the number of
  *   allocations since the last arming, uswap_alloc_failures() how many
- *   were failed on purpose since then.
+ *   were failed on purpose since then, uswap_alloc_failed_site() the code
+ *   address of the last one (for a coverage report).
  */
 #ifndef USWAP_UTIL_ALLOC_H
 #define USWAP_UTIL_ALLOC_H
@@ -35,6 +36,7 @@ bool uswap_alloc_should_fail(void);
 void uswap_alloc_fail_nth(uint64_t n, bool sticky);
 uint64_t uswap_alloc_calls(void);
 uint64_t uswap_alloc_failures(void);
+void *uswap_alloc_failed_site(void);
 int uswap_alloc_fail_from_env(const char *name);
 #else
 #define USWAP_ALLOC_FAULTS 0

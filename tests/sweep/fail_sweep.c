@@ -19,7 +19,9 @@
  * remove_mapping, swap-in, direct dup past the in-table count, direct
  * put, hibernation slots).
  *
- * usage: fail_sweep alloc|write|read mm|slots table|legacy
+ * usage: fail_sweep alloc|write|read mm|slots table|legacy [file]
+ * ("file": a swap file in TMPDIR, written through io_uring, instead of
+ * zram; allocation failures only, the fault wrapper wraps no file).
  * USWAP_SWEEP_OPS: steps per run (default 200); USWAP_SWEEP_STRIDE: sweep
  * every k-th n only (default 1: every n); USWAP_TEST_SEED.
  * Exit: 0 pass, 1 fail, 77 skip (allocation hook not built: USWAP_DEBUG 0).
@@ -32,11 +34,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <uswap/legacy.h>
 #include <uswap/mm.h>
 #include <uswap/swap.h>
 #include "io/backend.h"
+#include "swap/folio.h"
+#include "swap/swap_header.h"
 #include "testutil.h"
 #include "util/alloc.h"
 
@@ -46,6 +52,7 @@
 #define VMA_PAGES	96
 #define SHM_PAGES	16
 #define DEV_SPEC_SIZE	"4M"
+#define DEV_PAGES	1024		/* of a swap file */
 
 /* LeakSanitizer, when linked in: leaks reported run by run. */
 extern int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
@@ -57,6 +64,7 @@ static const char *design, *mode_name, *scen_name;
 static uint64_t seed, steps, run_n;
 static int want_err;			/* the error a failed operation may return */
 static uint64_t nr_err;			/* operations that returned it, all runs */
+static char swapfile[256];		/* the swap file, or "": zram */
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -64,6 +72,8 @@ static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (swapfile[0])
+		unlink(swapfile);
 	fprintf(stderr, "fail_sweep: FAILED (%s %s %s, n=%" PRIu64 ", USWAP_TEST_SEED=%"
 		PRIu64 " USWAP_SWEEP_OPS=%" PRIu64 "): ", mode_name, scen_name, design, run_n,
 		seed, steps);
@@ -107,9 +117,28 @@ static void fill(uint64_t *rng, unsigned char *buf, size_t len)
 		buf[i] = (unsigned char)test_rand(rng);
 }
 
+/* A fresh swap file of DEV_PAGES pages at swapfile[]. */
+static void make_swapfile(void)
+{
+	static uint8_t page[PAGE] __attribute__((aligned(PAGE)));
+	static const uint8_t uuid[16] = { 0x5e, 0xe9 };
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	snprintf(swapfile, sizeof(swapfile), "%s/fail_sweep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(swapfile);
+	if (fd < 0 || fchmod(fd, 0600) || ftruncate(fd, (off_t)DEV_PAGES * PAGE) ||
+	    uswap_swap_header_build(page, DEV_PAGES - 1, NULL, 0, uuid, "sweep") ||
+	    pwrite(fd, page, PAGE, 0) != PAGE)
+		fail("making swap file %s: %s", swapfile, strerror(errno));
+	close(fd);
+}
+
 static const char *device_spec(char *buf, size_t len)
 {
-	if (inject == INJ_ALLOC)
+	if (swapfile[0])
+		snprintf(buf, len, "file:%s", swapfile);
+	else if (inject == INJ_ALLOC)
 		snprintf(buf, len, "zram:" DEV_SPEC_SIZE);
 	else
 		snprintf(buf, len, "fault:%s=%" PRIu64 ":zram:" DEV_SPEC_SIZE,
@@ -360,6 +389,30 @@ static uint64_t dev_inuse(int type)
 	return st.inuse_pages;
 }
 
+/* The entries of the slots in use, for a failure report. */
+static void dump_slots(int type)
+{
+	uint64_t o, tb;
+	long count;
+
+	for (o = 1; o < 2048; o++) {
+		swp_entry_t e = swp_entry((unsigned int)type, o);
+
+		struct folio *f;
+
+		if (uswap_swap_tb_peek(e, &tb, &count) || (!tb && count <= 0))
+			continue;
+		fprintf(stderr, "fail_sweep:   slot %" PRIu64 ": entry %#" PRIx64 " count %ld\n",
+			o, tb, count);
+		f = swap_cache_get_folio(e);
+		if (f) {
+			fprintf(stderr, "fail_sweep:     folio flags %#x refs %ld (ours 1) mapcount %d\n",
+				atomic_load(&f->flags), folio_ref_count(f), atomic_load(&f->mapcount));
+			folio_put(f);
+		}
+	}
+}
+
 /* Swap @type off; a failure of the injected kind is retried. */
 static void swapoff_retry(int type)
 {
@@ -377,7 +430,7 @@ static void scenario_mm(void)
 	struct uswap_mem_config cfg = { .budget_bytes = 1 << 20, .no_kswapd = true,
 					.max_order = (unsigned int)(seed & 1) * 2 };
 	struct uswap_mem_stats st;
-	char spec[80], err[160];
+	char spec[320], err[160];
 	unsigned int k;
 	uint64_t s;
 
@@ -405,12 +458,17 @@ drop:
 	while (w.nm)
 		mm_drop(&w, 0);
 	uswap_mem_get_stats(w.mem, &st);
-	for (k = 0; k < 50 && (st.free_frames != st.nr_frames || dev_inuse(w.type)); k++) {
+	for (k = 0; k < 2000 && (st.free_frames != st.nr_frames || dev_inuse(w.type)); k++) {
 		uswap_mem_reclaim(w.mem, st.nr_frames * 2);
 		uswap_mem_get_stats(w.mem, &st);
+		if (k > 10)	/* an asynchronous device: writeback to end */
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	}
-	if (dev_inuse(w.type))
-		fail("%" PRIu64 " slots still in use after every mm is gone", dev_inuse(w.type));
+	if (dev_inuse(w.type)) {
+		dump_slots(w.type);
+		fail("%" PRIu64 " slots still in use after every mm is gone (frames %" PRIu64
+		     " of %" PRIu64 " free)", dev_inuse(w.type), st.free_frames, st.nr_frames);
+	}
 	if (st.free_frames != st.nr_frames)
 		fail("%" PRIu64 " of %" PRIu64 " frames free after every mm is gone",
 		     st.free_frames, st.nr_frames);
@@ -634,7 +692,7 @@ static void slots_step(struct sworld *w)
 static void scenario_slots(void)
 {
 	static struct sworld w;
-	char spec[80], err[160];
+	char spec[320], err[160];
 	unsigned int i, j;
 	uint64_t s;
 
@@ -712,11 +770,11 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	bool injected;
 
-	if (argc != 4 || (strcmp(argv[1], "alloc") && strcmp(argv[1], "write") &&
+	if ((argc != 4 && (argc != 5 || strcmp(argv[4], "file"))) || (strcmp(argv[1], "alloc") && strcmp(argv[1], "write") &&
 			  strcmp(argv[1], "read")) ||
 	    (strcmp(argv[2], "mm") && strcmp(argv[2], "slots")) ||
 	    (strcmp(argv[3], "table") && strcmp(argv[3], "legacy"))) {
-		fprintf(stderr, "usage: fail_sweep alloc|write|read mm|slots table|legacy\n");
+		fprintf(stderr, "usage: fail_sweep alloc|write|read mm|slots table|legacy [file]\n");
 		return 1;
 	}
 	mode_name = argv[1];
@@ -735,6 +793,13 @@ int main(int argc, char **argv)
 	if (!getenv("USWAP_TEST_VERBOSE"))
 		setenv("USWAP_QUIET", "1", 0);
 	seed = test_seed("fail_sweep");
+	if (argc == 5) {
+		if (inject != INJ_ALLOC) {
+			fprintf(stderr, "fail_sweep: the fault wrapper takes zram or nbd only\n");
+			return 1;
+		}
+		make_swapfile();
+	}
 	/* Not USWAP_TEST_OPS: CI sets that for the long differential runs. */
 	st = getenv("USWAP_SWEEP_OPS");
 	steps = st && *st ? strtoull(st, NULL, 10) : 200;
@@ -748,6 +813,11 @@ int main(int argc, char **argv)
 #else
 		injected = false;
 #endif
+#if USWAP_ALLOC_FAULTS
+		if (injected && getenv("USWAP_SWEEP_SITES"))
+			printf("fail_sweep: n=%" PRIu64 " site main%+td\n", run_n,
+			       (char *)uswap_alloc_failed_site() - (char *)(uintptr_t)main);
+#endif
 		arm(0);
 		if (inject != INJ_ALLOC)
 			injected = swap_backend_fault_injected_all() > before_io;
@@ -759,10 +829,12 @@ int main(int argc, char **argv)
 			break;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	printf("fail_sweep: %s %s %s: %" PRIu64 " runs (n = 1..%" PRIu64 " step %" PRIu64
+	if (swapfile[0])
+		unlink(swapfile);
+	printf("fail_sweep: %s %s %s%s: %" PRIu64 " runs (n = 1..%" PRIu64 " step %" PRIu64
 	       "), %" PRIu64 " with a failure injected, %" PRIu64 " operations returned %d; "
 	       "0 crashes, 0 wrong bytes, 0 slots left, %s; %.2f s\n", mode_name, scen_name,
-	       design, runs, run_n, stride, failed_runs, nr_err, want_err,
+	       design, swapfile[0] ? " file" : "", runs, run_n, stride, failed_runs, nr_err, want_err,
 	       __lsan_do_recoverable_leak_check ? "0 leaks" : "leaks not checked (no LSan)",
 	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
