@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -964,6 +965,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sigset_t mask, old;
 	const char *def = "zram:4G";
 	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#if USWAP_ALLOC_FAULTS
+	bool sweeping;
+#endif
 
 	/* Before any thread exists (the devices start workers): every thread
 	 * must have these blocked, or the signalfd misses them. */
@@ -971,6 +975,17 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
+#if USWAP_ALLOC_FAULTS
+	/* The allocation-failure sweep (tests/runtime/run_sweep.sh): see
+	 * docs/RELIABILITY.md, "Failures on purpose", for why a root binary
+	 * may honour it. */
+	sweeping = secure_getenv("USWAP_FAIL_ALLOC") != NULL;
+	if (uswap_alloc_fail_from_env("USWAP_FAIL_ALLOC")) {
+		fprintf(stderr, "uswap run: USWAP_FAIL_ALLOC: want N or N+ with N >= 1\n");
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return 1;
+	}
+#endif
 	if (find_shim(shim, sizeof(shim))) {
 		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
 			SHIM_NAME, USWAP_LIBDIR);
@@ -1052,5 +1067,12 @@ out_swap:
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+#if USWAP_ALLOC_FAULTS
+	if (sweeping)
+		fprintf(stderr, "uswap run: USWAP_FAIL_ALLOC: %" PRIu64 " allocations counted, %"
+			PRIu64 " failed (the last at uswap_runtime_run%+td)\n", uswap_alloc_calls(),
+			uswap_alloc_failures(), (char *)uswap_alloc_failed_site() -
+			(char *)(uintptr_t)uswap_runtime_run);
+#endif
 	return ran ? ret : 1;
 }
