@@ -564,22 +564,28 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 }
 
 /* Fork and exec @argv with the shim preloaded, @sock in its environment and
- * signal mask @oldmask. Return: its pid, or -1 (errno) if fork failed. */
+ * signal mask @oldmask. The LD_PRELOAD value is made before the fork: a
+ * child that could not make it would run without the shim, unswapped and
+ * unbudgeted, with nobody told. Return: its pid, or -1 (errno) if that
+ * allocation or fork failed. */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
-	const char *old;
-	char *pre;
-	pid_t pid = fork();
+	const char *old = getenv("LD_PRELOAD");
+	char *pre = uswap_malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+	pid_t pid;
 
-	if (pid)
-		return pid;
-	old = getenv("LD_PRELOAD");
-	pre = uswap_malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
-	if (pre) {
-		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
-		setenv("LD_PRELOAD", pre, 1);
+	if (!pre) {
+		errno = ENOMEM;
+		return -1;
 	}
+	sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+	pid = fork();
+	if (pid) {
+		free(pre);
+		return pid;
+	}
+	setenv("LD_PRELOAD", pre, 1);
 	setenv(RT_ENV_SOCK, sock, 1);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	execvp(argv[0], argv);
