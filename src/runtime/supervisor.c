@@ -318,6 +318,7 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 	close(fds[1]);
 	if (ack.err) {
 		fprintf(stderr, "uswap run: pid %d refused: %s\n", (int)pid, strerror(-ack.err));
+		sup->nr_refused++;
 		close(fds[0]);
 		goto out;
 	}
@@ -1052,7 +1053,10 @@ out_sock:
 	rt_sock_unlink(sock, sock_temp);
 	if (sfd >= 0)
 		close(sfd);
-	if (ran && reached && !sup.st.sessions)
+	if (ran && reached && !sup.st.sessions && sup.nr_refused)
+		fprintf(stderr, "uswap run: every process of the program's tree that loaded the shim "
+			"was refused (said above): nothing was swapped and --memory held nothing\n");
+	else if (ran && reached && !sup.st.sessions)
 		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "
 			"32-bit or set-user-ID program, or LD_PRELOAD taken out of its environment): "
 			"nothing was swapped and --memory held nothing\n");
