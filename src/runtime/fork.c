@@ -304,7 +304,7 @@ void rt_fork_parent_gone(struct rt_session *parent)
 				continue;	/* settled with the parent's own */
 			if (pager_settle(h, i, st, parent->xfer + (uint64_t)i * PAGE) == -ENOSPC) {
 				pager_settle(h, i, -ENOSPC, NULL);
-				rt_session_kill(c, "swap is full");
+				rt_session_kill(c, PG_NO_ROOM);
 			}
 		}
 	}

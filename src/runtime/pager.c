@@ -831,7 +831,7 @@ static void settle_heir(struct pager *h, uint32_t i, int status, const void *byt
 		return;
 	pager_settle(h, i, -ENOSPC, NULL);
 	if (h->ops->lost)
-		h->ops->lost(h->ops_arg, "swap is full");
+		h->ops->lost(h->ops_arg, PG_NO_ROOM);
 }
 
 /**

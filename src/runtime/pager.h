@@ -168,6 +168,11 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len);
 
 uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr);
 void pager_unpick(struct pager *p);
+
+/* Why a session dies when pager_settle() says -ENOSPC: the mm layer could
+ * not take the bytes, for want of a slot or of the supervisor's memory. */
+#define PG_NO_ROOM \
+	"no room to keep an evicted page (swap is full, or the supervisor is out of memory)"
 int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes);
 uint32_t pager_batch_end(struct pager *p);
 void pager_release_heirs(struct pager *p);

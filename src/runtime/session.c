@@ -413,7 +413,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 	ret = pager_settle(&s->pg, i, st, s->xfer + (uint64_t)i * PAGE);
 	if (ret == -ENOSPC) {
 		pager_settle(&s->pg, i, -ENOSPC, NULL);
-		rt_session_kill(s, "swap is full and the budget is reached");
+		rt_session_kill(s, PG_NO_ROOM);
 	} else if (ret == 1) {
 		rt_fork_unshared(s, a);	/* made exclusive first: maybe a copy */
 	}
