@@ -14,15 +14,23 @@
 # are exactly the pages uswap run reported lost, and their count is the
 # "poisoned" counter; a failed write loses nothing (no SIGBUS at all); and
 # the run either completes (exit 0, no slot left in use) or, for an
-# allocation failure, ends clearly: uswap run refuses to start with a
-# message (exit 1) or ends the program with one (SIGKILL, exit 137).
-# usage: run_sweep.sh USWAP RT_LRU
+# allocation failure, ends clearly: uswap run refuses to start, or ends
+# the tree after a fork it cannot follow, with a message (exit 1), or
+# ends the program with one (SIGKILL, exit 137).
+# Then the fork paths (the pager's copy of a parent's states, the child's
+# session): rt_prog forks 3 (four children and a grandchild, each
+# verifying every byte) under 1 MiB on the table design, with the
+# supervisor's allocations failing every USWAP_SWEEP_FORK_STRIDE-th N; a
+# completed run must say "rt_prog: ok, 0 wrong words".
+# usage: run_sweep.sh USWAP RT_LRU RT_PROG
 # USWAP_SWEEP_STRIDE (allocation step S, default 4), USWAP_SWEEP_POINTS (I/O
-# failure points per direction and design, default 6).
+# failure points per direction and design, default 6),
+# USWAP_SWEEP_FORK_STRIDE (default 25; 0: no fork sweep).
 set -uo pipefail
-uswap=$1 prog=$2
+uswap=$1 prog=$2 rtprog=$3
 stride=${USWAP_SWEEP_STRIDE:-4}
 points=${USWAP_SWEEP_POINTS:-6}
+fstride=${USWAP_SWEEP_FORK_STRIDE:-25}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0 runs=0 started=0 refused=0 killed=0 lost=0
@@ -38,6 +46,15 @@ one_run() {
 	runs=$((runs + 1))
 }
 
+# fork_run N: rt_prog forks under uswap run, allocation N failing; sets rc.
+fork_run() {
+	rm -f "$dir/json"
+	USWAP_FAIL_ALLOC=$1 timeout 120 "$uswap" run --memory 1M --design table \
+		--json "$dir/json" -- "$rtprog" forks 3 >"$dir/out" 2>"$dir/err"
+	rc=$?
+	runs=$((runs + 1))
+}
+
 # check WHAT: the requirements above on the last run; sets fail=1.
 check() {
 	local what=$1 got said n nget
@@ -46,11 +63,14 @@ check() {
 	if grep -qiE 'sanitizer|segmentation|assert|uswap_die|BUG|core dumped' "$dir/err"; then
 		bad "the supervisor crashed"; return
 	fi
-	if grep -q 'wrong [1-9]' "$dir/out"; then bad "wrong data"; return; fi
+	if grep -qE 'wrong [1-9]|[1-9][0-9]* wrong words' "$dir/out"; then bad "wrong data"; return; fi
 	case $rc in
-	0)	grep -q '^sigbus_pages [0-9]* wrong 0$' "$dir/out" || { bad "no verdict from rt_lru"; return; }
+	0)	grep -qE '^sigbus_pages [0-9]* wrong 0$|^rt_prog: ok, 0 wrong words' "$dir/out" ||
+			{ bad "no verdict from the program"; return; }
 		started=$((started + 1)) ;;
-	1)	[ -s "$dir/out" ] && { bad "exit 1 after the program ran"; return; }
+	1)	# refused at start, or the tree ended (a fork it cannot follow)
+		[ -s "$dir/out" ] && ! grep -q 'every process of the tree is killed' "$dir/err" &&
+			{ bad "exit 1 after the program ran"; return; }
 		grep -q '^uswap run: ' "$dir/err" || { bad "exit 1 without a message"; return; }
 		refused=$((refused + 1)); return ;;
 	137)	grep -q 'killed by signal 9' "$dir/err" && grep -qE 'killing|out of memory' "$dir/err" ||
@@ -110,6 +130,20 @@ d = json.load(open(sys.argv[1]))["devices"][0]; print(d["writes"], d["reads"])' 
 		echo "$design: ${op}s: $k runs, N = 1..$max step $step"
 	done
 done
+if [ "$fstride" -gt 0 ]; then
+	n=1 k=0
+	while :; do
+		fork_run $n
+		check "forks, allocation $n"
+		counted=$(sed -n 's/.*USWAP_FAIL_ALLOC: \([0-9]*\) allocations counted, \([0-9]*\) failed.*/\1 \2/p' "$dir/err")
+		k=$((k + 1))
+		# no count: uswap run ended the tree (a child it cannot follow)
+		[ -n "$counted" ] && [ "${counted#* }" = 0 ] && break
+		n=$((n + fstride))
+		[ $n -gt 2000 ] && { echo "FAIL: forks: more than 2000 allocations"; fail=1; break; }
+	done
+	echo "table: forks: allocations: $k runs, N = 1..$n step $fstride (${counted% *} allocations in a run)"
+fi
 echo "run_sweep: $runs runs: $started ran to the end ($lost pages lost to read errors, each" \
      "reported), $refused refused at start, $killed ended by uswap run; crashes, hangs," \
      "wrong words: 0 unless FAIL above"
