@@ -17,12 +17,12 @@ static size_t pt_hash(uint64_t key, size_t cap)
 	return (size_t)(key >> 20) & (cap - 1);
 }
 
-/** pt_init() - an empty map. Return: 0, -ENOMEM. */
+/** pt_init() - an empty map. Return: 0, -ENOMEM (@pt then has no room: cap 0). */
 int pt_init(struct pagetab *pt)
 {
-	pt->cap = 1024;
 	pt->count = 0;
-	pt->e = uswap_calloc(pt->cap, sizeof(*pt->e));
+	pt->e = uswap_calloc(1024, sizeof(*pt->e));
+	pt->cap = pt->e ? 1024 : 0;
 	return pt->e ? 0 : -ENOMEM;
 }
 
