@@ -282,8 +282,8 @@ void pager_destroy(struct pager *p)
 static int copy_states(struct pager *c, const struct pager *parent)
 {
 	struct pt_ent *e;
-	size_t n = pt_collect(&parent->tab, 0, ~0ULL, &e);
-	int err = 0;
+	size_t n;
+	int err = pt_collect(&parent->tab, 0, ~0ULL, &e, &n);
 
 	for (size_t i = 0; i < n && !err; i++) {
 		uint64_t v = e[i].val;
@@ -568,7 +568,8 @@ void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end)
 /**
  * pager_swapin_all() - bring every swapped page in, in long runs (a fork
  * without fork events). Return: 0 when none is left; -EAGAIN (again
- * later); the error of a page that cannot be read back.
+ * later); -ENOMEM (no memory to list the pages); the error of a page that
+ * cannot be read back.
  */
 int pager_swapin_all(struct pager *p)
 {
@@ -578,7 +579,7 @@ int pager_swapin_all(struct pager *p)
 
 	if (!p->nr_swapped)
 		return 0;
-	n = pt_collect(&p->tab, 0, ~0ULL, &e);
+	err = pt_collect(&p->tab, 0, ~0ULL, &e, &n);
 	for (size_t i = 0; i < n && !err; i++) {
 		uint64_t v;
 
@@ -639,29 +640,40 @@ static uint64_t cancel_slot(struct pager *p, uint32_t idx)
  * Return: the slots newly cancelled (a bit each), for the mover: a move
  * would take whatever a new mapping put at the address.
  */
+/* pager_drop() of the page at @key, in state @v. Return: its slot's bit
+ * if newly cancelled, else 0. */
+static uint64_t drop_one(struct pager *p, uint64_t key, uint64_t v)
+{
+	switch (PT_STATE(v)) {
+	case PS_EVICTING:
+		transit(p, key, PGT_DROP_OUT, PT_VAL(PS_DEAD, PT_IDX(v)));
+		return cancel_slot(p, PT_IDX(v));
+	case PS_DEAD:
+		return 0;
+	case PS_SWAPPED:
+		mirror_free(p, PT_IDX(v));
+		/* fall through */
+	default:
+		transit(p, key, PGT_DROP, 0);
+		return 0;
+	}
+}
+
 uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
 {
 	struct pt_ent *e;
-	size_t n = pt_collect(&p->tab, start, end, &e);
-	uint64_t cancelled = 0;
+	uint64_t cancelled = 0, v;
+	size_t n;
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = e[i].val;
-
-		switch (PT_STATE(v)) {
-		case PS_EVICTING:
-			transit(p, e[i].key, PGT_DROP_OUT, PT_VAL(PS_DEAD, PT_IDX(v)));
-			cancelled |= cancel_slot(p, PT_IDX(v));
-			break;
-		case PS_DEAD:
-			break;
-		case PS_SWAPPED:
-			mirror_free(p, PT_IDX(v));
-			/* fall through */
-		default:
-			transit(p, e[i].key, PGT_DROP, 0);
-		}
+	if (pt_collect(&p->tab, start, end, &e, &n)) {
+		/* No memory for the list: page by page (each transition
+		 * touches its own key only, so probing stays exact). */
+		for (uint64_t key = start; key < end; key += PAGE)
+			if (pt_get(&p->tab, key, &v))
+				cancelled |= drop_one(p, key, v);
 	}
+	for (size_t i = 0; i < n; i++)
+		cancelled |= drop_one(p, e[i].key, e[i].val);
 	free(e);
 	if (p->ra_next > start && p->ra_next <= end)
 		p->ra_next = 0;
@@ -682,6 +694,27 @@ static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 	return bit;
 }
 
+/* The state @v of a page moved to @na by pager_remap(). Return: its
+ * slot's bit if newly cancelled, else 0. */
+static uint64_t remap_one(struct pager *p, uint64_t na, uint64_t v)
+{
+	enum rt_page_state st = PT_STATE(v);
+
+	if (st == PS_RESIDENT && LRU_TICKET(v)) {
+		rt_lru_forget(&p->lru, v);
+		if (rt_lru_add_flags(&p->lru, &p->tab, na, LRU_ACTIVE(v),
+				     v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)))
+			pt_set(&p->tab, na, PT_VAL(PS_RESIDENT, 0));
+		return 0;
+	}
+	pt_set(&p->tab, na, v);
+	if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(v) < PG_BATCH) {
+		p->batch_addr[PT_IDX(v)] = na;
+		return cancel_slot(p, PT_IDX(v));
+	}
+	return 0;
+}
+
 /**
  * pager_remap() - the process moved [@from, @from + @len) to @to (mremap):
  * the states move along over the destination's. A page of the batch out
@@ -691,35 +724,40 @@ static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 {
 	struct pt_ent *e, *d;
-	size_t n = pt_collect(&p->tab, from, from + len, &e);
-	size_t nd;
-	uint64_t cancelled = 0;
+	uint64_t cancelled = 0, v;
+	size_t n, nd;
 
+	if (pt_collect(&p->tab, from, from + len, &e, &n)) {
+		/* No memory for the lists: page by page, the same steps (the
+		 * two ranges do not overlap). */
+		for (uint64_t k = 0; k < len; k += PAGE) {
+			bool moved = pt_get(&p->tab, from + k, &v);
+			uint64_t dv;
+
+			if (moved)
+				pt_del(&p->tab, from + k);
+			if (pt_get(&p->tab, to + k, &dv))
+				cancelled |= overwrite(p, to + k, dv);
+			if (moved)
+				cancelled |= remap_one(p, to + k, v);
+		}
+		goto out;
+	}
 	/* off the map (not a transition: the pages live on at @to) */
 	for (size_t i = 0; i < n; i++)
 		pt_del(&p->tab, e[i].key);
-	nd = pt_collect(&p->tab, to, to + len, &d);
+	if (pt_collect(&p->tab, to, to + len, &d, &nd)) {
+		for (uint64_t k = 0; k < len; k += PAGE)
+			if (pt_get(&p->tab, to + k, &v))
+				cancelled |= overwrite(p, to + k, v);
+	}
 	for (size_t i = 0; i < nd; i++)
 		cancelled |= overwrite(p, d[i].key, d[i].val);
 	free(d);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t na = to + (e[i].key - from), v = e[i].val;
-		enum rt_page_state st = PT_STATE(v);
-
-		if (st == PS_RESIDENT && LRU_TICKET(v)) {
-			rt_lru_forget(&p->lru, v);
-			if (rt_lru_add_flags(&p->lru, &p->tab, na, LRU_ACTIVE(v),
-					     v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)))
-				pt_set(&p->tab, na, PT_VAL(PS_RESIDENT, 0));
-			continue;
-		}
-		pt_set(&p->tab, na, v);
-		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(v) < PG_BATCH) {
-			p->batch_addr[PT_IDX(v)] = na;
-			cancelled |= cancel_slot(p, PT_IDX(v));
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		cancelled |= remap_one(p, to + (e[i].key - from), e[i].val);
 	free(e);
+out:
 	rt_ranges_move(&p->ranges, from, to, len);
 	p->ra_next = 0;
 	return cancelled;

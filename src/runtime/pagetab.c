@@ -108,17 +108,22 @@ void pt_del(struct pagetab *pt, uint64_t key)
 /**
  * pt_collect() - copy every entry with a key in [@start, @end) into a new
  * array *@out (free() it), probing each page of a small range, walking the
- * table for a large one. Return: the entries (*@out NULL when 0 or no memory).
+ * table for a large one.
+ * Return: 0, *@nr entries in *@out (NULL when none); -ENOMEM (*@out NULL,
+ * *@nr 0): the copy is all or nothing, so that no caller takes part of a
+ * range for the whole of it.
  */
-size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out)
+int pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out,
+	       size_t *nr)
 {
 	uint64_t pages = (end - start) >> 12, v;
 	size_t n = 0, cap = 64;
 	struct pt_ent *a = uswap_malloc(cap * sizeof(*a));
 
 	*out = NULL;
+	*nr = 0;
 	if (!a)
-		return 0;
+		return -ENOMEM;
 	for (uint64_t k = 0, i = 0; pages < pt->count ? k < pages : i < pt->cap;) {
 		uint64_t key;
 
@@ -135,8 +140,10 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 		if (n == cap) {
 			struct pt_ent *na = uswap_realloc(a, cap * 2 * sizeof(*a));
 
-			if (!na)
-				break;
+			if (!na) {
+				free(a);
+				return -ENOMEM;
+			}
 			a = na;
 			cap *= 2;
 		}
@@ -147,7 +154,8 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 		free(a);
 	else
 		*out = a;
-	return n;
+	*nr = n;
+	return 0;
 }
 
 /** fifo_push() - append @addr. Return: 0, -ENOMEM. */

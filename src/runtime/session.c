@@ -471,7 +471,8 @@ void rt_session_prefork(struct rt_session *s)
 		if (err == -EAGAIN && !s->dead)
 			return;
 		if (err && err != -EAGAIN)
-			rt_session_kill(s, "a page cannot be read back");
+			rt_session_kill(s, err == -ENOMEM ? "the supervisor is out of memory" :
+					"a page cannot be read back");
 		s->sup->st.forks++;
 	}
 	send(s->sock, &done, sizeof(done), MSG_NOSIGNAL);
