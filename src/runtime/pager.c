@@ -1037,10 +1037,12 @@ void pager_check(const struct pager *p)
 			break;
 		case PS_SWAPPED:
 			sw++;
-			if (PT_IDX(v) >= p->next_idx || !used || used[PT_IDX(v)])
+			/* (no memory for @used: the shared check is skipped) */
+			if (PT_IDX(v) >= p->next_idx || (used && used[PT_IDX(v)]))
 				broken(p, "a swapped page's mirror index free, shared or unknown",
 				       e->key, PT_IDX(v), p->next_idx);
-			used[PT_IDX(v)] = 1;
+			if (used)
+				used[PT_IDX(v)] = 1;
 			break;
 		case PS_SHARED:
 			sh++;
