@@ -140,8 +140,10 @@ static void mirror_free(struct pager *p, uint32_t idx)
 		size_t ncap = p->cap_free ? p->cap_free * 2 : 1024;
 		uint32_t *n = uswap_realloc(p->free_idx, ncap * sizeof(*n));
 
-		if (!n)
-			return;		/* the index is leaked, its page is not */
+		if (!n) {
+			p->nr_lost_idx++;	/* the index is lost, its page is not */
+			return;
+		}
 		p->free_idx = n;
 		p->cap_free = ncap;
 	}
@@ -327,6 +329,7 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
 	c->nr_chunks = parent->nr_chunks;
 	c->next_idx = parent->next_idx;
+	c->nr_lost_idx = parent->nr_lost_idx;
 	err = -ENOMEM;
 	if (parent->nr_free) {
 		c->free_idx = uswap_malloc(parent->nr_free * sizeof(*c->free_idx));
@@ -1060,9 +1063,9 @@ void pager_check(const struct pager *p)
 		broken(p, "nr_unevictable", 0, p->nr_unevictable, unev);
 	if (sh != p->nr_shared)
 		broken(p, "nr_shared", 0, p->nr_shared, sh);
-	if (p->next_idx != sw + p->nr_free)
+	if (p->next_idx != sw + p->nr_free + p->nr_lost_idx)
 		broken(p, "a mirror index neither swapped nor free (leaked)", 0, p->next_idx,
-		       sw + p->nr_free);
+		       sw + p->nr_free + p->nr_lost_idx);
 	for (int l = 0; l < 2; l++)
 		if (p->lru.nr[l] > listed[l])
 			broken(p, "a list counts more pages than it holds", 0, p->lru.nr[l],

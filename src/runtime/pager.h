@@ -124,6 +124,7 @@ struct pager {
 	unsigned int nr_chunks;
 	uint32_t next_idx, *free_idx;
 	size_t nr_free, cap_free;
+	uint32_t nr_lost_idx;		/* indexes mirror_free() could not list (no memory) */
 	/* sequential prefetch */
 	uint64_t ra_next;		/* the page after the last swap-in run */
 	uint32_t ra_win;		/* its window (pages) */
