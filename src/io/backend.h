@@ -253,6 +253,7 @@ int swap_backend_fault_fail_offset(struct swap_backend *be, unsigned int ops,
 				   uint64_t offset, int err);
 void swap_backend_fault_clear(struct swap_backend *be);
 uint64_t swap_backend_fault_injected(struct swap_backend *be);
+uint64_t swap_backend_fault_injected_all(void);
 
 /* ---- encryption wrapper (backend_crypt.c) ---- */
 
@@ -335,6 +336,7 @@ struct swap_backend_spec {
 					 * (SWAP_FLAG_DISCARD) unless ",discard=off" */
 	uint64_t fault_read_nth;	/* "fault:read_err=N:": the N-th read fails, 0 none */
 	uint64_t fault_read_slot;	/* "fault:read_err_slot=S:": reads of slot S fail, 0 none */
+	uint64_t fault_write_nth;	/* "fault:write_err=N:": the N-th write fails, 0 none */
 };
 
 #define SWAP_SPEC_MIN_SLOTS	10

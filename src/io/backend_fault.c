@@ -22,8 +22,13 @@
 #include <string.h>
 
 #include "io/backend.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
+
+/* Requests failed on purpose by every wrapper, for sweeps that see
+ * devices only through the public API. */
+static _Atomic uint64_t fault_injected_all;
 
 struct fault_rule_off {
 	uint64_t offset;
@@ -107,6 +112,7 @@ static int fault_submit(struct swap_backend *be, struct swap_io_req *reqs,
 		fault_forward(fb, reqs + start, i - start);
 		start = i + 1;
 		atomic_fetch_add_explicit(&fb->injected, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&fault_injected_all, 1, memory_order_relaxed);
 		swap_backend_complete(be, &reqs[i], err);
 	}
 	fault_forward(fb, reqs + start, nr - start);
@@ -180,7 +186,7 @@ int swap_backend_fault_create(struct swap_backend *inner,
 
 	if (!inner || !out)
 		return -EINVAL;
-	fb = calloc(1, sizeof(*fb));
+	fb = uswap_calloc(1, sizeof(*fb));
 	if (!fb)
 		return -ENOMEM;
 	swap_backend_init(&fb->be, &fault_ops, inner->nr_slots, inner->synchronous);
@@ -294,3 +300,17 @@ uint64_t swap_backend_fault_injected(struct swap_backend *be)
 	return fb ? atomic_load_explicit(&fb->injected, memory_order_relaxed) : 0;
 }
 
+
+/**
+ * swap_backend_fault_injected_all() - requests failed on purpose by all wrappers
+ *
+ * For the I/O failure sweeps, which reach their device through a spec
+ * ("fault:write_err=N:...") and not through its backend.
+ *
+ * Context: any thread.
+ * Return: the count since the process started.
+ */
+uint64_t swap_backend_fault_injected_all(void)
+{
+	return atomic_load_explicit(&fault_injected_all, memory_order_relaxed);
+}

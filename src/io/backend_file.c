@@ -75,6 +75,7 @@
 #define uswap_tsan_release(p) do { } while (0)
 #define uswap_tsan_acquire(p) do { } while (0)
 #endif
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -380,7 +381,7 @@ static struct file_sring *file_sring_get(struct file_backend *f)
 	s = f->sring_free;
 	if (s) {
 		f->sring_free = s->next;
-	} else if (f->nr_srings < FILE_SRING_MAX && (s = calloc(1, sizeof(*s)))) {
+	} else if (f->nr_srings < FILE_SRING_MAX && (s = uswap_calloc(1, sizeof(*s)))) {
 		if (io_uring_queue_init(FILE_SRING_DEPTH, &s->ring, 0)) {
 			free(s);
 			s = NULL;
@@ -648,7 +649,7 @@ int swap_backend_file_open(const char *path, unsigned int flags,
 		ret = -EINVAL;
 		goto out_close;
 	}
-	f = calloc(1, sizeof(*f));
+	f = uswap_calloc(1, sizeof(*f));
 	if (!f) {
 		ret = -ENOMEM;
 		goto out_close;

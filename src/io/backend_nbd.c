@@ -54,6 +54,7 @@
 #include <libnbd.h>
 
 #include "io/backend.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 #define NBD_BACKOFF_MIN_NS	1000000ULL	/* 1 ms */
@@ -956,14 +957,14 @@ int swap_backend_nbd_open(const char *uri, const struct swap_nbd_params *params,
 		ret = -EINVAL;
 		goto out_close;
 	}
-	nb = calloc(1, sizeof(*nb));
+	nb = uswap_calloc(1, sizeof(*nb));
 	if (!nb) {
 		ret = -ENOMEM;
 		goto out_close;
 	}
-	nb->cmds = calloc(p.depth, sizeof(*nb->cmds));
-	nb->page0 = malloc(SWAP_BACKEND_PAGE_SIZE);
-	nb->page0_check = malloc(SWAP_BACKEND_PAGE_SIZE);
+	nb->cmds = uswap_calloc(p.depth, sizeof(*nb->cmds));
+	nb->page0 = uswap_malloc(SWAP_BACKEND_PAGE_SIZE);
+	nb->page0_check = uswap_malloc(SWAP_BACKEND_PAGE_SIZE);
 	nb->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!nb->cmds || !nb->page0 || !nb->page0_check || nb->efd < 0) {
 		ret = nb->efd < 0 ? -errno : -ENOMEM;

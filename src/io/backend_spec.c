@@ -23,6 +23,7 @@
  *                          (backend_fault.c): its N-th read request (1-based,
  *                          the swap header's read included) fails with -EIO,
  *                          once; for tests of lost pages
+ *   fault:write_err=N:SPEC the same for its N-th write request
  *   fault:read_err_slot=S:SPEC  the same, every read covering slot S
  *                          (>= 1) fails with -EIO
  */
@@ -218,38 +219,50 @@ static int parse_nbd(struct swap_backend_spec *out, char *err, size_t errlen)
 	return 0;
 }
 
-/* "read_err=N:SPEC" or "read_err_slot=S:SPEC" after "fault:"; the inner
- * spec must not be a file (swapon opens files by path, past the wrapper)
- * nor another fault.
+/* "read_err=N:SPEC", "write_err=N:SPEC" or "read_err_slot=S:SPEC" after
+ * "fault:"; the inner spec must not be a file (swapon opens files by path,
+ * past the wrapper) nor another fault.
  * Context: any. Return: 0 (@out filled), -EINVAL. */
 static int parse_fault(const char *arg, struct swap_backend_spec *out, char *err, size_t errlen)
 {
+	static const char *const keys[] = { "read_err=", "write_err=", "read_err_slot=" };
 	const char *colon = strchr(arg, ':');
-	bool slot = !strncmp(arg, "read_err_slot=", 14);
-	size_t klen = slot ? 14 : 9;
+	size_t klen = 0;
+	unsigned int k;
 	uint64_t nth;
 	int ret;
 
-	if ((!slot && strncmp(arg, "read_err=", 9)) || !colon || colon < arg + klen ||
+	for (k = 0; k < ARRAY_SIZE(keys); k++) {
+		klen = strlen(keys[k]);
+		if (!strncmp(arg, keys[k], klen))
+			break;
+	}
+	if (k == ARRAY_SIZE(keys) || !colon || colon < arg + klen ||
 	    uswap_parse_count_n(arg + klen, (size_t)(colon - arg - klen), &nth) || !nth)
 		return spec_error(err, errlen, -EINVAL,
-				  "fault: want fault:read_err=N:SPEC or fault:read_err_slot=S:SPEC "
-				  "with decimal N, S >= 1, got 'fault:%.200s'", arg);
+				  "fault: want fault:read_err=N:SPEC, fault:write_err=N:SPEC or "
+				  "fault:read_err_slot=S:SPEC with decimal N, S >= 1, got 'fault:%.200s'",
+				  arg);
 	if (!strncmp(colon + 1, "file:", 5) || !strncmp(colon + 1, "fault:", 6))
 		return spec_error(err, errlen, -EINVAL,
 				  "fault: wraps a zram or nbd device only, got '%.200s'", colon + 1);
 	ret = swap_backend_spec_parse(colon + 1, out, err, errlen);
-	if (!ret && slot)
-		out->fault_read_slot = nth;
-	else if (!ret)
+	if (ret)
+		return ret;
+	if (k == 0)
 		out->fault_read_nth = nth;
-	return ret;
+	else if (k == 1)
+		out->fault_write_nth = nth;
+	else
+		out->fault_read_slot = nth;
+	return 0;
 }
 
 /**
  * swap_backend_spec_parse() - parse a device spec
  * @spec: "zram:SIZE[:lz4|zstd]", "file:PATH[,rotational=0|1]", "nbd://...",
- *        "nbd+unix://..." or "fault:read_err=N:" and one of these but file
+ *        "nbd+unix://..." or "fault:read_err=N:" (write_err=N:,
+ *        read_err_slot=S:) and one of these but file
  * @out: the parsed spec (zeroed first; valid only on success)
  * @err: where a one-line reason goes on failure (may be NULL)
  * @errlen: size of @err
@@ -337,7 +350,7 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 	ret = swap_backend_spec_parse(spec, &s, err, errlen);
 	if (ret)
 		return ret;
-	if (!s.fault_read_nth && !s.fault_read_slot)
+	if (!s.fault_read_nth && !s.fault_write_nth && !s.fault_read_slot)
 		return open_parsed(&s, out, err, errlen);
 	ret = open_parsed(&s, &inner, err, errlen);
 	if (ret)
@@ -349,6 +362,8 @@ int swap_backend_open_spec(const char *spec, struct swap_backend **out,
 	}
 	if (s.fault_read_nth)
 		ret = swap_backend_fault_fail_nth(*out, SWAP_FAULT_READ, s.fault_read_nth, -EIO);
+	else if (s.fault_write_nth)
+		ret = swap_backend_fault_fail_nth(*out, SWAP_FAULT_WRITE, s.fault_write_nth, -EIO);
 	else
 		ret = swap_backend_fault_fail_offset(*out, SWAP_FAULT_READ, s.fault_read_slot, -EIO);
 	if (ret) {

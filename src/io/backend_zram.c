@@ -29,6 +29,7 @@
 
 #include "io/backend.h"
 #include "io/zpool.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -142,7 +143,7 @@ static struct zctx *zctx_get(struct zram *z)
 	if (c)
 		return c;
 
-	c = calloc(1, sizeof(*c));
+	c = uswap_calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
 	if (z->algo == SWAP_ZRAM_ZSTD) {
@@ -151,7 +152,7 @@ static struct zctx *zctx_get(struct zram *z)
 		if (!c->cctx || !c->dctx)
 			goto fail;
 	} else {
-		c->lz4_state = malloc((size_t)LZ4_sizeofState());
+		c->lz4_state = uswap_malloc((size_t)LZ4_sizeofState());
 		if (!c->lz4_state)
 			goto fail;
 	}
@@ -439,11 +440,11 @@ int swap_backend_zram_create(uint64_t nr_slots, enum swap_zram_algo algo,
 		return -EINVAL;
 	if (nr_slots > SIZE_MAX / sizeof(struct zslot))
 		return -ENOMEM;
-	z = aligned_alloc(alignof(struct zram), sizeof(*z));	/* stripes: own lines */
+	z = uswap_aligned_alloc(alignof(struct zram), sizeof(*z));	/* stripes: own lines */
 	if (!z)
 		return -ENOMEM;
 	memset(z, 0, sizeof(*z));
-	z->slots = calloc((size_t)nr_slots, sizeof(struct zslot));
+	z->slots = uswap_calloc((size_t)nr_slots, sizeof(struct zslot));
 	if (!z->slots || zpool_create(&z->pool)) {
 		free(z->slots);
 		free(z);

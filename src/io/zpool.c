@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 
 #include "io/zpool.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -84,7 +85,7 @@ struct zpool {
  */
 int zpool_create(struct zpool **out)
 {
-	struct zpool *zp = aligned_alloc(64, sizeof(*zp));
+	struct zpool *zp = uswap_aligned_alloc(64, sizeof(*zp));
 	unsigned int k;
 
 	if (!zp)
@@ -131,7 +132,7 @@ void zpool_destroy(struct zpool *zp)
 static int __zpool_add_arena(struct zpool *zp)
 {
 	size_t len = ZPOOL_ARENA + ZPOOL_CHUNK;
-	struct zarena *a = malloc(sizeof(*a));
+	struct zarena *a = uswap_malloc(sizeof(*a));
 	char *map;
 	uintptr_t start;
 

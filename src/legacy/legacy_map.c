@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "legacy/legacy.h"
+#include "util/alloc.h"
 
 /* The continuation chain of @offset's map page, or NULL. cont_lock held. */
 static struct legacy_cont_page *cont_chain(struct legacy_info *li, uint64_t offset)
@@ -128,9 +129,9 @@ static int legacy_add_continuation(struct swap_info_struct *si, struct swap_clus
 	int err = 0;
 
 	swap_cluster_unlock(ci);
-	page = calloc(1, sizeof(*page));
+	page = uswap_calloc(1, sizeof(*page));
 	if (!atomic_load_explicit(&li->has_cont_heads, memory_order_acquire))
-		heads = calloc(li->nr_map_pages, sizeof(*heads));
+		heads = uswap_calloc(li->nr_map_pages, sizeof(*heads));
 	legacy_cont_alloc_unlocked_hook(si, offset);
 	uswap_spin_lock(&ci->lock);
 	if (!page) {

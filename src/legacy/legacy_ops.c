@@ -9,6 +9,7 @@
 
 #include <uswap/legacy.h>
 #include "legacy/legacy.h"
+#include "util/alloc.h"
 
 /*
  * design_setup: the swap_map, with SWAP_MAP_BAD for every slot the generic
@@ -17,13 +18,13 @@
  */
 static int legacy_setup(struct swap_info_struct *si)
 {
-	struct legacy_info *li = calloc(1, sizeof(*li));
+	struct legacy_info *li = uswap_calloc(1, sizeof(*li));
 	unsigned long c;
 	unsigned int i;
 
 	if (!li)
 		return -ENOMEM;
-	li->swap_map = calloc(si->max, 1);
+	li->swap_map = uswap_calloc(si->max, 1);
 	if (!li->swap_map) {
 		free(li);
 		return -ENOMEM;

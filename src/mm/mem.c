@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "mm/mm_internal.h"
+#include "util/alloc.h"
 
 /** page_folio_pfn() - the folio a mapped frame belongs to. Lockless. */
 struct folio *page_folio_pfn(uint64_t pfn)
@@ -203,7 +204,7 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	    cfg->page_cluster < -1 || cfg->page_cluster > 5 ||
 	    !uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved)))
 		return -EINVAL;
-	mem = calloc(1, sizeof(*mem));
+	mem = uswap_calloc(1, sizeof(*mem));
 	if (!mem)
 		return -ENOMEM;
 	mem->cfg = *cfg;

@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "mm/mm_internal.h"
+#include "util/alloc.h"
 
 #define MMAP_ALIGN_PAGES 512	/* 2 MiB: a PTL range, the largest folio */
 
 /** uswap_mm_create() - see uswap/mm.h. */
 USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
 {
-	struct uswap_mm *mm = calloc(1, sizeof(*mm));
+	struct uswap_mm *mm = uswap_calloc(1, sizeof(*mm));
 
 	if (!mm)
 		return -ENOMEM;
@@ -32,7 +33,7 @@ USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
 
 static struct uswap_vma *vma_alloc(struct uswap_mm *mm, uint64_t start, uint64_t nr)
 {
-	struct uswap_vma *vma = calloc(1, sizeof(*vma));
+	struct uswap_vma *vma = uswap_calloc(1, sizeof(*vma));
 	uint64_t nptl = (nr + PTES_PER_PTL - 1) / PTES_PER_PTL, i;
 
 	if (!vma)
@@ -40,8 +41,8 @@ static struct uswap_vma *vma_alloc(struct uswap_mm *mm, uint64_t start, uint64_t
 	vma->mm = mm;
 	vma->start = start;
 	vma->end = start + nr;
-	vma->ptes = calloc(nr, sizeof(*vma->ptes));
-	vma->ptl = calloc(nptl, sizeof(*vma->ptl));
+	vma->ptes = uswap_calloc(nr, sizeof(*vma->ptes));
+	vma->ptl = uswap_calloc(nptl, sizeof(*vma->ptl));
 	if (!vma->ptes || !vma->ptl) {
 		free(vma->ptes);
 		free(vma->ptl);

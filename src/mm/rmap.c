@@ -7,11 +7,12 @@
 #include <stdlib.h>
 
 #include "mm/mm_internal.h"
+#include "util/alloc.h"
 
 /** anon_vma_alloc() - a new family with one reference (the first vma's). */
 struct anon_vma *anon_vma_alloc(void)
 {
-	struct anon_vma *av = calloc(1, sizeof(*av));
+	struct anon_vma *av = uswap_calloc(1, sizeof(*av));
 
 	if (!av)
 		return NULL;

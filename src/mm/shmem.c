@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "mm/mm_internal.h"
+#include "util/alloc.h"
 
 static bool slot_is_swap(uint64_t v)
 {
@@ -33,12 +34,12 @@ USWAP_API int uswap_shmem_create(struct uswap_mem *mem, uint64_t len, struct usw
 
 	if (!len)
 		return -EINVAL;
-	shm = calloc(1, sizeof(*shm));
+	shm = uswap_calloc(1, sizeof(*shm));
 	if (!shm)
 		return -ENOMEM;
 	shm->mem = mem;
 	shm->nr_pages = (len + USWAP_PAGE_SIZE - 1) >> USWAP_PAGE_SHIFT;
-	shm->slots = calloc(shm->nr_pages, sizeof(*shm->slots));
+	shm->slots = uswap_calloc(shm->nr_pages, sizeof(*shm->slots));
 	if (!shm->slots) {
 		free(shm);
 		return -ENOMEM;
@@ -49,6 +50,28 @@ USWAP_API int uswap_shmem_create(struct uswap_mem *mem, uint64_t len, struct usw
 	pthread_mutex_unlock(&mem->mmlist_lock);
 	*out = shm;
 	return 0;
+}
+
+/*
+ * A page the object gave up to swap while its write was in flight stays in
+ * the swap cache and on the LRU with folio->mapping naming the object, so
+ * that reclaim knows it on its next pass (shmem_unmap_folio()). Before the
+ * object is freed that folio becomes a plain swap-cache folio: reclaim
+ * would otherwise read the freed object through it and never free it.
+ * Context: reclaim excluded (mem->reclaim_lock held); takes the folio lock.
+ */
+static void shmem_forget_cached(struct uswap_shmem *shm, swp_entry_t entry)
+{
+	void *mine = (void *)((uintptr_t)shm | MAPPING_SHMEM);
+	struct folio *f = swap_cache_get_folio(entry);
+
+	if (!f)
+		return;
+	folio_lock(f);
+	if (folio_matches_swap_entry(f, entry) && f->mapping == mine)
+		f->mapping = NULL;
+	folio_unlock(f);
+	folio_put(f);
 }
 
 /**
@@ -74,6 +97,7 @@ USWAP_API void uswap_shmem_destroy(struct uswap_shmem *shm)
 		if (!v || v == PTE_POISON)
 			continue;
 		if (slot_is_swap(v)) {
+			shmem_forget_cached(shm, pte_to_swp_entry(v));
 			USWAP_BUG_ON(swap_put_entries_direct(pte_to_swp_entry(v), 1));
 			continue;
 		}

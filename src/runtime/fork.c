@@ -21,6 +21,7 @@
 #include "runtime/uffd_compat.h"
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
+#include "util/alloc.h"
 
 #define PAGE	RT_PAGE
 /* Bits of a pagemap entry (Documentation/admin-guide/mm/pagemap.rst). */
@@ -63,7 +64,7 @@ bool rt_fork_events_on(const struct rt_sup *sup)
 void rt_fork_event(struct rt_session *parent, int ufd)
 {
 	struct rt_sup *sup = parent->sup;
-	struct rt_session *c = calloc(1, sizeof(*c));
+	struct rt_session *c = uswap_calloc(1, sizeof(*c));
 	struct uswap_mm_stats ms;
 	int err = -ENOMEM;
 
@@ -262,7 +263,7 @@ void rt_fork_hello(struct rt_sup *sup, int sock, pid_t pid, int memfd)
 		}
 	if (sup->nr_fork_hellos >= RT_FORK_HELLO_MAX)
 		prune_hellos(sup);
-	f = sup->nr_fork_hellos < RT_FORK_HELLO_MAX ? malloc(sizeof(*f)) : NULL;
+	f = sup->nr_fork_hellos < RT_FORK_HELLO_MAX ? uswap_malloc(sizeof(*f)) : NULL;
 	if (f) {
 		*f = (struct rt_fork_hello){ .next = sup->fork_hellos, .sock = sock,
 					     .memfd = memfd, .pid = pid };
@@ -303,7 +304,7 @@ void rt_fork_parent_gone(struct rt_session *parent)
 				continue;	/* settled with the parent's own */
 			if (pager_settle(h, i, st, parent->xfer + (uint64_t)i * PAGE) == -ENOSPC) {
 				pager_settle(h, i, -ENOSPC, NULL);
-				rt_session_kill(c, "swap is full");
+				rt_session_kill(c, PG_NO_ROOM);
 			}
 		}
 	}

@@ -9,12 +9,13 @@
 
 #include "runtime/lru.h"
 #include "runtime/uffd_compat.h"
+#include "util/alloc.h"
 
 static int ring_push(struct rt_lru_ring *r, uint64_t addr, uint64_t ticket)
 {
 	if (r->len == r->cap) {
 		uint64_t ncap = r->cap ? r->cap * 2 : 1024;
-		struct rt_lru_ent *na = malloc(ncap * sizeof(*na));
+		struct rt_lru_ent *na = uswap_malloc(ncap * sizeof(*na));
 
 		if (!na)
 			return -ENOMEM;

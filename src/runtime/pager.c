@@ -11,6 +11,7 @@
 
 #include "runtime/pager.h"
 #include "runtime/uffd_compat.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 #define PAGE		PG_PAGE
@@ -137,10 +138,12 @@ static void mirror_free(struct pager *p, uint32_t idx)
 	uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx), PAGE);
 	if (p->nr_free == p->cap_free) {
 		size_t ncap = p->cap_free ? p->cap_free * 2 : 1024;
-		uint32_t *n = realloc(p->free_idx, ncap * sizeof(*n));
+		uint32_t *n = uswap_realloc(p->free_idx, ncap * sizeof(*n));
 
-		if (!n)
-			return;		/* the index is leaked, its page is not */
+		if (!n) {
+			p->nr_lost_idx++;	/* the index is lost, its page is not */
+			return;
+		}
 		p->free_idx = n;
 		p->cap_free = ncap;
 	}
@@ -173,7 +176,7 @@ static void dbg_stored(struct pager *p, uint32_t idx, const void *pg)
 		return;
 	if (idx >= p->dbg_cap) {
 		size_t ncap = idx + 1 > 2 * p->dbg_cap ? idx + 1024 : 2 * p->dbg_cap;
-		uint8_t *n = realloc(p->dbg_nz, ncap);
+		uint8_t *n = uswap_realloc(p->dbg_nz, ncap);
 
 		if (!n)
 			return;
@@ -201,7 +204,7 @@ int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
 	t->mem = mem;
 	t->budget = budget;
 	t->policy = policy;
-	t->buf = malloc((size_t)PG_RUN * PAGE);
+	t->buf = uswap_malloc((size_t)PG_RUN * PAGE);
 	return t->buf ? 0 : -ENOMEM;
 }
 
@@ -281,8 +284,8 @@ void pager_destroy(struct pager *p)
 static int copy_states(struct pager *c, const struct pager *parent)
 {
 	struct pt_ent *e;
-	size_t n = pt_collect(&parent->tab, 0, ~0ULL, &e);
-	int err = 0;
+	size_t n;
+	int err = pt_collect(&parent->tab, 0, ~0ULL, &e, &n);
 
 	for (size_t i = 0; i < n && !err; i++) {
 		uint64_t v = e[i].val;
@@ -326,9 +329,10 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
 	c->nr_chunks = parent->nr_chunks;
 	c->next_idx = parent->next_idx;
+	c->nr_lost_idx = parent->nr_lost_idx;
 	err = -ENOMEM;
 	if (parent->nr_free) {
-		c->free_idx = malloc(parent->nr_free * sizeof(*c->free_idx));
+		c->free_idx = uswap_malloc(parent->nr_free * sizeof(*c->free_idx));
 		if (!c->free_idx)
 			goto fail;
 		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
@@ -497,7 +501,7 @@ int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
 			return 0;
 	if (p->nr_pending == p->cap_pending) {
 		size_t ncap = p->cap_pending ? p->cap_pending * 2 : 64;
-		struct pg_pending *n = realloc(p->pending, ncap * sizeof(*n));
+		struct pg_pending *n = uswap_realloc(p->pending, ncap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -567,7 +571,8 @@ void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end)
 /**
  * pager_swapin_all() - bring every swapped page in, in long runs (a fork
  * without fork events). Return: 0 when none is left; -EAGAIN (again
- * later); the error of a page that cannot be read back.
+ * later); -ENOMEM (no memory to list the pages); the error of a page that
+ * cannot be read back.
  */
 int pager_swapin_all(struct pager *p)
 {
@@ -577,7 +582,7 @@ int pager_swapin_all(struct pager *p)
 
 	if (!p->nr_swapped)
 		return 0;
-	n = pt_collect(&p->tab, 0, ~0ULL, &e);
+	err = pt_collect(&p->tab, 0, ~0ULL, &e, &n);
 	for (size_t i = 0; i < n && !err; i++) {
 		uint64_t v;
 
@@ -638,29 +643,40 @@ static uint64_t cancel_slot(struct pager *p, uint32_t idx)
  * Return: the slots newly cancelled (a bit each), for the mover: a move
  * would take whatever a new mapping put at the address.
  */
+/* pager_drop() of the page at @key, in state @v. Return: its slot's bit
+ * if newly cancelled, else 0. */
+static uint64_t drop_one(struct pager *p, uint64_t key, uint64_t v)
+{
+	switch (PT_STATE(v)) {
+	case PS_EVICTING:
+		transit(p, key, PGT_DROP_OUT, PT_VAL(PS_DEAD, PT_IDX(v)));
+		return cancel_slot(p, PT_IDX(v));
+	case PS_DEAD:
+		return 0;
+	case PS_SWAPPED:
+		mirror_free(p, PT_IDX(v));
+		/* fall through */
+	default:
+		transit(p, key, PGT_DROP, 0);
+		return 0;
+	}
+}
+
 uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
 {
 	struct pt_ent *e;
-	size_t n = pt_collect(&p->tab, start, end, &e);
-	uint64_t cancelled = 0;
+	uint64_t cancelled = 0, v;
+	size_t n;
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = e[i].val;
-
-		switch (PT_STATE(v)) {
-		case PS_EVICTING:
-			transit(p, e[i].key, PGT_DROP_OUT, PT_VAL(PS_DEAD, PT_IDX(v)));
-			cancelled |= cancel_slot(p, PT_IDX(v));
-			break;
-		case PS_DEAD:
-			break;
-		case PS_SWAPPED:
-			mirror_free(p, PT_IDX(v));
-			/* fall through */
-		default:
-			transit(p, e[i].key, PGT_DROP, 0);
-		}
+	if (pt_collect(&p->tab, start, end, &e, &n)) {
+		/* No memory for the list: page by page (each transition
+		 * touches its own key only, so probing stays exact). */
+		for (uint64_t key = start; key < end; key += PAGE)
+			if (pt_get(&p->tab, key, &v))
+				cancelled |= drop_one(p, key, v);
 	}
+	for (size_t i = 0; i < n; i++)
+		cancelled |= drop_one(p, e[i].key, e[i].val);
 	free(e);
 	if (p->ra_next > start && p->ra_next <= end)
 		p->ra_next = 0;
@@ -681,6 +697,27 @@ static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 	return bit;
 }
 
+/* The state @v of a page moved to @na by pager_remap(). Return: its
+ * slot's bit if newly cancelled, else 0. */
+static uint64_t remap_one(struct pager *p, uint64_t na, uint64_t v)
+{
+	enum rt_page_state st = PT_STATE(v);
+
+	if (st == PS_RESIDENT && LRU_TICKET(v)) {
+		rt_lru_forget(&p->lru, v);
+		if (rt_lru_add_flags(&p->lru, &p->tab, na, LRU_ACTIVE(v),
+				     v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)))
+			pt_set(&p->tab, na, PT_VAL(PS_RESIDENT, 0));
+		return 0;
+	}
+	pt_set(&p->tab, na, v);
+	if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(v) < PG_BATCH) {
+		p->batch_addr[PT_IDX(v)] = na;
+		return cancel_slot(p, PT_IDX(v));
+	}
+	return 0;
+}
+
 /**
  * pager_remap() - the process moved [@from, @from + @len) to @to (mremap):
  * the states move along over the destination's. A page of the batch out
@@ -690,35 +727,40 @@ static uint64_t overwrite(struct pager *p, uint64_t key, uint64_t val)
 uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 {
 	struct pt_ent *e, *d;
-	size_t n = pt_collect(&p->tab, from, from + len, &e);
-	size_t nd;
-	uint64_t cancelled = 0;
+	uint64_t cancelled = 0, v;
+	size_t n, nd;
 
+	if (pt_collect(&p->tab, from, from + len, &e, &n)) {
+		/* No memory for the lists: page by page, the same steps (the
+		 * two ranges do not overlap). */
+		for (uint64_t k = 0; k < len; k += PAGE) {
+			bool moved = pt_get(&p->tab, from + k, &v);
+			uint64_t dv;
+
+			if (moved)
+				pt_del(&p->tab, from + k);
+			if (pt_get(&p->tab, to + k, &dv))
+				cancelled |= overwrite(p, to + k, dv);
+			if (moved)
+				cancelled |= remap_one(p, to + k, v);
+		}
+		goto out;
+	}
 	/* off the map (not a transition: the pages live on at @to) */
 	for (size_t i = 0; i < n; i++)
 		pt_del(&p->tab, e[i].key);
-	nd = pt_collect(&p->tab, to, to + len, &d);
+	if (pt_collect(&p->tab, to, to + len, &d, &nd)) {
+		for (uint64_t k = 0; k < len; k += PAGE)
+			if (pt_get(&p->tab, to + k, &v))
+				cancelled |= overwrite(p, to + k, v);
+	}
 	for (size_t i = 0; i < nd; i++)
 		cancelled |= overwrite(p, d[i].key, d[i].val);
 	free(d);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t na = to + (e[i].key - from), v = e[i].val;
-		enum rt_page_state st = PT_STATE(v);
-
-		if (st == PS_RESIDENT && LRU_TICKET(v)) {
-			rt_lru_forget(&p->lru, v);
-			if (rt_lru_add_flags(&p->lru, &p->tab, na, LRU_ACTIVE(v),
-					     v & (LRU_WRITTEN | LRU_SEEN | LRU_AHEAD)))
-				pt_set(&p->tab, na, PT_VAL(PS_RESIDENT, 0));
-			continue;
-		}
-		pt_set(&p->tab, na, v);
-		if ((st == PS_EVICTING || st == PS_DEAD) && PT_IDX(v) < PG_BATCH) {
-			p->batch_addr[PT_IDX(v)] = na;
-			cancelled |= cancel_slot(p, PT_IDX(v));
-		}
-	}
+	for (size_t i = 0; i < n; i++)
+		cancelled |= remap_one(p, to + (e[i].key - from), e[i].val);
 	free(e);
+out:
 	rt_ranges_move(&p->ranges, from, to, len);
 	p->ra_next = 0;
 	return cancelled;
@@ -830,7 +872,7 @@ static void settle_heir(struct pager *h, uint32_t i, int status, const void *byt
 		return;
 	pager_settle(h, i, -ENOSPC, NULL);
 	if (h->ops->lost)
-		h->ops->lost(h->ops_arg, "swap is full");
+		h->ops->lost(h->ops_arg, PG_NO_ROOM);
 }
 
 /**
@@ -965,7 +1007,7 @@ void pager_check(const struct pager *p)
 	if (!p->t)
 		return;
 	if (p->next_idx)
-		used = calloc(p->next_idx, 1);
+		used = uswap_calloc(p->next_idx, 1);
 	for (size_t k = 0; used && k < p->nr_free; k++) {
 		if (p->free_idx[k] >= p->next_idx || used[p->free_idx[k]])
 			broken(p, "a free mirror index out of range or free twice", 0,
@@ -998,10 +1040,12 @@ void pager_check(const struct pager *p)
 			break;
 		case PS_SWAPPED:
 			sw++;
-			if (PT_IDX(v) >= p->next_idx || !used || used[PT_IDX(v)])
+			/* (no memory for @used: the shared check is skipped) */
+			if (PT_IDX(v) >= p->next_idx || (used && used[PT_IDX(v)]))
 				broken(p, "a swapped page's mirror index free, shared or unknown",
 				       e->key, PT_IDX(v), p->next_idx);
-			used[PT_IDX(v)] = 1;
+			if (used)
+				used[PT_IDX(v)] = 1;
 			break;
 		case PS_SHARED:
 			sh++;
@@ -1019,9 +1063,9 @@ void pager_check(const struct pager *p)
 		broken(p, "nr_unevictable", 0, p->nr_unevictable, unev);
 	if (sh != p->nr_shared)
 		broken(p, "nr_shared", 0, p->nr_shared, sh);
-	if (p->next_idx != sw + p->nr_free)
+	if (p->next_idx != sw + p->nr_free + p->nr_lost_idx)
 		broken(p, "a mirror index neither swapped nor free (leaked)", 0, p->next_idx,
-		       sw + p->nr_free);
+		       sw + p->nr_free + p->nr_lost_idx);
 	for (int l = 0; l < 2; l++)
 		if (p->lru.nr[l] > listed[l])
 			broken(p, "a list counts more pages than it holds", 0, p->lru.nr[l],
@@ -1048,7 +1092,7 @@ void pager_check_tree(const struct pg_tree *t, uint64_t res, uint64_t unev, uint
 static long kernel_runs(const struct pager *p, struct page_region **v)
 {
 	size_t n = 0, cap = 256;
-	struct page_region *r = malloc(cap * sizeof(*r));
+	struct page_region *r = uswap_malloc(cap * sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
@@ -1070,7 +1114,7 @@ static long kernel_runs(const struct pager *p, struct page_region **v)
 			}
 			n += (size_t)got;
 			if (n == cap) {
-				struct page_region *nr = realloc(r, 2 * cap * sizeof(*r));
+				struct page_region *nr = uswap_realloc(r, 2 * cap * sizeof(*r));
 
 				if (!nr) {
 					free(r);

@@ -124,6 +124,7 @@ struct pager {
 	unsigned int nr_chunks;
 	uint32_t next_idx, *free_idx;
 	size_t nr_free, cap_free;
+	uint32_t nr_lost_idx;		/* indexes mirror_free() could not list (no memory) */
 	/* sequential prefetch */
 	uint64_t ra_next;		/* the page after the last swap-in run */
 	uint32_t ra_win;		/* its window (pages) */
@@ -168,6 +169,11 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len);
 
 uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr);
 void pager_unpick(struct pager *p);
+
+/* Why a session dies when pager_settle() says -ENOSPC: the mm layer could
+ * not take the bytes, for want of a slot or of the supervisor's memory. */
+#define PG_NO_ROOM \
+	"no room to keep an evicted page (swap is full, or the supervisor is out of memory)"
 int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes);
 uint32_t pager_batch_end(struct pager *p);
 void pager_release_heirs(struct pager *p);

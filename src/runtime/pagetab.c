@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/pagetab.h"
+#include "util/alloc.h"
 
 static size_t pt_hash(uint64_t key, size_t cap)
 {
@@ -16,12 +17,12 @@ static size_t pt_hash(uint64_t key, size_t cap)
 	return (size_t)(key >> 20) & (cap - 1);
 }
 
-/** pt_init() - an empty map. Return: 0, -ENOMEM. */
+/** pt_init() - an empty map. Return: 0, -ENOMEM (@pt then has no room: cap 0). */
 int pt_init(struct pagetab *pt)
 {
-	pt->cap = 1024;
 	pt->count = 0;
-	pt->e = calloc(pt->cap, sizeof(*pt->e));
+	pt->e = uswap_calloc(1024, sizeof(*pt->e));
+	pt->cap = pt->e ? 1024 : 0;
 	return pt->e ? 0 : -ENOMEM;
 }
 
@@ -64,7 +65,7 @@ int pt_set(struct pagetab *pt, uint64_t key, uint64_t val)
 
 	if (add && (pt->count + 1) * 2 > pt->cap) {
 		size_t ncap = pt->cap * 2;
-		struct pt_ent *ne = calloc(ncap, sizeof(*ne));
+		struct pt_ent *ne = uswap_calloc(ncap, sizeof(*ne));
 
 		if (!ne)
 			return -ENOMEM;
@@ -107,17 +108,22 @@ void pt_del(struct pagetab *pt, uint64_t key)
 /**
  * pt_collect() - copy every entry with a key in [@start, @end) into a new
  * array *@out (free() it), probing each page of a small range, walking the
- * table for a large one. Return: the entries (*@out NULL when 0 or no memory).
+ * table for a large one.
+ * Return: 0, *@nr entries in *@out (NULL when none); -ENOMEM (*@out NULL,
+ * *@nr 0): the copy is all or nothing, so that no caller takes part of a
+ * range for the whole of it.
  */
-size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out)
+int pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct pt_ent **out,
+	       size_t *nr)
 {
 	uint64_t pages = (end - start) >> 12, v;
 	size_t n = 0, cap = 64;
-	struct pt_ent *a = malloc(cap * sizeof(*a));
+	struct pt_ent *a = uswap_malloc(cap * sizeof(*a));
 
 	*out = NULL;
+	*nr = 0;
 	if (!a)
-		return 0;
+		return -ENOMEM;
 	for (uint64_t k = 0, i = 0; pages < pt->count ? k < pages : i < pt->cap;) {
 		uint64_t key;
 
@@ -132,10 +138,12 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 				continue;
 		}
 		if (n == cap) {
-			struct pt_ent *na = realloc(a, cap * 2 * sizeof(*a));
+			struct pt_ent *na = uswap_realloc(a, cap * 2 * sizeof(*a));
 
-			if (!na)
-				break;
+			if (!na) {
+				free(a);
+				return -ENOMEM;
+			}
 			a = na;
 			cap *= 2;
 		}
@@ -146,7 +154,8 @@ size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end, struct
 		free(a);
 	else
 		*out = a;
-	return n;
+	*nr = n;
+	return 0;
 }
 
 /** fifo_push() - append @addr. Return: 0, -ENOMEM. */
@@ -154,7 +163,7 @@ int fifo_push(struct rt_fifo *f, uint64_t addr)
 {
 	if (f->len == f->cap) {
 		size_t ncap = f->cap ? f->cap * 2 : 1024;
-		uint64_t *na = malloc(ncap * sizeof(*na));
+		uint64_t *na = uswap_malloc(ncap * sizeof(*na));
 
 		if (!na)
 			return -ENOMEM;

@@ -42,8 +42,8 @@ void pt_free(struct pagetab *pt);
 bool pt_get(const struct pagetab *pt, uint64_t key, uint64_t *val);
 int pt_set(struct pagetab *pt, uint64_t key, uint64_t val);
 void pt_del(struct pagetab *pt, uint64_t key);
-size_t pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end,
-		  struct pt_ent **out);
+int pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end,
+	       struct pt_ent **out, size_t *nr);
 
 /* A growable ring of page addresses. */
 struct rt_fifo {

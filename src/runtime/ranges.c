@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/ranges.h"
+#include "util/alloc.h"
 
 #define PAGE_MASK	4095ULL
 
@@ -40,7 +41,7 @@ static int reserve(struct rt_ranges *r, size_t more)
 		ncap *= 2;
 	if (ncap > RT_RANGES_MAX)
 		ncap = RT_RANGES_MAX;
-	nv = realloc(r->v, ncap * sizeof(*nv));
+	nv = uswap_realloc(r->v, ncap * sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	r->v = nv;
@@ -174,7 +175,7 @@ int rt_ranges_copy(struct rt_ranges *dst, const struct rt_ranges *src)
 	*dst = (struct rt_ranges){ 0 };
 	if (!src->n)
 		return 0;
-	dst->v = malloc(src->n * sizeof(*dst->v));
+	dst->v = uswap_malloc(src->n * sizeof(*dst->v));
 	if (!dst->v)
 		return -ENOMEM;
 	memcpy(dst->v, src->v, src->n * sizeof(*dst->v));

@@ -12,6 +12,7 @@
  * fork.
  */
 #include "runtime/region_internal.h"
+#include "util/alloc.h"
 
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uswap_region_pool *pools_list;
@@ -136,7 +137,7 @@ USWAP_API int uswap_region_pool_create(const struct uswap_region_config *cfg,
 
 	if (!cfg || !out || !config_ok(cfg))
 		return -EINVAL;
-	pool = calloc(1, sizeof(*pool));
+	pool = uswap_calloc(1, sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;
 	pthread_mutex_init(&pool->lock, NULL);
@@ -275,7 +276,7 @@ USWAP_API int uswap_region_create(struct uswap_region_pool *pool, uint64_t len, 
 	if (pool->child)
 		return -ECHILD;
 	len = (len + PAGE - 1) & ~(PAGE - 1);
-	r = calloc(1, sizeof(*r));
+	r = uswap_calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->npages = len / PAGE;

@@ -152,6 +152,7 @@ struct rt_sup {
 	unsigned int refusals;			/* connections refused (said 32 times) */
 	unsigned int violations;		/* processes killed for their messages */
 	unsigned int nr_fork_hellos;		/* in fork_hellos */
+	unsigned int nr_refused;		/* hellos answered with an error */
 	/* The resident + compressed bound */
 	uint64_t resident_budget;		/* pages: --memory */
 	uint64_t total;				/* pages: --memory-total, 0 none */

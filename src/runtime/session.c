@@ -22,6 +22,7 @@
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
 #include "runtime/xfer_ctl.h"
+#include "util/alloc.h"
 
 #define PAGE		RT_PAGE
 
@@ -412,7 +413,7 @@ static void settle_one(struct rt_session *s, uint32_t i)
 	ret = pager_settle(&s->pg, i, st, s->xfer + (uint64_t)i * PAGE);
 	if (ret == -ENOSPC) {
 		pager_settle(&s->pg, i, -ENOSPC, NULL);
-		rt_session_kill(s, "swap is full and the budget is reached");
+		rt_session_kill(s, PG_NO_ROOM);
 	} else if (ret == 1) {
 		rt_fork_unshared(s, a);	/* made exclusive first: maybe a copy */
 	}
@@ -470,7 +471,8 @@ void rt_session_prefork(struct rt_session *s)
 		if (err == -EAGAIN && !s->dead)
 			return;
 		if (err && err != -EAGAIN)
-			rt_session_kill(s, "a page cannot be read back");
+			rt_session_kill(s, err == -ENOMEM ? "the supervisor is out of memory" :
+					"a page cannot be read back");
 		s->sup->st.forks++;
 	}
 	send(s->sock, &done, sizeof(done), MSG_NOSIGNAL);
@@ -605,7 +607,7 @@ bool rt_session_mm_alive(struct rt_session *s)
 int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
 		      const struct rt_hello *h, int uffd, int memfd, struct rt_session **out)
 {
-	struct rt_session *s = calloc(1, sizeof(*s));
+	struct rt_session *s = uswap_calloc(1, sizeof(*s));
 	char path[64];
 	int err;
 

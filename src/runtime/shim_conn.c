@@ -491,8 +491,10 @@ static void session_start(const char *name)
 	    ack.type != RT_HELLO_ACK)
 		goto fail;
 	why = "was refused by the supervisor";
-	if (ack.err)
+	if (ack.err) {
+		errno = -ack.err;	/* the supervisor's reason */
 		goto fail;
+	}
 	why = "cannot register its staging area";
 	if (shim_staging_register())
 		goto fail;

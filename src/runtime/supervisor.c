@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
@@ -26,6 +27,7 @@
 
 #include "runtime/runtime.h"
 #include "runtime/uffd_ops.h"
+#include "util/alloc.h"
 
 #ifndef USWAP_LIBDIR
 #define USWAP_LIBDIR "/usr/local/lib"
@@ -316,6 +318,7 @@ bool rt_sup_hello(struct rt_sup *sup, int fd)
 	close(fds[1]);
 	if (ack.err) {
 		fprintf(stderr, "uswap run: pid %d refused: %s\n", (int)pid, strerror(-ack.err));
+		sup->nr_refused++;
 		close(fds[0]);
 		goto out;
 	}
@@ -562,22 +565,28 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 }
 
 /* Fork and exec @argv with the shim preloaded, @sock in its environment and
- * signal mask @oldmask. Return: its pid, or -1 (errno) if fork failed. */
+ * signal mask @oldmask. The LD_PRELOAD value is made before the fork: a
+ * child that could not make it would run without the shim, unswapped and
+ * unbudgeted, with nobody told. Return: its pid, or -1 (errno) if that
+ * allocation or fork failed. */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
-	const char *old;
-	char *pre;
-	pid_t pid = fork();
+	const char *old = getenv("LD_PRELOAD");
+	char *pre = uswap_malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
+	pid_t pid;
 
-	if (pid)
-		return pid;
-	old = getenv("LD_PRELOAD");
-	pre = malloc(strlen(shim) + (old ? strlen(old) : 0) + 2);
-	if (pre) {
-		sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
-		setenv("LD_PRELOAD", pre, 1);
+	if (!pre) {
+		errno = ENOMEM;
+		return -1;
 	}
+	sprintf(pre, "%s%s%s", shim, old && *old ? ":" : "", old ? old : "");
+	pid = fork();
+	if (pid) {
+		free(pre);
+		return pid;
+	}
+	setenv("LD_PRELOAD", pre, 1);
 	setenv(RT_ENV_SOCK, sock, 1);
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
 	execvp(argv[0], argv);
@@ -963,6 +972,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sigset_t mask, old;
 	const char *def = "zram:4G";
 	static const int sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#if USWAP_ALLOC_FAULTS
+	bool sweeping;
+#endif
 
 	/* Before any thread exists (the devices start workers): every thread
 	 * must have these blocked, or the signalfd misses them. */
@@ -970,6 +982,17 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	for (unsigned int i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaddset(&mask, sigs[i]);
 	sigprocmask(SIG_BLOCK, &mask, &old);
+#if USWAP_ALLOC_FAULTS
+	/* The allocation-failure sweep (tests/runtime/run_sweep.sh): see
+	 * docs/RELIABILITY.md, "Failures on purpose", for why a root binary
+	 * may honour it. */
+	sweeping = secure_getenv("USWAP_FAIL_ALLOC") != NULL;
+	if (uswap_alloc_fail_from_env("USWAP_FAIL_ALLOC")) {
+		fprintf(stderr, "uswap run: USWAP_FAIL_ALLOC: want N or N+ with N >= 1\n");
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return 1;
+	}
+#endif
 	if (find_shim(shim, sizeof(shim))) {
 		fprintf(stderr, "uswap run: %s not found next to the uswap binary or in %s\n",
 			SHIM_NAME, USWAP_LIBDIR);
@@ -1030,7 +1053,10 @@ out_sock:
 	rt_sock_unlink(sock, sock_temp);
 	if (sfd >= 0)
 		close(sfd);
-	if (ran && reached && !sup.st.sessions)
+	if (ran && reached && !sup.st.sessions && sup.nr_refused)
+		fprintf(stderr, "uswap run: every process of the program's tree that loaded the shim "
+			"was refused (said above): nothing was swapped and --memory held nothing\n");
+	else if (ran && reached && !sup.st.sessions)
 		fprintf(stderr, "uswap run: no process of the program's tree loaded the shim (a static, "
 			"32-bit or set-user-ID program, or LD_PRELOAD taken out of its environment): "
 			"nothing was swapped and --memory held nothing\n");
@@ -1051,5 +1077,12 @@ out_swap:
 	for (int i = 0; i < nr_types; i++)
 		uswap_swapoff_type((unsigned int)types[i]);
 	sigprocmask(SIG_SETMASK, &old, NULL);
+#if USWAP_ALLOC_FAULTS
+	if (sweeping)
+		fprintf(stderr, "uswap run: USWAP_FAIL_ALLOC: %" PRIu64 " allocations counted, %"
+			PRIu64 " failed (the last at uswap_runtime_run%+td)\n", uswap_alloc_calls(),
+			uswap_alloc_failures(), (char *)uswap_alloc_failed_site() -
+			(char *)(uintptr_t)uswap_runtime_run);
+#endif
 	return ran ? ret : 1;
 }

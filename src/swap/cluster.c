@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "swap/swap_internal.h"
+#include "util/alloc.h"
 
 /*
  * Table memory, on the model of the kernel's "swap_table" kmem_cache with
@@ -143,7 +144,7 @@ static struct swap_table *swap_table_alloc(void)
 	}
 	t = c->head;
 	if (!t)
-		return calloc(1, sizeof(*t));
+		return uswap_calloc(1, sizeof(*t));
 	c->head = t->next_free;
 	c->nr--;
 	return t;

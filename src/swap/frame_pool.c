@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 
 #include "swap/folio.h"
+#include "util/alloc.h"
 
 static _Atomic(struct uswap_frame_pool *) pool_registry[POOL_MAX];
 static pthread_mutex_t pool_registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,7 +76,7 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 
 	if (!nr_frames || nr_frames > (1ULL << POOL_PFN_SHIFT) || !out)
 		return -EINVAL;
-	pool = calloc(1, sizeof(*pool));
+	pool = uswap_calloc(1, sizeof(*pool));
 	if (!pool)
 		return -ENOMEM;
 	pool->nr_frames = nr_frames;
@@ -88,7 +89,7 @@ USWAP_API int uswap_frame_pool_create(size_t nr_frames, struct uswap_frame_pool 
 	/* The frames hold other processes' pages (uswap run): never in a
 	 * core dump of ours (docs/SECURITY.md). */
 	madvise(pool->mem, nr_frames << USWAP_PAGE_SHIFT, MADV_DONTDUMP);
-	pool->folios = calloc(nr_frames, sizeof(*pool->folios));
+	pool->folios = uswap_calloc(nr_frames, sizeof(*pool->folios));
 	if (!pool->folios) {
 		munmap(pool->mem, nr_frames << USWAP_PAGE_SHIFT);
 		free(pool);

@@ -29,6 +29,7 @@
 
 #include "io/backend.h"
 #include "swap/swap_internal.h"
+#include "util/alloc.h"
 
 /*
  * Usage counters. The kernel keeps si->inuse_pages in one atomic word per
@@ -856,7 +857,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	to_scan = swap_inuse_pages(si) / SWAPFILE_CLUSTER;
 	if (to_scan <= 0)
 		return;
-	idx = malloc((size_t)to_scan * sizeof(*idx));
+	idx = uswap_malloc((size_t)to_scan * sizeof(*idx));
 	if (!idx)
 		return;
 	uswap_spin_lock(&si->lock);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "swap/swap_internal.h"
+#include "util/alloc.h"
 
 /**
  * __swap_cluster_get_count() - exact count of slot @off.
@@ -121,7 +122,7 @@ static int swap_extend_table_alloc(struct swap_info_struct *si, struct swap_clus
 
 	uswap_assert_held(&ci->lock);
 	swap_cluster_unlock(ci);
-	ext = calloc(SWAPFILE_CLUSTER + 1, sizeof(*ext));
+	ext = uswap_calloc(SWAPFILE_CLUSTER + 1, sizeof(*ext));
 	swap_extend_alloc_unlocked_hook(si, ci, off);
 	uswap_spin_lock(&ci->lock);
 	if (ci->extend_table ||

@@ -21,6 +21,7 @@
 #include "io/backend.h"
 #include "swap/swap_internal.h"
 #include "swap/swap_io.h"
+#include "util/alloc.h"
 
 _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
 /*
@@ -369,13 +370,13 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 
 	si->nr_clusters = (si->max + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
 	/* Line-aligned: each cluster's lock and count on a line of its own. */
-	si->cluster_info = aligned_alloc(_Alignof(struct swap_cluster_info),
+	si->cluster_info = uswap_aligned_alloc(_Alignof(struct swap_cluster_info),
 					 si->nr_clusters * sizeof(*si->cluster_info));
 	if (!si->cluster_info)
 		return -ENOMEM;
 	memset(si->cluster_info, 0, si->nr_clusters * sizeof(*si->cluster_info));
 	/* The list links, apart from the clusters' lines (cluster.h). */
-	si->cluster_list = malloc(si->nr_clusters * sizeof(*si->cluster_list));
+	si->cluster_list = uswap_malloc(si->nr_clusters * sizeof(*si->cluster_list));
 	if (!si->cluster_list)
 		return -ENOMEM;
 	for (i = 0; i < si->nr_clusters; i++) {
@@ -485,7 +486,7 @@ static int alloc_swap_info(struct swap_info_struct **out, char *err, size_t errl
 	}
 	if (!si) {
 		/* Cache-line aligned: the per-CPU counter slots are. */
-		si = aligned_alloc(_Alignof(struct swap_info_struct), sizeof(*si));
+		si = uswap_aligned_alloc(_Alignof(struct swap_info_struct), sizeof(*si));
 		if (si)
 			memset(si, 0, sizeof(*si));
 		if (!si) {
@@ -611,7 +612,7 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	}
 	si->discard = p->discard;
 	si->slots_freed = p->slots_freed;
-	si->path = p->path ? strdup(p->path) : NULL;
+	si->path = p->path ? uswap_strdup(p->path) : NULL;
 	atomic_store(&si->flags, swap_flags_from(p));
 	/* The whole area at once, before any slot is handed out. */
 	if (atomic_load(&si->flags) & SWP_AREA_DISCARD)

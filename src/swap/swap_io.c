@@ -21,6 +21,7 @@
 #include "io/backend.h"
 #include "swap/swap_internal.h"
 #include "swap/swap_io.h"
+#include "util/alloc.h"
 
 struct swap_io_ctx {
 	struct swap_backend *be;
@@ -44,7 +45,7 @@ struct swap_bio_batch {
 
 static struct swap_bio_batch *swap_bio_batch_alloc(struct swap_info_struct *si, unsigned int n)
 {
-	struct swap_bio_batch *b = calloc(1, sizeof(*b) + n * (sizeof(b->reqs[0]) +
+	struct swap_bio_batch *b = uswap_calloc(1, sizeof(*b) + n * (sizeof(b->reqs[0]) +
 							      sizeof(struct folio *)));
 
 	if (!b)
@@ -108,7 +109,7 @@ int swap_io_ctx_create(struct swap_backend *be, struct swap_io_ctx **out)
 	*out = NULL;
 	if (!be->ops->reap)
 		return 0;
-	io = calloc(1, sizeof(*io));
+	io = uswap_calloc(1, sizeof(*io));
 	if (!io)
 		return -ENOMEM;
 	io->be = be;

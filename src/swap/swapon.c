@@ -20,6 +20,7 @@
 #include "swap/swap_internal.h"
 #include "swap/swap_io.h"
 #include "swap/swapon.h"
+#include "util/alloc.h"
 
 static int swap_discard_slots(struct swap_info_struct *si, uint64_t offset, uint64_t nr)
 {
@@ -56,8 +57,8 @@ static int swapon_backend(struct swap_backend *be, const char *path,
 	void *page;
 	int ret;
 
-	page = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
-	h = calloc(1, sizeof(*h));
+	page = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	h = uswap_calloc(1, sizeof(*h));
 	if (!page || !h) {
 		free(page);
 		free(h);
@@ -294,7 +295,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 			swap_backend_destroy(be);
 			return -EINVAL;
 		}
-		page = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+		page = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 		if (!page || getrandom(uuid, sizeof(uuid), 0) != sizeof(uuid)) {
 			free(page);
 			swap_backend_destroy(be);

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 
 struct bgsave_child {
 	struct wl_env *env;
@@ -44,7 +45,7 @@ struct bgsave_child {
 static void *bgsave_child_fn(void *arg)
 {
 	struct bgsave_child *c = arg;
-	uint64_t *buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), i;
+	uint64_t *buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), i;
 
 	c->t_start = wl_now();
 	for (i = 0; buf && i < c->nr; i++) {
@@ -180,8 +181,8 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 	}
 	vers = wl_calloc(nr, sizeof(*vers));
 	child.vers = wl_calloc(nr, sizeof(*child.vers));
-	s = calloc(nthreads, sizeof(*s));
-	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	s = uswap_calloc(nthreads, sizeof(*s));
+	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 	if (!vers || !child.vers || !s || !buf) {
 		ret = -ENOMEM;
 		goto out;
@@ -202,7 +203,7 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 		s[k].n = nthreads;
 		/* Thread 0 draws what the one-threaded parent always drew. */
 		wl_rng_seed(&s[k].rng, cfg->seed, k);
-		s[k].buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+		s[k].buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 		if (!s[k].buf) {
 			ret = -ENOMEM;
 			goto out;

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 #define BUILD_PRIVATE_ID	(1ULL << 62)
@@ -90,7 +91,7 @@ static void *build_worker_fn(void *arg)
 {
 	struct build_worker *w = arg;
 	struct build_shared *sh = w->sh;
-	uint64_t *buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), job;
+	uint64_t *buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), job;
 	uint8_t *ver = wl_calloc(sh->priv_pages, 1);	/* 0: the write failed */
 	struct wl_rng rng;
 
@@ -134,7 +135,7 @@ USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 	sh.priv_pages = USWAP_MAX(cfg->data_bytes / 64 / USWAP_PAGE_SIZE, 16);
 	sh.max_jobs = cfg->ops;
 	w = wl_calloc(n, sizeof(*w));
-	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 	sh.make_ver = wl_calloc(sh.nr, 1);
 	if (!w || !buf || !sh.make_ver || !sh.nr) {
 		ret = !sh.nr ? -EINVAL : -ENOMEM;

@@ -13,6 +13,7 @@
 #include "io/backend.h"
 #include "swap/swap_internal.h"
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 double wl_now(void)
@@ -437,7 +438,7 @@ double wl_median(double *v, unsigned int n)
 
 void *wl_calloc(size_t n, size_t size)
 {
-	return calloc(n ? n : 1, size);
+	return uswap_calloc(n ? n : 1, size);
 }
 
 /** uswap_workload_run() - see uswap/workload.h. */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 struct random_shared {
@@ -44,7 +45,7 @@ static void *random_fn(void *arg)
 {
 	struct random_thread *t = arg;
 	struct random_shared *sh = t->sh;
-	uint64_t *buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), p, k, mine, ops = 0;
+	uint64_t *buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE), p, k, mine, ops = 0;
 	struct wl_rng rng;
 
 	wl_rng_seed(&rng, sh->env->cfg->seed, t->idx + 1);

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 
 #define SF_MAX_PROCS		16
 #define SF_MAX_THREADS		64
@@ -82,7 +83,7 @@ static void *sf_worker_fn(void *arg)
 {
 	struct sf_worker *w = arg;
 	struct sf_shared *sh = w->sh;
-	uint64_t *buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	uint64_t *buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 
 	pthread_mutex_lock(&sh->gate_lock);
 	while (!sh->gate_open)
@@ -157,8 +158,8 @@ USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg
 	sh.env = &env;
 	sh.nr_a = pages - pages / 4;	/* shared by fork */
 	sh.nr_b = pages / 4;		/* the parent's alone */
-	w = calloc(nw, sizeof(*w));
-	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	w = uswap_calloc(nw, sizeof(*w));
+	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 	if (!w || !buf) {
 		ret = -ENOMEM;
 		goto out;
@@ -227,7 +228,7 @@ USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg
 	if (ret)
 		goto out;
 
-	all = malloc((size_t)nw * SF_SAMPLES * sizeof(*all));
+	all = uswap_malloc((size_t)nw * SF_SAMPLES * sizeof(*all));
 	for (i = 0; i < nw; i++) {
 		reads += w[i].reads;
 		if (all) {

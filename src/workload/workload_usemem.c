@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "workload/workload_internal.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 
 struct usemem_proc {
@@ -35,7 +36,7 @@ static void *usemem_fn(void *arg)
 	uint8_t *ver;			/* 1 written, 0 the write failed: zeros */
 	double t;
 
-	buf = aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
+	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 	ver = wl_calloc(p->nr_pages, 1);
 	p->err = buf && ver ? uswap_mm_create(env->mem, &mm) : -ENOMEM;
 	if (!p->err)

@@ -50,7 +50,9 @@ static void check_all(const struct pagetab *pt)
 static void check_range(const struct pagetab *pt, size_t a, size_t b)
 {
 	struct pt_ent *e;
-	size_t n = pt_collect(pt, BASE + a * 4096, BASE + b * 4096, &e), want = 0;
+	size_t n, want = 0;
+
+	assert_int_equal(pt_collect(pt, BASE + a * 4096, BASE + b * 4096, &e, &n), 0);
 
 	for (size_t i = a; i < b; i++)
 		want += model[i] != 0;

@@ -114,6 +114,12 @@ static void test_file_and_others(void **state)
 	assert_int_equal(swap_backend_spec_parse("fault:read_err=18446744073709551615:zram:1G",
 						 &s, err, sizeof(err)), 0);
 	assert_int_equal(s.fault_read_nth, UINT64_MAX);
+	assert_int_equal(swap_backend_spec_parse("fault:write_err=7:zram:1G", &s, err,
+						 sizeof(err)), 0);
+	assert_int_equal(s.fault_write_nth, 7);
+	assert_int_equal(s.fault_read_nth, 0);
+	reject("fault:write_err=0:zram:1G", -EINVAL, "decimal N");
+	reject("fault:write_err:zram:1G", -EINVAL, "write_err=N");
 	reject(NULL, -EINVAL, "no device spec");
 	longpath = malloc(5000);
 	assert_non_null(longpath);

@@ -1056,6 +1056,33 @@ static void test_shmem_swap_file(void **state)
 	assert_int_equal(inuse(type), 0);
 }
 
+/* The object destroyed while reclaim has given pages up to swap with
+ * their writes in flight (one short pass: most are still cached, naming
+ * the object): reclaim must then free them as plain swap-cache folios,
+ * without reading the freed object (ASan) and without keeping them. */
+static void test_shmem_destroy_given_up(void **state)
+{
+	struct uswap_shmem *shm;
+	struct uswap_mem_stats st;
+	uint64_t n, i;
+	int type;
+
+	(void)state;
+	mem_setup(4, 0, true);
+	type = dev_file(2 * SWAPFILE_CLUSTER + 1, 0);
+	n = E.frames / 2;
+	shm = new_shm(n);
+	for (i = 0; i < n; i++)
+		shm_write(shm, i, 29, 1);
+	uswap_mem_reclaim(E.mem, 1);	/* gives pages up, writes in flight */
+	uswap_shmem_destroy(shm);
+	E.shms[0] = NULL;
+	reclaim_all();
+	st = mstats();
+	assert_int_equal(inuse(type), 0);
+	assert_int_equal(st.free_frames, st.nr_frames);
+}
+
 /* A hot set re-read under pressure from a cold stream refaults, and the
  * workingset shadows activate the refaulting pages. */
 static void test_workingset_refault(void **state)
@@ -1363,6 +1390,7 @@ int main(void)
 		T(test_swapoff_enomem),
 		T(test_shmem_swap),
 		T(test_shmem_swap_file),
+		T(test_shmem_destroy_given_up),
 		T(test_swapoff_lost_shmem),
 		T(test_workingset_refault),
 		T(test_read_error),
