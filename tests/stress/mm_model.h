@@ -11,6 +11,7 @@
  *   MD_FILL_SEED(w)      the seed of the bytes one write writes; default:
  *                        the world's generator writes them
  *   MD_ZRAM_B            the spec of device B (step() swaps it on and off)
+ *   MAX_VMA_PAGES, SHM_PAGES  the largest mapping and the shmem object
  *
  * world_init() makes a world's first address space and its shmem object,
  * step() runs one random step (false: a divergence, described, and
@@ -46,8 +47,12 @@
 #define PAGE		USWAP_PAGE_SIZE
 #define MAX_MM		4
 #define MAX_VMA		4
+#ifndef MAX_VMA_PAGES
 #define MAX_VMA_PAGES	96
+#endif
+#ifndef SHM_PAGES
 #define SHM_PAGES	48
+#endif
 #define MAX_THREADS	4
 #define CHECK_EVERY	20000
 
