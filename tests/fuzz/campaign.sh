@@ -4,11 +4,12 @@
 # executions, the coverage (cov and ft of libFuzzer's last status line) and
 # the crashes (artifacts: crash, timeout, leak, OOM).
 #
-# Usage: tests/fuzz/campaign.sh [--merge] SECONDS [BUILD_DIR [TARGET[:SECONDS]...]]
+# Usage: tests/fuzz/campaign.sh [--merge] SECONDS [BUILD_DIR [TARGET...]]
 #   BUILD_DIR  a clang build with -DUSWAP_FUZZ=ON (default build-fuzz; it is
 #              configured if it does not exist, and the targets are built)
-#   TARGET     a name NAME of tests/fuzz/fuzz_NAME.c (default: all of them);
-#              NAME:N runs that one for N seconds instead
+#   TARGET     NAME of tests/fuzz/fuzz_NAME.c; NAME:N runs it N seconds
+#              instead of SECONDS; "all" (the default) every target not
+#              named yet, e.g. "all proto:20"
 #   --merge    add the inputs that bring new coverage to the repository's
 #              corpus (libFuzzer -merge=1: existing files are kept)
 # Environment: FUZZ_JOBS (build jobs, default 2), FUZZ_NICE (default 19),
@@ -25,7 +26,7 @@ if [[ ${1:-} == --merge ]]; then
 fi
 secs=${1:-}
 if [[ ! $secs =~ ^[0-9]+$ ]] || ((secs == 0)); then
-	echo "usage: $0 [--merge] SECONDS [BUILD_DIR [TARGET[:SECONDS]...]]" >&2
+	echo "usage: $0 [--merge] SECONDS [BUILD_DIR [TARGET[:SECONDS]|all]...]" >&2
 	exit 2
 fi
 shift
@@ -36,21 +37,50 @@ build=${1:-build-fuzz}
 jobs=${FUZZ_JOBS:-2}
 nice=${FUZZ_NICE:-19}
 
-targets=("$@")
-if ((${#targets[@]} == 0)); then
-	for f in "$src"/tests/fuzz/fuzz_*.c; do
-		n=${f##*/fuzz_}
-		targets+=("${n%.c}")
+all=()
+for f in "$src"/tests/fuzz/fuzz_*.c; do
+	n=${f##*/fuzz_}
+	all+=("${n%.c}")
+done
+(($#)) || set -- all
+# targets[i] runs for tsecs[i] seconds; "all" adds every target not listed
+# yet, NAME:N sets (or adds) one target's time.
+targets=()
+tsecs=()
+add() {	# add NAME SECONDS
+	local i
+	for i in "${!targets[@]}"; do
+		if [[ ${targets[i]} == "$1" ]]; then
+			tsecs[i]=$2
+			return
+		fi
 	done
-fi
+	targets+=("$1")
+	tsecs+=("$2")
+}
+for t in "$@"; do
+	if [[ $t == all ]]; then
+		for n in "${all[@]}"; do
+			[[ " ${targets[*]} " == *" $n "* ]] || add "$n" "$secs"
+		done
+		continue
+	fi
+	name=${t%%:*}
+	s=$secs
+	if [[ $t == *:* ]]; then
+		s=${t#*:}
+		[[ $s =~ ^[0-9]+$ ]] && ((s > 0)) || { echo "$0: bad time in '$t'" >&2; exit 2; }
+	fi
+	[[ -f $src/tests/fuzz/fuzz_$name.c ]] || { echo "$0: no target '$name'" >&2; exit 2; }
+	add "$name" "$s"
+done
 names=()
 for t in "${targets[@]}"; do
-	names+=("fuzz_${t%%:*}")
-	[[ -f $src/tests/fuzz/fuzz_${t%%:*}.c ]] || { echo "$0: no target '${t%%:*}'" >&2; exit 2; }
+	names+=("fuzz_$t")
 done
 
 if [[ ! -f $build/CMakeCache.txt ]]; then
-	cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DUSWAP_FUZZ=ON \
+	cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DUSWAP_FUZZ=ON -DUSWAP_WERROR=ON \
 		-DUSWAP_BUILD_BENCH=OFF >/dev/null || exit 2
 fi
 nice -n "$nice" cmake --build "$build" -j "$jobs" --target "${names[@]}" >"$build/fuzz-build.log" 2>&1 || {
@@ -63,10 +93,9 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/uswap-fuzz-XXXXXX")
 [[ ${FUZZ_KEEP:-0} == 1 ]] || trap 'rm -rf "$scratch"' EXIT
 status=0
 printf '%-16s %6s %12s %8s %7s %7s %7s %s\n' target seconds executions exec/s cov ft corpus result
-for t in "${targets[@]}"; do
-	name=${t%%:*}
-	s=$secs
-	[[ $t == *:* ]] && s=${t#*:}
+for i in "${!targets[@]}"; do
+	name=${targets[i]}
+	s=${tsecs[i]}
 	bin=$build/tests/fuzz/fuzz_$name
 	corpus=$src/tests/fuzz/corpus/$name
 	work=$scratch/$name
