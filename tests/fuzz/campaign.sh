@@ -11,7 +11,8 @@
 #              instead of SECONDS; "all" (the default) every target not
 #              named yet, e.g. "all proto:20"
 #   --merge    add the inputs that bring new coverage to the repository's
-#              corpus (libFuzzer -merge=1: existing files are kept)
+#              corpus (libFuzzer -merge=1: existing files are kept); if that
+#              would pass 300 files, only those with new edges
 # Environment: FUZZ_JOBS (build jobs, default 2), FUZZ_NICE (default 19),
 # FUZZ_KEEP=1 keeps the scratch directory (its path is printed).
 # Exit status: 0 every target ran clean (or skipped, e.g. fuzz_proto where
@@ -36,6 +37,7 @@ build=${1:-build-fuzz}
 [[ $build = /* ]] || build=$PWD/$build
 jobs=${FUZZ_JOBS:-2}
 nice=${FUZZ_NICE:-19}
+max_corpus=300
 
 all=()
 for f in "$src"/tests/fuzz/fuzz_*.c; do
@@ -133,14 +135,22 @@ for i in "${!targets[@]}"; do
 	printf '%-16s %6s %12s %8s %7s %7s %7s %s\n' "$name" "$s" "${execs:-0}" \
 		"$(( ${execs:-0} / (s ? s : 1) ))" "${cov:--}" "${ft:--}" "$nfiles" "$result"
 	if ((merge)) && [[ $result == ok ]]; then
+		# Into a copy first: past max_corpus files with hit counts as
+		# features, merge again on edges alone (fewer, larger steps).
 		mkdir -p "$corpus"
 		before=$(find "$corpus" -maxdepth 1 -type f | wc -l)
-		nice -n "$nice" "$bin" -merge=1 -timeout=10 -close_fd_mask=3 "$corpus" \
-			"$work/corpus" >"$work/merge.log" 2>&1 || {
-			echo "    merge failed: $work/merge.log"; status=1; }
+		for counters in 1 0; do
+			rm -rf "$work/merged"
+			cp -r "$corpus" "$work/merged"
+			nice -n "$nice" "$bin" -merge=1 -use_counters=$counters -timeout=10 \
+				-close_fd_mask=3 "$work/merged" "$work/corpus" >"$work/merge.log" 2>&1 || {
+				echo "    merge failed: $work/merge.log"; status=1; break; }
+			(($(find "$work/merged" -maxdepth 1 -type f | wc -l) <= max_corpus)) && break
+		done
+		cp -n "$work"/merged/* "$corpus"/ 2>/dev/null || true
 		after=$(find "$corpus" -maxdepth 1 -type f | wc -l)
 		echo "    merged: $before -> $after files in tests/fuzz/corpus/$name"
-		((after <= 300)) || echo "    warning: more than 300 files; minimize it"
+		((after <= max_corpus)) || echo "    warning: more than $max_corpus files"
 	fi
 done
 if ((status)); then
