@@ -161,7 +161,19 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", workloads[i].name, workloads[i].help);
 }
 
-int cmd_bench(int argc, char **argv)
+/**
+ * bench_parse_args() - the options of "uswap bench" into @o
+ * @argc: argument count, argv[0] ("bench") included
+ * @argv: the arguments; getopt_long() state is global (optind)
+ * @o: filled from the defaults and the options; o->argc/argv what remains
+ *     for the workload
+ * @workload: receives the index of the workload in workloads[]
+ *
+ * Parses only: opens, creates and runs nothing (--plot is checked later).
+ * Context: option parsing. Return: 0 (run it), 1 (--help printed), or
+ * -EINVAL (the message or the usage printed).
+ */
+int bench_parse_args(int argc, char **argv, struct bench_opts *o, size_t *workload)
 {
 	static const struct option longopts[] = {
 		{ "workload", required_argument, NULL, 'w' },
@@ -181,93 +193,106 @@ int cmd_bench(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	/* The main job by default: the BGSAVE shape on both designs. */
-	struct bench_opts o = { .workload = "bgsave", .design = NULL, .runs = 5 };
-	bool plot_created = false;
-	struct stat st;
 	uint64_t v;
 	size_t i;
-	int c, ret;
+	int c;
 
-	o.seed = (uint64_t)time(NULL);
+	/* The main job by default: the BGSAVE shape on both designs. */
+	*o = (struct bench_opts){ .workload = "bgsave", .design = NULL, .runs = 5 };
+	o->seed = (uint64_t)time(NULL);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'w': o.workload = optarg; break;
+		case 'w': o->workload = optarg; break;
 		case 's':
-			if (o.nr_swap == BENCH_MAX_SWAP) {
+			if (o->nr_swap == BENCH_MAX_SWAP) {
 				fprintf(stderr, "uswap bench: at most %d --swap\n", BENCH_MAX_SWAP);
-				return 2;
+				return -EINVAL;
 			}
-			o.swap[o.nr_swap++] = optarg;
+			o->swap[o->nr_swap++] = optarg;
 			break;
 		case 'm':
-			if (bench_size_arg("--memory", optarg, &o.memory))
-				return 2;
+			if (bench_size_arg("--memory", optarg, &o->memory))
+				return -EINVAL;
 			break;
 		case 'z':
-			if (bench_size_arg("--size", optarg, &o.size))
-				return 2;
+			if (bench_size_arg("--size", optarg, &o->size))
+				return -EINVAL;
 			break;
 		case 't':
 			/* unset (0) means the workload's default */
 			if (bench_count_arg("--threads", optarg, 1, UINT_MAX, &v))
-				return 2;
-			o.threads = (unsigned int)v;
+				return -EINVAL;
+			o->threads = (unsigned int)v;
 			break;
 		case 'p':
 			if (bench_count_arg("--procs", optarg, 1, UINT_MAX, &v))
-				return 2;
-			o.procs = (unsigned int)v;
+				return -EINVAL;
+			o->procs = (unsigned int)v;
 			break;
 		case 'r':
 			if (bench_count_arg("--runs", optarg, 1, UINT_MAX, &v))
-				return 2;
-			o.runs = (unsigned int)v;
+				return -EINVAL;
+			o->runs = (unsigned int)v;
 			break;
 		case 'S':
-			if (bench_count_arg("--seed", optarg, 0, UINT64_MAX, &o.seed))
-				return 2;
+			if (bench_count_arg("--seed", optarg, 0, UINT64_MAX, &o->seed))
+				return -EINVAL;
 			break;
 		case 'T':
-			if (bench_seconds_arg(optarg, &o.seconds))
-				return 2;
+			if (bench_seconds_arg(optarg, &o->seconds))
+				return -EINVAL;
 			break;
 		case 'd':
 			if (strcmp(optarg, "table") && strcmp(optarg, "legacy") &&
 			    strcmp(optarg, "both")) {
 				fprintf(stderr, "uswap bench: --design must be table, legacy or both\n");
-				return 2;
+				return -EINVAL;
 			}
-			o.design = optarg;
+			o->design = optarg;
 			break;
-		case 'j': o.json = true; break;
-		case 'c': o.csv = true; break;
-		case 'P': o.plot = optarg; break;
-		case 'q': o.quiet = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'j': o->json = true; break;
+		case 'c': o->csv = true; break;
+		case 'P': o->plot = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
 		}
 	}
 	/* Both designs unless asked otherwise; swapio measures the I/O path,
 	 * which the designs share. */
-	if (!o.design)
-		o.design = strcmp(o.workload, "swapio") ? "both" : "table";
-	if (!strcmp(o.workload, "swapio") && strcmp(o.design, "table")) {
+	if (!o->design)
+		o->design = strcmp(o->workload, "swapio") ? "both" : "table";
+	if (!strcmp(o->workload, "swapio") && strcmp(o->design, "table")) {
 		fprintf(stderr, "uswap bench: swapio measures the swap I/O paths, which both "
 			"designs share: --design table only\n");
-		return 2;
+		return -EINVAL;
 	}
-	o.argc = argc - optind;
-	o.argv = argv + optind;
+	o->argc = argc - optind;
+	o->argv = argv + optind;
 	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
-		if (!strcmp(o.workload, workloads[i].name))
+		if (!strcmp(o->workload, workloads[i].name))
 			break;
 	if (i == sizeof(workloads) / sizeof(workloads[0])) {
-		fprintf(stderr, "uswap bench: unknown workload '%s'\n", o.workload);
+		fprintf(stderr, "uswap bench: unknown workload '%s'\n", o->workload);
 		usage(stderr);
-		return 2;
+		return -EINVAL;
 	}
+	*workload = i;
+	return 0;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench_opts o;
+	bool plot_created = false;
+	struct stat st;
+	size_t i;
+	int ret;
+
+	ret = bench_parse_args(argc, argv, &o, &i);
+	if (ret)
+		return ret > 0 ? 0 : 2;
 	if (o.plot && bench_plot_arg(o.plot, &plot_created))
 		return 2;
 	ret = workloads[i].run(&o);

@@ -299,6 +299,60 @@ static void inspect_usage(FILE *out)
 }
 
 /**
+ * inspect_parse_args() - the options of "uswap inspect"
+ * @argc: argument count, argv[0] ("inspect") included
+ * @argv: the arguments; getopt_long() state is global (optind)
+ * @json: set if --json was given
+ * @design: the --design (table or legacy), or NULL
+ * @path: the FILE or URI
+ *
+ * Parses only: opens nothing.
+ * Context: option parsing. Return: 0 (inspect it), 1 (--help printed), or
+ * -EINVAL (the message or the usage printed).
+ */
+int inspect_parse_args(int argc, char **argv, bool *json, const char **design,
+		       const char **path)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "design", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*json = false;
+	*design = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 'd':
+			if (strcmp(optarg, "table") && strcmp(optarg, "legacy")) {
+				fprintf(stderr, PROG ": --design must be table or legacy\n");
+				return -EINVAL;
+			}
+			*design = optarg;
+			break;
+		case 'h':
+			inspect_usage(stdout);
+			return 1;
+		default:
+			inspect_usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (argc - optind != 1) {
+		inspect_usage(stderr);
+		return -EINVAL;
+	}
+	*path = argv[optind];
+	return 0;
+}
+
+/**
  * cmd_inspect() - the "uswap inspect" subcommand
  * @argc: argument count, argv[0] included
  * @argv: "inspect", optional --json, FILE
@@ -309,44 +363,16 @@ static void inspect_usage(FILE *out)
  */
 int cmd_inspect(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "design", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct inspect_result r;
-	const char *design = NULL;
-	bool json = false;
-	int c;
+	const char *design, *path;
+	bool json;
+	int ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'd':
-			if (strcmp(optarg, "table") && strcmp(optarg, "legacy")) {
-				fprintf(stderr, PROG ": --design must be table or legacy\n");
-				return 1;
-			}
-			design = optarg;
-			break;
-		case 'h':
-			inspect_usage(stdout);
-			return 0;
-		default:
-			inspect_usage(stderr);
-			return 1;
-		}
-	}
-	if (argc - optind != 1) {
-		inspect_usage(stderr);
-		return 1;
-	}
+	ret = inspect_parse_args(argc, argv, &json, &design, &path);
+	if (ret)
+		return ret > 0 ? 0 : 1;
 	memset(&r, 0, sizeof(r));
-	r.path = argv[optind];
+	r.path = path;
 	r.design = design;
 
 	if (is_nbd_uri(r.path)) {

@@ -76,8 +76,18 @@ static int run_size_arg(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 }
 
-/* cmd_run() - see cli/commands.h. */
-int cmd_run(int argc, char **argv)
+/**
+ * run_parse_args() - the options of "uswap run" into @cfg
+ * @argc: argument count, argv[0] ("run") included
+ * @argv: the arguments; getopt_long() state is global (optind)
+ * @cfg: filled from the defaults and the options; cfg->argv is the
+ *       program's command line; cfg->json the --json path (not opened)
+ *
+ * Parses only: opens, creates and runs nothing.
+ * Context: option parsing. Return: 0 (run it), 1 (--help printed), or
+ * -EINVAL (the message or the usage printed).
+ */
+int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 {
 	static const struct option opts[] = {
 		{ "memory", required_argument, NULL, 'm' },
@@ -93,44 +103,45 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct uswap_run_config cfg = { .memory = 256ULL << 20, .design = "table", .json_fd = -1 };
 	int c;
 
+	*cfg = (struct uswap_run_config){ .memory = 256ULL << 20, .design = "table",
+					  .json_fd = -1 };
 	while ((c = getopt_long(argc, argv, "+m:s:d:j:Svh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (run_size_arg("--memory", optarg, &cfg.memory))
-				return 2;
+			if (run_size_arg("--memory", optarg, &cfg->memory))
+				return -EINVAL;
 			break;
 		case 's':
-			if (cfg.nr_swap == RT_MAX_SWAP) {
+			if (cfg->nr_swap == RT_MAX_SWAP) {
 				fprintf(stderr, "uswap run: at most %d --swap\n", RT_MAX_SWAP);
-				return 2;
+				return -EINVAL;
 			}
 			if (strlen(optarg) > RUN_SWAP_ARG_MAX) {
 				fprintf(stderr, "uswap run: --swap '%.40s...': %zu bytes long, "
 					"at most %d\n", optarg, strlen(optarg), RUN_SWAP_ARG_MAX);
-				return 2;
+				return -EINVAL;
 			}
-			cfg.swap[cfg.nr_swap++] = optarg;
+			cfg->swap[cfg->nr_swap++] = optarg;
 			break;
 		case 'd':
 			if (strcmp(optarg, "table") && strcmp(optarg, "legacy")) {
 				fprintf(stderr, "uswap run: --design %s: table or legacy\n", optarg);
-				return 2;
+				return -EINVAL;
 			}
-			cfg.design = optarg;
+			cfg->design = optarg;
 			break;
 		case 'T':
-			if (run_size_arg("--memory-total", optarg, &cfg.memory_total))
-				return 2;
+			if (run_size_arg("--memory-total", optarg, &cfg->memory_total))
+				return -EINVAL;
 			break;
 		case 'E':
 			if (strcmp(optarg, "lru") && strcmp(optarg, "fifo")) {
 				fprintf(stderr, "uswap run: --evict %s: lru or fifo\n", optarg);
-				return 2;
+				return -EINVAL;
 			}
-			cfg.policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
+			cfg->policy = strcmp(optarg, "fifo") ? RT_EVICT_LRU : RT_EVICT_FIFO;
 			break;
 		case 'P': {
 			uint64_t us;
@@ -138,59 +149,89 @@ int cmd_run(int argc, char **argv)
 			if (uswap_parse_count(optarg, &us) || us > 10000) {
 				fprintf(stderr, "uswap run: --poll-us '%s': a number of "
 					"microseconds from 0 to 10000\n", optarg);
-				return 2;
+				return -EINVAL;
 			}
-			cfg.poll_us = us;
+			cfg->poll_us = us;
 			break;
 		}
 		case 'S':
-			cfg.stats = true;
+			cfg->stats = true;
 			break;
 		case 'j':
-			cfg.json = optarg;
-			if (cfg.json_fd >= 0)
-				close(cfg.json_fd);
-			cfg.json_fd = cli_open_output("uswap run: --json", optarg, NULL);
-			if (cfg.json_fd < 0)
-				return 2;
+			cfg->json = optarg;
 			break;
 		case 'F':
-			cfg.no_fork_events = true;
+			cfg->no_fork_events = true;
 			break;
 		case 'v':
-			cfg.verbose = true;
+			cfg->verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return 1;
 		default:
 			usage(stderr);
-			return 2;
+			return -EINVAL;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return 2;
+		return -EINVAL;
 	}
-	cfg.argv = argv + optind;
+	cfg->argv = argv + optind;
+	return 0;
+}
+
+/* cmd_run() - see cli/commands.h. */
+int cmd_run(int argc, char **argv)
+{
+	struct uswap_run_config cfg;
+	int ret = run_parse_args(argc, argv, &cfg);
+
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (cfg.json) {
+		cfg.json_fd = cli_open_output("uswap run: --json", cfg.json, NULL);
+		if (cfg.json_fd < 0)
+			return 2;
+	}
 	return uswap_runtime_run(&cfg);
+}
+
+/**
+ * stat_parse_args() - the arguments of "uswap stat [--json] PID"
+ * @argc: argument count, argv[0] ("stat") included
+ * @argv: the arguments
+ * @json: set if --json was given
+ * @pid: the PID, 1..INT_MAX
+ *
+ * Context: option parsing. Return: 0, or -EINVAL (the usage printed).
+ */
+int stat_parse_args(int argc, char **argv, bool *json, uint64_t *pid)
+{
+	int i = 1;
+
+	*json = false;
+	if (i < argc && !strcmp(argv[i], "--json")) {
+		*json = true;
+		i++;
+	}
+	if (i != argc - 1 || uswap_parse_count(argv[i], pid) || !*pid || *pid > INT_MAX) {
+		fprintf(stderr, "usage: uswap stat [--json] PID\n");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* cmd_stat() - see cli/commands.h: uswap stat [--json] PID. */
 int cmd_stat(int argc, char **argv)
 {
-	bool json = false;
+	bool json;
 	uint64_t pid;
-	int i = 1, err;
+	int err;
 
-	if (i < argc && !strcmp(argv[i], "--json")) {
-		json = true;
-		i++;
-	}
-	if (i != argc - 1 || uswap_parse_count(argv[i], &pid) || !pid || pid > INT_MAX) {
-		fprintf(stderr, "usage: uswap stat [--json] PID\n");
+	if (stat_parse_args(argc, argv, &json, &pid))
 		return 2;
-	}
 	err = uswap_runtime_stat((pid_t)pid, json);
 	if (err) {
 		fprintf(stderr, "uswap stat: %llu: %s\n", (unsigned long long)pid,

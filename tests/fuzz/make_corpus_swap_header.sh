@@ -38,6 +38,22 @@ bytes "$out/valid_label16_no_nul" 1067 'f'
 cp "$out/valid_bad" "$out/valid_byteswapped"
 bytes "$out/valid_byteswapped" 1024 "$(be32 1)$(be32 15)$(be32 3)"
 bytes "$out/valid_byteswapped" 1536 "$(be32 3)$(be32 7)$(be32 15)"
+# The bad list read in the other byte order, and its errors.
+cp "$out/valid_byteswapped" "$out/invalid_byteswapped_bad_duplicate"
+bytes "$out/invalid_byteswapped_bad_duplicate" 1540 "$(be32 3)"
+cp "$out/valid_byteswapped" "$out/invalid_byteswapped_bad_past_last"
+bytes "$out/invalid_byteswapped_bad_past_last" 1544 "$(be32 16)"
+cp "$out/valid_byteswapped" "$out/invalid_byteswapped_bad_page0"
+bytes "$out/invalid_byteswapped_bad_page0" 1536 "$(be32 0)"
+cp "$out/valid_byteswapped" "$out/invalid_byteswapped_short_file"
+bytes "$out/invalid_byteswapped_short_file" 4096 "$(le64 8)\\x40"
+cp "$out/valid_bad" "$out/valid_bad_unsorted"
+bytes "$out/valid_bad_unsorted" 1536 "$(le32 15)$(le32 3)$(le32 7)"
+cp "$out/valid_bad_full_area" "$out/valid_byteswapped_full_area"
+bytes "$out/valid_byteswapped_full_area" 1024 "$(be32 1)$(be32 15)$(be32 14)"
+for i in $(seq 1 14); do
+	bytes "$out/valid_byteswapped_full_area" $((1536 + 4 * (i - 1))) "$(be32 "$i")"
+done
 
 head -c 4096 /dev/zero >"$out/invalid_zero"
 cp "$out/valid_plain" "$out/invalid_v0_magic"
