@@ -44,6 +44,7 @@
 #include <sodium.h>
 
 #include "io/backend.h"
+#include "util/alloc.h"
 #include "util/debug.h"
 #include "util/lock.h"
 
@@ -213,12 +214,12 @@ static void *bounce_get(struct crypt_backend *cb, size_t pages, int *cls)
 
 	*cls = c;
 	if (c < 0)
-		return aligned_alloc(SWAP_BACKEND_PAGE_SIZE, pages << SWAP_BACKEND_PAGE_SHIFT);
+		return uswap_aligned_alloc(SWAP_BACKEND_PAGE_SIZE, pages << SWAP_BACKEND_PAGE_SHIFT);
 	uswap_mutex_lock(&cb->pool_lock);
 	if (cb->pool_nr[c])
 		buf = cb->pool[c][--cb->pool_nr[c]];
 	uswap_mutex_unlock(&cb->pool_lock);
-	return buf ? buf : aligned_alloc(SWAP_BACKEND_PAGE_SIZE,
+	return buf ? buf : uswap_aligned_alloc(SWAP_BACKEND_PAGE_SIZE,
 					 (size_t)SWAP_BACKEND_PAGE_SIZE << c);
 }
 
@@ -292,7 +293,7 @@ static struct crypt_batch *batch_build(struct crypt_backend *cb, struct swap_io_
 		if (reqs[i].op == SWAP_IO_WRITE)
 			wpages += reqs[i].nr;
 	sz = sizeof(*b) + wpages * sizeof(struct crypt_slot);
-	b = calloc(1, sz + nr * (sizeof(*b->outer) + sizeof(*b->seal) + sizeof(*b->inner)));
+	b = uswap_calloc(1, sz + nr * (sizeof(*b->outer) + sizeof(*b->seal) + sizeof(*b->inner)));
 	if (!b)
 		return NULL;
 	b->inner = (struct swap_io_req *)((char *)b + sz);
@@ -496,7 +497,7 @@ int swap_backend_crypt_create(struct swap_backend *inner, enum swap_crypt_cipher
 								SWAP_CRYPT_XCHACHA20;
 	if (cipher == SWAP_CRYPT_AES256GCM && !crypto_aead_aes256gcm_is_available())
 		return -EOPNOTSUPP;
-	cb = calloc(1, sizeof(*cb));
+	cb = uswap_calloc(1, sizeof(*cb));
 	if (!cb)
 		return -ENOMEM;
 	cb->cipher = cipher;

@@ -283,7 +283,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 		return ret;
 	if (sp.kind != SWAP_BACKEND_ZRAM && sp.discard)
 		flags |= SWAP_FLAG_DISCARD;
-	if (sp.kind == SWAP_BACKEND_FILE && !sp.fault_read_nth && !sp.fault_read_slot)
+	if (sp.kind == SWAP_BACKEND_FILE)	/* never in a fault wrapper: parse refuses it */
 		return swapon_path_rot(sp.path, flags, sp.rotational, sp.encrypt, design,
 				       design_setup, err, errlen);
 	ret = swap_backend_open_spec(spec, &be, err, errlen);
