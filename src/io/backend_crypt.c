@@ -394,19 +394,38 @@ static int crypt_flush(struct swap_backend *be)
 }
 
 /*
- * A discarded or freed slot no longer opens: its seal is forgotten. The
- * metadata's pages stay resident (a high-water mark): giving a discarded
- * cluster's 12 KiB back with MADV_DONTNEED cost 2.5-5 us per page swapped
- * out here (the flush and the faults that bring the pages back).
+ * A discarded or freed slot no longer opens: its seal is forgotten. A run
+ * of up to CRYPT_MEMSET_MAX bytes of metadata (a cluster's 12 KiB among
+ * them) is zeroed in place and stays resident: giving a discarded
+ * cluster's pages back with MADV_DONTNEED cost 2.5-5 us per page swapped
+ * out here (the flush and the faults that bring them back). A longer run
+ * (the whole device discarded at swapon) gives its whole pages back: a
+ * memset would fault in 24 bytes for every slot (6 GiB for 1 TiB).
  */
+#define CRYPT_MEMSET_MAX	(64U << 10)
+
 static void forget_slots(struct crypt_backend *cb, uint64_t offset, uint64_t nr)
 {
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a, e;
+	char *lo, *hi;
+
 	if (!offset) {
 		offset++;
 		nr--;
 	}
-	if (nr)
-		memset(&cb->meta[offset], 0, nr * sizeof(*cb->meta));
+	if (!nr)
+		return;
+	lo = (char *)&cb->meta[offset];
+	hi = (char *)&cb->meta[offset + nr];
+	a = ((uintptr_t)lo + pg - 1) & ~(pg - 1);
+	e = (uintptr_t)hi & ~(pg - 1);
+	if ((size_t)(hi - lo) > CRYPT_MEMSET_MAX && a < e &&
+	    !madvise((void *)a, e - a, MADV_DONTNEED)) {
+		memset(lo, 0, (size_t)((char *)a - lo));
+		memset((char *)e, 0, (size_t)(hi - (char *)e));
+		return;
+	}
+	memset(lo, 0, (size_t)(hi - lo));
 }
 
 static int crypt_discard(struct swap_backend *be, uint64_t offset, uint64_t nr)

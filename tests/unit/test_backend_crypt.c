@@ -341,15 +341,23 @@ static void discard_whole_metadata_pages(void **state)
 
 	(void)state;
 	assert_non_null(p);
-	assert_int_equal(swap_backend_zram_create(2048, SWAP_ZRAM_LZ4, &z), 0);
+	assert_int_equal(swap_backend_zram_create(4096, SWAP_ZRAM_LZ4, &z), 0);
 	assert_int_equal(swap_backend_crypt_create(z, SWAP_CRYPT_XCHACHA20, &be), 0);
-	for (s = 1; s < 2048; s++) {
+	for (s = 1; s < 4096; s++) {
 		fill(p, s, 1);
 		assert_int_equal(swap_backend_write(be, s, 1, p), 0);
 	}
 	assert_int_equal(swap_backend_discard(be, 512, 512), 0);
 	for (s = 500; s < 1100; s++) {
 		if (s >= 512 && s < 1024)
+			expect_eio(be, s);
+		else
+			expect_page(be, s, 1);
+	}
+	/* a run past the in-place zeroing (its pages go back to the kernel) */
+	assert_int_equal(swap_backend_discard(be, 7, 4000), 0);
+	for (s = 1; s < 4096; s++) {
+		if (s >= 7 && s < 4007)
 			expect_eio(be, s);
 		else
 			expect_page(be, s, 1);
