@@ -59,6 +59,9 @@
  */
 #define CRYPT_CLASSES		10
 #define CRYPT_KEEP		4
+/* Reads waited for in batches up to this long take no allocation (the
+ * swap layer's read batches are at most SWAP_READ_BATCH_MAX). */
+#define CRYPT_STACK_READS	64
 
 /* What a slot's last successful write was sealed with. ctr 0: none. */
 struct crypt_slot {
@@ -341,6 +344,37 @@ static struct crypt_batch *batch_build(struct crypt_backend *cb, struct swap_io_
 }
 
 /*
+ * A batch of reads, waited for on this thread, with its inner requests on
+ * the stack: reads allocate nothing, so that a swap-in never fails for
+ * want of memory here (the swap layer would take a refused read for a
+ * lost page). Context: may sleep. Return: 0 (each completed), or the
+ * inner backend's refusal of the whole batch.
+ */
+static int crypt_read_sync(struct crypt_backend *cb, struct swap_io_req *reqs, unsigned int nr)
+{
+	struct swap_io_req in[CRYPT_STACK_READS];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr; i++)
+		in[i] = (struct swap_io_req){ .op = SWAP_IO_READ, .nr = reqs[i].nr,
+					      .offset = reqs[i].offset, .buf = reqs[i].buf };
+	ret = swap_backend_rw_sync(cb->inner, in, nr);
+	for (i = 0; ret && i < nr && !in[i].result; i++)
+		;
+	if (ret && i == nr)
+		return ret;
+	for (i = 0; i < nr; i++) {
+		int result = in[i].result ? in[i].result : open_run(cb, &reqs[i]);
+
+		if (swap_backend_failed(cb->inner))
+			atomic_store_explicit(&cb->be.failed, true, memory_order_release);
+		swap_backend_complete(&cb->be, &reqs[i], result);
+	}
+	return 0;
+}
+
+/*
  * ops->submit and ops->rw_sync: the inner backend's, on a sealed batch.
  * swap_backend_rw_sync() takes the inner requests' end_io for its own
  * wait, so with @sync each is finished here once it returns.
@@ -349,10 +383,15 @@ static int crypt_run(struct swap_backend *be, struct swap_io_req *reqs, unsigned
 		     bool sync)
 {
 	struct crypt_backend *cb = to_crypt(be);
-	struct crypt_batch *b = batch_build(cb, reqs, nr);
+	struct crypt_batch *b;
 	unsigned int i;
 	int ret;
 
+	for (i = 0; sync && nr <= CRYPT_STACK_READS && i < nr && reqs[i].op == SWAP_IO_READ; i++)
+		;
+	if (sync && i == nr && nr <= CRYPT_STACK_READS)
+		return crypt_read_sync(cb, reqs, nr);
+	b = batch_build(cb, reqs, nr);
 	if (!b)
 		return -ENOMEM;
 	if (!sync) {

@@ -198,7 +198,8 @@ static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
 	err = swap_backend_rw_sync(si->bdev, &req, 1);
 	swap_write_done(si, folio, err);
 	put_swap_device(si);
-	return err ? -EIO : 0;
+	/* A refused write (no result: e.g. -ENOMEM sealing it) says why. */
+	return !err ? 0 : req.result ? -EIO : err;
 }
 
 /**
@@ -209,7 +210,9 @@ static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
  * Context: folio locked and in the swap cache, not under writeback; returns
  * with it unlocked. Return: 0 (submitted; with @sync, written), -EIO (the
  * write failed, with @sync), -EINVAL, -EOPNOTSUPP (device without backend),
- * -ENOMEM. On an error before submission the folio is unlocked, unchanged.
+ * -ENOMEM (no memory to submit it; with @sync also a write the device
+ * refused for want of memory, left dirty as a failed one). On an error
+ * before submission the folio is unlocked, unchanged.
  */
 int swap_writeout(struct folio *folio, bool sync)
 {
