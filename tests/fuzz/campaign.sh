@@ -81,9 +81,13 @@ for t in "${targets[@]}"; do
 	names+=("fuzz_$t")
 done
 
+# Configured anew each time (a target added since is then known); a new
+# directory gets clang and the targets, an existing one keeps its settings.
 if [[ ! -f $build/CMakeCache.txt ]]; then
 	cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER=clang -DUSWAP_FUZZ=ON -DUSWAP_WERROR=ON \
 		-DUSWAP_BUILD_BENCH=OFF >/dev/null || exit 2
+else
+	cmake -S "$src" -B "$build" >/dev/null || exit 2
 fi
 nice -n "$nice" cmake --build "$build" -j "$jobs" --target "${names[@]}" >"$build/fuzz-build.log" 2>&1 || {
 	tail -n 30 "$build/fuzz-build.log" >&2

@@ -12,9 +12,11 @@
  * - specs: 0, -EINVAL or -ENAMETOOLONG; an error has a message, NUL-
  *   terminated within the buffer and nothing written past it; a parsed
  *   spec is in range for its kind (zram: a multiple of 4096 bytes, at
- *   least SWAP_SPEC_MIN_SLOTS pages, nr_slots = size / 4096; file: a path
- *   that fits, rotational -1, 0 or 1; nbd: the URI, no blank or control
- *   character) and printed back as a spec parses to the same fields.
+ *   least SWAP_SPEC_MIN_SLOTS pages, nr_slots = size / 4096, no cipher;
+ *   file: a path that fits, rotational -1, 0 or 1; nbd: the URI, no blank
+ *   or control character; file and nbd: a known cipher; at most one fault)
+ *   and printed back as a spec (options and fault included) parses to the
+ *   same fields.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -99,38 +101,53 @@ static void check_number(const char *s, size_t len, bool is_size)
 	}
 }
 
+static const char *cipher_name(enum swap_crypt_cipher c)
+{
+	switch (c) {
+	case SWAP_CRYPT_NONE: return "off";
+	case SWAP_CRYPT_AUTO: return "auto";
+	case SWAP_CRYPT_XCHACHA20: return "xchacha20";
+	case SWAP_CRYPT_AES256GCM: return "aes256gcm";
+	}
+	abort();
+}
+
 /* The fields of a parsed spec, printed back as a spec, parse the same. */
 static void check_spec_roundtrip(const struct swap_backend_spec *a)
 {
-	static char text[MAX_TEXT + 64];
+	static char text[MAX_TEXT + 128];
 	static struct swap_backend_spec b;
-	int n = 0;
+	size_t n = 0;
 
-	if (a->fault_read_nth || a->fault_read_slot)
-		n = snprintf(text, sizeof(text), "fault:%s=%" PRIu64 ":",
-			     a->fault_read_slot ? "read_err_slot" : "read_err",
-			     a->fault_read_slot ? a->fault_read_slot : a->fault_read_nth);
-	switch (a->kind) {
-	case SWAP_BACKEND_ZRAM:
-		snprintf(text + n, sizeof(text) - (size_t)n, "zram:%" PRIu64 ":%s", a->size,
+	if (a->fault_read_nth)
+		n = (size_t)snprintf(text, sizeof(text), "fault:read_err=%" PRIu64 ":",
+				     a->fault_read_nth);
+	else if (a->fault_write_nth)
+		n = (size_t)snprintf(text, sizeof(text), "fault:write_err=%" PRIu64 ":",
+				     a->fault_write_nth);
+	else if (a->fault_read_slot)
+		n = (size_t)snprintf(text, sizeof(text), "fault:read_err_slot=%" PRIu64 ":",
+				     a->fault_read_slot);
+	if (a->kind == SWAP_BACKEND_ZRAM) {
+		snprintf(text + n, sizeof(text) - n, "zram:%" PRIu64 ":%s", a->size,
 			 a->algo == SWAP_ZRAM_ZSTD ? "zstd" : "lz4");
-		break;
-	case SWAP_BACKEND_FILE:
-		if (a->rotational >= 0)
-			snprintf(text + n, sizeof(text) - (size_t)n, "file:%s,rotational=%d",
-				 a->path, a->rotational);
-		else
-			snprintf(text + n, sizeof(text) - (size_t)n, "file:%s", a->path);
-		break;
-	case SWAP_BACKEND_NBD:
-		snprintf(text + n, sizeof(text) - (size_t)n, "%s", a->path);
-		break;
+	} else {
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s",
+				      a->kind == SWAP_BACKEND_FILE ? "file:" : "", a->path);
+		if (a->kind == SWAP_BACKEND_FILE && a->rotational >= 0)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, ",rotational=%d",
+					      a->rotational);
+		snprintf(text + n, sizeof(text) - n, ",encrypt=%s,discard=%s",
+			 cipher_name(a->encrypt), a->discard ? "on" : "off");
 	}
 	CHECK(!swap_backend_spec_parse(text, &b, NULL, 0));
 	CHECK(a->kind == b.kind && a->fault_read_nth == b.fault_read_nth &&
+	      a->fault_write_nth == b.fault_write_nth &&
 	      a->fault_read_slot == b.fault_read_slot && !strcmp(a->path, b.path));
 	if (a->kind == SWAP_BACKEND_ZRAM)
 		CHECK(a->size == b.size && a->nr_slots == b.nr_slots && a->algo == b.algo);
+	else
+		CHECK(a->encrypt == b.encrypt && a->discard == b.discard);
 	if (a->kind == SWAP_BACKEND_FILE)
 		CHECK(a->rotational == b.rotational);
 }
@@ -140,8 +157,8 @@ static void check_spec(const char *s, size_t errlen)
 	static struct swap_backend_spec sp;
 	const char *prefix;
 	char err[300];
+	int ret, faults;
 	size_t i;
-	int ret;
 
 	memset(err, 'Z', sizeof(err));
 	ret = swap_backend_spec_parse(s, &sp, err, errlen);
@@ -152,9 +169,9 @@ static void check_spec(const char *s, size_t errlen)
 		CHECK(memchr(err, '\0', errlen) && (ret ? errlen == 1 || err[0] : !err[0]));
 	if (ret)
 		return;
-	CHECK(!sp.fault_read_nth || !sp.fault_read_slot);
-	prefix = sp.fault_read_nth || sp.fault_read_slot ? "fault:" :
-		 sp.kind == SWAP_BACKEND_ZRAM ? "zram:" :
+	faults = !!sp.fault_read_nth + !!sp.fault_write_nth + !!sp.fault_read_slot;
+	CHECK(faults <= 1);
+	prefix = faults ? "fault:" : sp.kind == SWAP_BACKEND_ZRAM ? "zram:" :
 		 sp.kind == SWAP_BACKEND_FILE ? "file:" : "nbd";
 	CHECK(!strncmp(s, prefix, strlen(prefix)));
 	switch (sp.kind) {
@@ -163,20 +180,25 @@ static void check_spec(const char *s, size_t errlen)
 		      sp.nr_slots == sp.size / SWAP_BACKEND_PAGE_SIZE &&
 		      sp.nr_slots >= SWAP_SPEC_MIN_SLOTS);
 		CHECK(sp.algo == SWAP_ZRAM_LZ4 || sp.algo == SWAP_ZRAM_ZSTD);
+		CHECK(sp.encrypt == SWAP_CRYPT_NONE);
 		break;
 	case SWAP_BACKEND_FILE:
-		CHECK(!sp.fault_read_nth && !sp.fault_read_slot);
+		CHECK(!faults);
 		CHECK(sp.path[0] && strlen(sp.path) < sizeof(sp.path));
 		CHECK(sp.rotational >= -1 && sp.rotational <= 1);
 		break;
 	case SWAP_BACKEND_NBD:
-		CHECK(!strncmp(sp.path, "nbd://", 6) || !strncmp(sp.path, "nbd+unix://", 11));
+		CHECK(!strncmp(sp.path, "nbd://", 6) || !strncmp(sp.path, "nbd+unix://", 11) ||
+		      !strncmp(sp.path, "nbds://", 7) || !strncmp(sp.path, "nbds+unix://", 12));
 		for (i = 0; sp.path[i]; i++)
 			CHECK((unsigned char)sp.path[i] > ' ' && sp.path[i] != 0x7f);
 		break;
 	default:
 		abort();
 	}
+	if (sp.kind != SWAP_BACKEND_ZRAM)
+		CHECK(sp.encrypt == SWAP_CRYPT_NONE || sp.encrypt == SWAP_CRYPT_AUTO ||
+		      sp.encrypt == SWAP_CRYPT_XCHACHA20 || sp.encrypt == SWAP_CRYPT_AES256GCM);
 	check_spec_roundtrip(&sp);
 }
 
