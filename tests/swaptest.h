@@ -123,10 +123,10 @@ static inline unsigned int tb_count_field(long count)
 
 /* Cached by @f with exact count @c. */
 #define expect_pfn(e, f, c) \
-	expect_slot((e), pfn_to_swp_tb(folio_pfn(f), tb_count_field(c)), (c))
+	expect_slot((e), pfn_to_swp_tb(folio_pfn(f), swp_tb_mk_flags(tb_count_field(c), false)), (c))
 /* Swapped out with shadow @sh and exact count @c. */
 #define expect_shadow(e, sh, c) \
-	expect_slot((e), shadow_to_swp_tb((sh), tb_count_field(c)), (c))
+	expect_slot((e), shadow_to_swp_tb((sh), swp_tb_mk_flags(tb_count_field(c), false)), (c))
 #define expect_free(e) expect_slot((e), SWP_TB_NULL, 0)
 #define expect_bad(e) expect_slot((e), SWP_TB_BAD, -1)
 

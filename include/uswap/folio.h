@@ -129,6 +129,20 @@ USWAP_API void folio_unlock(struct folio *folio);
 USWAP_API bool folio_test_locked(const struct folio *folio);
 
 /**
+ * folio_set_memcg_id() - the memory cgroup @folio belongs to (0: the root).
+ * The swap layer charges the folio's slots to it (uswap/swap.h).
+ * Context: folio locked, or not yet shared.
+ */
+USWAP_API void folio_set_memcg_id(struct folio *folio, uint16_t id);
+
+/**
+ * folio_memcg_id() - the memory cgroup id of @folio.
+ * Context: any.
+ * Return: the id, 0 for the root.
+ */
+USWAP_API uint16_t folio_memcg_id(const struct folio *folio);
+
+/**
  * folio_order() - the order of @folio: it has 2^order frames.
  * Context: any.
  * Return: 0..USWAP_MAX_ORDER.

@@ -50,7 +50,10 @@ struct uswap_legacy_stat {
 	uint64_t bypass_swapins;	/* swap-ins that bypassed the swap cache */
 	uint64_t bypass_retries;	/* bypass reads that found SWAP_HAS_CACHE taken */
 	uint64_t cache_retries;		/* cache reads that waited for a racing reader */
-	uint64_t __reserved[10];	/* zeroed; later fields come from here */
+	/* Appended from __reserved (the size stays 128 bytes) */
+	uint64_t swap_cgroup_bytes;	/* memcg id per slot, 2 bytes each (static) */
+	uint64_t zeromap_bytes;		/* zero-page bit per slot (static) */
+	uint64_t __reserved[8];		/* zeroed; later fields come from here */
 };
 
 /**

@@ -197,7 +197,10 @@ struct uswap_swap_stat {
 	uint32_t sealed_with;		/* USWAP_SEALED_*: the cipher of an
 					 * encrypted device, 0 for others */
 	uint32_t __pad;			/* zeroed */
-	uint64_t __reserved[13];	/* zeroed; later fields come from here */
+	uint64_t zero_out;		/* pages found all zeros at swap-out: their
+					 * slots flagged, nothing written */
+	uint64_t zero_in;		/* pages filled with zeros at swap-in, not read */
+	uint64_t __reserved[11];	/* zeroed; later fields come from here */
 };
 
 /* uswap_swap_stat().sealed_with */
@@ -211,6 +214,73 @@ struct uswap_swap_stat {
  * Return: 0, -EINVAL (@type out of range), -ENODEV (not swapped on).
  */
 USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st);
+
+/* ---- memory cgroups: the swap side (memory.swap.*) ----
+ *
+ * A group id names a counter of the swap slots its folios hold. A folio
+ * carries the id of its group (folio_set_memcg_id()); folio_alloc_swap()
+ * charges the folio's slots to it, and refuses them (-ENOMEM) when the
+ * group would go over its limit, as mem_cgroup_try_charge_swap(); each
+ * slot keeps its id until it is freed, when the group is uncharged. Id 0
+ * is the root: counted nowhere, never refused. Groups are flat (no
+ * hierarchy).
+ */
+
+#define USWAP_MEMCG_ID_MAX	65535	/* ids are 16-bit, as the kernel's */
+#define USWAP_SWAP_MAX_NONE	UINT64_MAX	/* "max": no limit */
+
+struct uswap_swap_cgroup_stat {
+	uint64_t usage;		/* slots charged now (memory.swap.current, pages) */
+	uint64_t peak;		/* highest usage (memory.swap.peak) */
+	uint64_t max;		/* the limit, or USWAP_SWAP_MAX_NONE */
+	uint64_t events_max;	/* allocations refused at the limit ("max" event) */
+	uint64_t events_fail;	/* allocations that found no free slot ("fail") */
+	uint64_t __reserved[3];	/* zeroed */
+};
+
+/**
+ * uswap_swap_cgroup_create() - a new group with swap limit @max pages.
+ * Context: any; takes the registry lock. Return: 0 and *@id (1..65535);
+ * -ENOSPC when every id is taken (ids of destroyed groups come back when
+ * their last slot is freed).
+ */
+USWAP_API int uswap_swap_cgroup_create(uint64_t max, uint16_t *id);
+
+/**
+ * uswap_swap_cgroup_destroy() - end group @id. Slots still charged to it
+ * stay charged (and keep the id taken) until they are freed.
+ * Context: any. Return: 0, -EINVAL (not a live group).
+ */
+USWAP_API int uswap_swap_cgroup_destroy(uint16_t id);
+
+/**
+ * uswap_swap_cgroup_set_max() - set group @id's swap limit to @max pages.
+ * A lower limit than the usage refuses new slots; it frees none.
+ * Context: any. Return: 0, -EINVAL (not a live group).
+ */
+USWAP_API int uswap_swap_cgroup_set_max(uint16_t id, uint64_t max);
+
+/**
+ * uswap_swap_cgroup_stat() - group @id's figures into *@st.
+ * Context: any; lockless. Return: 0, -EINVAL (no such group).
+ */
+USWAP_API int uswap_swap_cgroup_stat(uint16_t id, struct uswap_swap_cgroup_stat *st);
+
+/**
+ * uswap_swap_cgroup_full() - whether swap is short for group @id: swap is
+ * short overall (uswap_vm_swap_full()), or the group uses half its limit
+ * (mem_cgroup_swap_full()).
+ * Context: any; lockless. Return: true or false.
+ */
+USWAP_API bool uswap_swap_cgroup_full(uint16_t id);
+
+/**
+ * uswap_swap_cgroup_lookup() - the group slot @entry is charged to
+ * (lookup_swap_cgroup_id()): what a swap-in charges its new folio to.
+ * Context: any; takes the slot's cluster lock. Return: the id, 0 for the
+ * root, a free slot or a bad entry.
+ */
+USWAP_API uint16_t uswap_swap_cgroup_lookup(swp_entry_t entry);
 
 /* ---- the folio workflow ("mm, swap: cleanup swap entry management
  * workflow") ---- */

@@ -38,6 +38,7 @@ struct inspect_result {
 	const char *design;
 	bool measured;
 	uint64_t m_static, m_cluster_array, m_map, m_dynamic;
+	uint64_t m_cgroup, m_zeromap;	/* the old design's static per-slot arrays */
 	/* an NBD export: the connection and the probe reads */
 	bool nbd;
 	struct swap_nbd_stats ns;	/* state is a static string */
@@ -98,8 +99,9 @@ out:
 
 /*
  * Swap the file on with @r->design, read what the device allocated, swap
- * it off. The per-slot arrays the kernel keeps beside either design (the
- * 2-byte cgroup id and the zero-page bit) are computed, not allocated.
+ * it off. The old design's per-slot arrays beside its map (the 2-byte
+ * memcg id and the zero-page bit) are measured with it; the table design
+ * keeps both in its tables (dynamic).
  */
 static int measure_design(struct inspect_result *r)
 {
@@ -119,7 +121,11 @@ static int measure_design(struct inspect_result *r)
 		r->m_static = st.static_bytes;
 		r->m_dynamic = st.dynamic_bytes;
 		r->m_cluster_array = uswap_swap_static_metadata_bytes(st.max);
-		r->m_map = !uswap_legacy_stat((unsigned int)type, &ls) ? ls.map_bytes : 0;
+		memset(&ls, 0, sizeof(ls));
+		uswap_legacy_stat((unsigned int)type, &ls);
+		r->m_map = ls.map_bytes;
+		r->m_cgroup = ls.swap_cgroup_bytes;
+		r->m_zeromap = ls.zeromap_bytes;
 		r->measured = true;
 	}
 	return uswap_swapoff_type((unsigned int)type);
@@ -129,12 +135,13 @@ static void print_metadata_json(FILE *out, const struct inspect_result *r)
 {
 	fprintf(out, "  \"design\": \"%s\",\n  \"metadata\": {\"static_bytes\": %llu, "
 		"\"cluster_array_bytes\": %llu, \"swap_map_bytes\": %llu, "
-		"\"dynamic_bytes\": %llu, \"kernel_also_per_slot\": {\"swap_cgroup_bytes\": %llu, "
-		"\"zeromap_bytes\": %llu}},\n", r->design,
+		"\"swap_cgroup_bytes\": %llu, \"zeromap_bytes\": %llu, "
+		"\"static_bytes_per_slot\": %.4f, \"dynamic_bytes\": %llu},\n", r->design,
 		(unsigned long long)r->m_static, (unsigned long long)r->m_cluster_array,
-		(unsigned long long)r->m_map, (unsigned long long)r->m_dynamic,
-		(unsigned long long)(2 * r->max_slots),
-		(unsigned long long)((r->max_slots + 7) / 8));
+		(unsigned long long)r->m_map, (unsigned long long)r->m_cgroup,
+		(unsigned long long)r->m_zeromap,
+		r->max_slots ? (double)r->m_static / (double)r->max_slots : 0.0,
+		(unsigned long long)r->m_dynamic);
 }
 
 /* A JSON string: quotes, backslashes and bytes outside printable ASCII escaped. */
@@ -253,16 +260,16 @@ static void print_text(FILE *out, const struct inspect_result *r)
 			(unsigned long long)r->static_bytes);
 		if (r->measured) {
 			fprintf(out, "  %s design, measured on swapon:\n", r->design);
-			fprintf(out, "    static:         %llu bytes (cluster array %llu, swap_map %llu)\n",
+			fprintf(out, "    static:         %llu bytes, %.3f per slot (cluster array %llu, "
+				"swap_map %llu, swap_cgroup %llu, zeromap %llu)\n",
 				(unsigned long long)r->m_static,
+				r->max_slots ? (double)r->m_static / (double)r->max_slots : 0.0,
 				(unsigned long long)r->m_cluster_array,
-				(unsigned long long)r->m_map);
-			fprintf(out, "    dynamic:        %llu bytes (swap tables, extend tables, "
-				"continuation pages)\n", (unsigned long long)r->m_dynamic);
-			fprintf(out, "    kernel also:    %llu bytes swap_cgroup + %llu bytes zeromap "
-				"(per slot, in both designs)\n",
-				(unsigned long long)(2 * r->max_slots),
-				(unsigned long long)((r->max_slots + 7) / 8));
+				(unsigned long long)r->m_map, (unsigned long long)r->m_cgroup,
+				(unsigned long long)r->m_zeromap);
+			fprintf(out, "    dynamic:        %llu bytes (swap tables with their memcg "
+				"ids, extend tables, continuation pages)\n",
+				(unsigned long long)r->m_dynamic);
 		}
 		fputs("  verdict:          valid swap area\n", out);
 	} else {

@@ -19,6 +19,9 @@
  * has exactly one representation. Pages are added on demand and freed only
  * at swapoff.
  *
+ * Beside the map, per slot: a memcg id (swap_cgroup array) and a zero bit
+ * (zeromap), static as the map (legacy_ops.c).
+ *
  * The swap cache (phase I): the cluster's swap table word of a slot holds
  * the cached folio's PFN (pfn_to_swp_tb(pfn, 0)), a workingset shadow
  * (shadow_to_swp_tb(shadow, 0)), NULL (not cached, no shadow; also free),
@@ -70,6 +73,12 @@ struct legacy_info {
 	_Atomic long nr_cont_pages;
 	_Atomic bool has_cont_heads;		/* cont_heads allocated (for stat) */
 	_Atomic uint64_t bypass_swapins, bypass_retries, cache_retries;
+	/* What the kernel before the table's phase IV allocated beside the
+	 * map at swapon: the memcg id of each slot (swap_cgroup, 2 bytes) and
+	 * the zero map (a bit per slot: the page is all zeros, not written).
+	 * Both si->max long, written under ci->lock. */
+	uint16_t *swap_cgroup;
+	uint64_t *zeromap;
 };
 
 extern const struct swap_design_ops swap_legacy_ops;

@@ -11,6 +11,12 @@
 #include "legacy/legacy.h"
 #include "util/alloc.h"
 
+/* Words of the zero map: a bit per slot. */
+static size_t legacy_zeromap_words(struct swap_info_struct *si)
+{
+	return (si->max + 63) / 64;
+}
+
 /*
  * design_setup: the swap_map, with SWAP_MAP_BAD for every slot the generic
  * setup marked SWP_TB_BAD (header, bad pages). Runs before publication.
@@ -25,7 +31,12 @@ static int legacy_setup(struct swap_info_struct *si)
 	if (!li)
 		return -ENOMEM;
 	li->swap_map = uswap_calloc(si->max, 1);
-	if (!li->swap_map) {
+	li->swap_cgroup = uswap_calloc(si->max, sizeof(*li->swap_cgroup));
+	li->zeromap = uswap_calloc(legacy_zeromap_words(si), sizeof(*li->zeromap));
+	if (!li->swap_map || !li->swap_cgroup || !li->zeromap) {
+		free(li->swap_map);
+		free(li->swap_cgroup);
+		free(li->zeromap);
 		free(li);
 		return -ENOMEM;
 	}
@@ -59,6 +70,10 @@ static void legacy_teardown(struct swap_info_struct *si)
 	}
 	legacy_free_cont_pages(li);
 	uswap_spin_destroy(&li->cont_lock);
+	for (o = 0; o < si->max; o++)
+		USWAP_BUG_ON(li->swap_cgroup[o]);
+	free(li->swap_cgroup);
+	free(li->zeromap);
 	free(li->swap_map);
 	free(li);
 	si->design_priv = NULL;
@@ -74,9 +89,44 @@ static uint64_t legacy_cont_bytes(struct swap_info_struct *si)
 	return bytes;
 }
 
+/* The map's memcg ids of slot @offset on (swap_cgroup). ci->lock held. */
+static uint16_t *legacy_memcg_ids(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				  uint64_t offset)
+{
+	uswap_assert_held(&ci->lock);
+	return &legacy_info(si)->swap_cgroup[offset];
+}
+
+/* The zero map's bits of [offset, offset+nr) to @zero. ci->lock held. */
+static void legacy_zero_set(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			    uint64_t offset, unsigned int nr, bool zero)
+{
+	uint64_t *zm = legacy_info(si)->zeromap, o;
+
+	uswap_assert_held(&ci->lock);
+	for (o = offset; o < offset + nr; o++)
+		zm[o / 64] = zero ? zm[o / 64] | (1ULL << (o % 64)) : zm[o / 64] & ~(1ULL << (o % 64));
+}
+
+/* How many of [offset, offset+nr) have their zero bit. ci->lock held. */
+static unsigned int legacy_zero_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				      uint64_t offset, unsigned int nr)
+{
+	const uint64_t *zm = legacy_info(si)->zeromap;
+	unsigned int n = 0;
+	uint64_t o;
+
+	uswap_assert_held(&ci->lock);
+	for (o = offset; o < offset + nr; o++)
+		n += (zm[o / 64] >> (o % 64)) & 1;
+	return n;
+}
+
+/* The map, the swap_cgroup array and the zero map are static; continuation pages dynamic. */
 static void legacy_stat_op(struct swap_info_struct *si, struct uswap_swap_stat *st)
 {
-	st->static_bytes += si->max;
+	st->static_bytes += si->max + (uint64_t)si->max * sizeof(uint16_t) +
+			    legacy_zeromap_words(si) * sizeof(uint64_t);
 	st->dynamic_bytes += legacy_cont_bytes(si);
 }
 
@@ -104,6 +154,9 @@ const struct swap_design_ops swap_legacy_ops = {
 	.peek = legacy_peek,
 	.teardown = legacy_teardown,
 	.stat = legacy_stat_op,
+	.memcg_ids = legacy_memcg_ids,
+	.zero_set = legacy_zero_set,
+	.zero_count = legacy_zero_count,
 };
 
 /* "table" -> 0, "legacy" -> 1, else -EINVAL. */
@@ -174,6 +227,8 @@ USWAP_API int uswap_legacy_stat(unsigned int type, struct uswap_legacy_stat *st)
 	li = legacy_info(si);
 	memset(st, 0, sizeof(*st));
 	st->map_bytes = si->max;
+	st->swap_cgroup_bytes = (uint64_t)si->max * sizeof(uint16_t);
+	st->zeromap_bytes = legacy_zeromap_words(si) * sizeof(uint64_t);
 	st->nr_cont_pages = (uint64_t)atomic_load(&li->nr_cont_pages);
 	st->cont_bytes = legacy_cont_bytes(si);
 	st->bypass_swapins = atomic_load(&li->bypass_swapins);

@@ -2,7 +2,7 @@
 #include "mm/workingset.h"
 #include "swap/swap_table.h"
 
-#define WS_EVICTION_SHIFT_ANON	(WS_EVICTION_SHIFT + SWP_TB_COUNT_BITS)
+#define WS_EVICTION_SHIFT_ANON	(WS_EVICTION_SHIFT + SWP_TB_FLAGS_BITS)
 #define WS_EVICTION_MASK_ANON	(~0ULL >> WS_EVICTION_SHIFT_ANON)
 
 _Static_assert(WS_EVICTION_SHIFT_ANON < 64, "an anon shadow needs eviction bits");

@@ -9,9 +9,10 @@
  *
  *   | eviction | memcg id (16) | node (NODES_SHIFT) | workingset (1) | 1 |
  *
- * For anonymous pages the eviction field is narrowed by SWP_TB_COUNT_BITS
- * so that the top of the shadow is free for the swap table's count. When
- * the counter has more significant bits than the field, it is stored in
+ * For anonymous pages the eviction field is narrowed by SWP_TB_FLAGS_BITS
+ * so that the top of the shadow is free for the swap table's flags (count
+ * and zero flag). When the counter has more significant bits than the
+ * field, it is stored in
  * buckets of 2^bucket_order evictions, sized from the amount of memory.
  *
  * On refault, distance = now - eviction; the page was "recent" if the

@@ -141,6 +141,18 @@ USWAP_API unsigned int folio_order(const struct folio *folio)
 	return folio->order;
 }
 
+/** folio_set_memcg_id() - see uswap/folio.h. Context: folio locked or private. */
+USWAP_API void folio_set_memcg_id(struct folio *folio, uint16_t id)
+{
+	folio->memcg_id = id;
+}
+
+/** folio_memcg_id() - see uswap/folio.h. */
+USWAP_API uint16_t folio_memcg_id(const struct folio *folio)
+{
+	return folio->memcg_id;
+}
+
 USWAP_API unsigned long folio_nr_pages(const struct folio *folio)
 {
 	return 1UL << folio->order;

@@ -346,11 +346,19 @@ void swap_range_alloc(struct swap_info_struct *si, unsigned int nr)
 }
 
 /**
- * swap_range_free() - account @nr freed slots; tell the backend; a device
- * that was full rejoins the avail list. Context: ci->lock held.
+ * swap_range_free() - account @nr freed slots of one cluster; uncharge
+ * their groups, clear their zero flags; tell the backend; a device that
+ * was full rejoins the avail list. Context: ci->lock held.
  */
 void swap_range_free(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
 {
+	struct swap_cluster_info *ci = offset_to_cluster(si, offset);
+
+	/* The slots' groups and zero flags go with them (the kernel's
+	 * mem_cgroup_uncharge_swap() and zeromap clear). */
+	uswap_assert(offset % SWAPFILE_CLUSTER + nr <= SWAPFILE_CLUSTER);
+	swap_cgroup_clear(si, ci, offset, nr);
+	si->design->zero_set(si, ci, offset, nr, false);
 	swap_pcpu_add(&si->inuse_pages, -(long)nr);
 	swap_backend_slots_freed(si, offset, nr);
 	swap_pcpu_add(&nr_swap_pages, nr);
@@ -441,6 +449,7 @@ static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swa
 	if (!ci->count)
 		ci->order = (uint8_t)order;
 	si->design->alloc_fill(si, ci, folio, off, order);
+	swap_cgroup_record(si, ci, cluster_offset(si, ci) + off, nr, folio ? folio->memcg_id : 0);
 	ci->count += nr;
 	swap_range_alloc(si, nr);
 	return true;

@@ -55,10 +55,29 @@ USWAP_API int folio_alloc_swap(struct folio *folio)
 	/* Only data worth keeping goes to swap: the kernel asserts uptodate.
 	 * A folio that already holds slots (cached, or read around the cache
 	 * holding SWAP_HAS_CACHE) must not get others: its own would leak. */
+	unsigned int nr = (unsigned int)folio_nr_pages(folio);
+	int id, err;
+
 	if (!folio_test_locked(folio) || folio_in_swap(folio) ||
 	    !folio_test_uptodate(folio) || folio_order(folio) >= SWAP_NR_ORDERS)
 		return -EINVAL;
-	return swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);
+	/*
+	 * The group's limit first (mem_cgroup_try_charge_swap()): over it the
+	 * folio gets no slots and stays in memory. The allocator records the
+	 * id it returns in the slots (swap_cgroup_record()); a group gone
+	 * meanwhile leaves the root's 0.
+	 */
+	id = swap_cgroup_try_charge(folio->memcg_id, nr);
+	if (id < 0)
+		return id;
+	folio->memcg_id = (uint16_t)id;
+	err = swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);
+	if (err) {
+		swap_cgroup_uncharge((uint16_t)id, nr);
+		if (err == -ENOSPC)
+			swap_cgroup_count_fail((uint16_t)id);
+	}
+	return err;
 }
 
 /** folio_dup_swap() - see uswap/swap.h. Context: folio locked; takes ci->lock. */

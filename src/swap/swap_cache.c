@@ -31,7 +31,7 @@ void __swap_cache_add_folio(struct swap_cluster_info *ci, struct folio *folio,
 		uint64_t tb = __swap_table_get(ci, off + i);
 
 		__swap_table_set(ci, off + i,
-				 pfn_to_swp_tb(folio->pfn, swp_tb_is_null(tb) ? 0 : __swp_tb_get_count(tb)));
+				 pfn_to_swp_tb(folio->pfn, swp_tb_is_null(tb) ? 0 : swp_tb_get_flags(tb)));
 	}
 }
 
@@ -108,7 +108,7 @@ void __swap_cache_del_folio(struct swap_info_struct *si, struct swap_cluster_inf
 			__swap_cluster_free_entries(si, ci, off + i - run, run);
 			run = 0;
 		}
-		__swap_table_set(ci, off + i, shadow_to_swp_tb(shadow, c));
+		__swap_table_set(ci, off + i, shadow_to_swp_tb(shadow, swp_tb_get_flags(tb)));
 	}
 	if (run)
 		__swap_cluster_free_entries(si, ci, off + (unsigned int)nr - run, run);
@@ -211,7 +211,7 @@ int swap_table_cache_replace(struct swap_info_struct *si, struct folio *old, str
 
 		USWAP_BUG_ON(!swp_tb_is_folio(tb) || swp_tb_to_pfn(tb) != old->pfn);
 		__swap_table_set(ci, off + (unsigned int)i,
-				 pfn_to_swp_tb(new->pfn, __swp_tb_get_count(tb)));
+				 pfn_to_swp_tb(new->pfn, swp_tb_get_flags(tb)));
 	}
 	/* A split replaces the old folio piece by piece: it leaves the cache
 	 * with its last piece. */

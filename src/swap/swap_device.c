@@ -588,6 +588,8 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	atomic_store(&si->nr_write_errors, 0);
 	atomic_store(&si->nr_ra_pages, 0);
 	atomic_store(&si->nr_ra_hits, 0);
+	atomic_store(&si->nr_zero_out, 0);
+	atomic_store(&si->nr_zero_in, 0);
 	ret = setup_swap_clusters_info(si, p, err, errlen);
 	if (ret)
 		goto fail_clusters;
@@ -864,6 +866,8 @@ USWAP_API int uswap_swap_stat(unsigned int type, struct uswap_swap_stat *st)
 	st->write_errors = atomic_load(&si->nr_write_errors);
 	st->ra_pages = atomic_load(&si->nr_ra_pages);
 	st->ra_hits = atomic_load(&si->nr_ra_hits);
+	st->zero_out = atomic_load(&si->nr_zero_out);
+	st->zero_in = atomic_load(&si->nr_zero_in);
 	if (si->bdev) {
 		struct swap_zram_stats zs;
 

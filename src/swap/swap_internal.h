@@ -121,6 +121,17 @@ struct swap_design_ops {
 		      struct uswap_swapin_info *info);
 	int (*swapin_lock)(struct swap_info_struct *si, struct folio *folio, swp_entry_t entry);
 	int (*peek)(struct swap_info_struct *si, uint64_t offset, uint64_t *tb, long *count);
+	/* the memcg ids of slot @offset and the rest of its cluster, one u16
+	 * each, or NULL where the design keeps none now (a cluster without
+	 * a table: no slot allocated). ci->lock held. */
+	uint16_t *(*memcg_ids)(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			       uint64_t offset);
+	/* the zero flag of [offset, offset+nr), one cluster's allocated
+	 * slots: set to @zero, or counted. ci->lock held. */
+	void (*zero_set)(struct swap_info_struct *si, struct swap_cluster_info *ci, uint64_t offset,
+			 unsigned int nr, bool zero);
+	unsigned int (*zero_count)(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				   uint64_t offset, unsigned int nr);
 	/* swapoff: every slot back to free or bad; free the design's memory */
 	void (*teardown)(struct swap_info_struct *si);
 	/* add the design's own figures to @st */
@@ -202,6 +213,7 @@ struct swap_info_struct {
 	/* I/O counters (swap_io.c) */
 	_Atomic uint64_t nr_reads, nr_writes, nr_read_errors, nr_write_errors;
 	_Atomic uint64_t nr_ra_pages, nr_ra_hits;
+	_Atomic uint64_t nr_zero_out, nr_zero_in;	/* zero pages: not written, not read */
 };
 
 extern _Atomic(struct swap_info_struct *) swap_info[MAX_SWAPFILES];
@@ -317,6 +329,15 @@ struct swap_device_params {
 int swap_device_create(const struct swap_device_params *p, char *err, size_t errlen);
 int swap_inode_claim(uint64_t dev, uint64_t ino);
 void swap_inode_release(uint64_t dev, uint64_t ino);
+
+/* ---- swap_cgroup.c ---- */
+int swap_cgroup_try_charge(uint16_t id, unsigned int nr);
+void swap_cgroup_uncharge(uint16_t id, unsigned int nr);
+void swap_cgroup_count_fail(uint16_t id);
+void swap_cgroup_record(struct swap_info_struct *si, struct swap_cluster_info *ci,
+			uint64_t offset, unsigned int nr, uint16_t id);
+void swap_cgroup_clear(struct swap_info_struct *si, struct swap_cluster_info *ci,
+		       uint64_t offset, unsigned int nr);
 
 /* ---- swapon.c ---- */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,

@@ -8,6 +8,12 @@
  * failed) and unlocks it, so that every other thread wanting the data
  * simply waits on the folio lock.
  *
+ * A folio whose pages are all zeros is not written: its slots get the
+ * zero flag (the table entries' Z, the old design's zeromap), and a read
+ * of flagged slots fills zeros without I/O (the kernel's
+ * is_folio_zero_filled() / swap_read_folio_zeromap()). A folio with some
+ * zero pages is written whole, its slots' flags cleared.
+ *
  * Whoever waits for its I/O anyway (a synchronous writeout, a fault's read
  * batch) runs it with swap_backend_rw_sync(): on the calling thread, which
  * on io_uring means a ring of its own (backend_file.c), so no other thread
@@ -180,6 +186,36 @@ static void swap_write_end_io(struct swap_io_req *req)
 	swap_bio_done(req);
 }
 
+/* Whether every byte of @folio is zero (is_folio_zero_filled()). */
+static bool folio_zero_filled(struct folio *folio)
+{
+	const uint64_t *w = folio_address(folio);
+	size_t i, n = folio_nr_pages(folio) * USWAP_PAGE_SIZE / sizeof(*w);
+
+	for (i = 0; i < n; i += 8) {
+		if (w[i] | w[i + 1] | w[i + 2] | w[i + 3] | w[i + 4] | w[i + 5] | w[i + 6] | w[i + 7])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The zero flag of @folio's slots to @zero. Clearing, the common case,
+ * writes nothing when no slot has it.
+ * Context: folio locked in the swap cache (its slots pinned); @si pinned;
+ * takes ci->lock.
+ */
+static void swap_zero_mark(struct swap_info_struct *si, struct folio *folio, bool zero)
+{
+	uint64_t offset = swp_offset(folio->swap);
+	unsigned int nr = (unsigned int)folio_nr_pages(folio);
+	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+
+	if (zero || si->design->zero_count(si, ci, offset, nr))
+		si->design->zero_set(si, ci, offset, nr, zero);
+	swap_cluster_unlock(ci);
+}
+
 /* swap_writeout() with @sync: the write on this thread. Context: @si pinned. */
 static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
 {
@@ -207,8 +243,11 @@ static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
  * The folio goes under writeback, is cleaned and unlocked; on completion
  * writeback ends (PG_error and dirty again if the write failed).
  * @sync: wait for the completion.
+ * A folio of zeros is not written: its slots are flagged, it is cleaned
+ * and unlocked at once.
  * Context: folio locked and in the swap cache, not under writeback; returns
- * with it unlocked. Return: 0 (submitted; with @sync, written), -EIO (the
+ * with it unlocked. Return: 0 (submitted; with @sync, written; or all
+ * zeros, flagged), -EIO (the
  * write failed, with @sync), -EINVAL, -EOPNOTSUPP (device without backend),
  * -ENOMEM (no memory to submit it; with @sync also a write the device
  * refused for want of memory, left dirty as a failed one). On an error
@@ -227,6 +266,17 @@ int swap_writeout(struct folio *folio, bool sync)
 		return -EINVAL;
 	}
 	err = swap_entry_pin(folio->swap, &si);
+	if (!err && folio_zero_filled(folio)) {
+		/* Nothing to write: the flag says what the slots hold. */
+		swap_zero_mark(si, folio, true);
+		atomic_fetch_add(&si->nr_zero_out, folio_nr_pages(folio));
+		folio_clear_dirty(folio);
+		folio_unlock(folio);
+		put_swap_device(si);
+		return 0;
+	}
+	if (!err)
+		swap_zero_mark(si, folio, false);
 	if (!err && !si->bdev)
 		err = -EOPNOTSUPP;
 	if (!err && sync)
@@ -282,27 +332,110 @@ static void swap_read_done(struct swap_info_struct *si, struct folio *folio, int
 	folio_unlock(folio);
 }
 
+/*
+ * Read one page of @folio at slot @offset, on this thread.
+ * Context: folio locked; @si pinned. Return: 0 or the request's error.
+ */
+static int swap_read_page(struct swap_info_struct *si, struct folio *folio, uint64_t offset,
+			  unsigned int i)
+{
+	struct swap_io_req req = {
+		.op = SWAP_IO_READ,
+		.nr = 1,
+		.offset = offset + i,
+		.buf = (char *)folio_address(folio) + (size_t)i * USWAP_PAGE_SIZE,
+	};
+	int err;
+
+	if (!si->bdev)
+		return -EOPNOTSUPP;
+	err = swap_backend_rw_sync(si->bdev, &req, 1);
+	return req.result ? req.result : err;
+}
+
+/*
+ * swap_read_zero() - fill the pages of @folio whose slots have the zero
+ * flag. All of them: the read is done (uptodate, unlocked), true. None:
+ * false, the device reads it. Some (slots written by different folios):
+ * the zero pages filled, the others read one by one here; done, true.
+ * Context: folio locked in the swap cache; @si pinned; takes ci->lock.
+ */
+static bool swap_read_zero(struct swap_info_struct *si, struct folio *folio)
+{
+	uint64_t offset = swp_offset(folio->swap);
+	unsigned int nr = (unsigned int)folio_nr_pages(folio), z, i;
+	struct swap_cluster_info *ci = swap_cluster_lock(si, offset);
+	bool flag[SWAPFILE_CLUSTER];
+	int err = 0;
+
+	z = si->design->zero_count(si, ci, offset, nr);
+	if (z && z < nr)
+		for (i = 0; i < nr; i++)
+			flag[i] = si->design->zero_count(si, ci, offset + i, 1);
+	swap_cluster_unlock(ci);
+	if (!z)
+		return false;
+	if (z == nr) {
+		memset(folio_address(folio), 0, (size_t)nr * USWAP_PAGE_SIZE);
+	} else {
+		for (i = 0; i < nr; i++) {
+			int e;
+
+			if (flag[i]) {
+				memset((char *)folio_address(folio) + (size_t)i * USWAP_PAGE_SIZE, 0,
+				       USWAP_PAGE_SIZE);
+				continue;
+			}
+			e = swap_read_page(si, folio, offset, i);
+			if (e && !err)
+				err = e;
+		}
+	}
+	atomic_fetch_add(&si->nr_zero_in, z);
+	if (z < nr) {
+		swap_read_done(si, folio, err);
+		return true;
+	}
+	folio_clear_flag(folio, PG_error);	/* no I/O: not counted as a read */
+	folio_mark_uptodate(folio);
+	folio_unlock(folio);
+	return true;
+}
+
 /**
  * swap_read_folios() - read @n (at most SWAP_READ_BATCH_MAX) locked
  * swap-cache folios of device @si from their slots, in one batch, on the
  * calling thread. Each is marked uptodate (or PG_error) and unlocked
  * before this returns.
+ * Folios whose slots have the zero flag are filled with zeros, not read.
  * Context: the folios are locked by the caller, which hands the locks to
  * the I/O; @si pinned by the caller; sleeps. Return: 0 (also when some
  * reads failed: PG_error says which), or -errno when the batch could not
- * be started (-EOPNOTSUPP, -ENODEV, -EINVAL), every folio then failed.
+ * be started (-EOPNOTSUPP, -ENODEV, -EINVAL), every folio to be read from
+ * the device then failed.
  */
 int swap_read_folios(struct swap_info_struct *si, struct folio **folios, unsigned int n)
 {
 	struct swap_io_req reqs[SWAP_READ_BATCH_MAX];
-	unsigned int i;
+	struct folio *io[SWAP_READ_BATCH_MAX];
+	unsigned int i, nio = 0;
 	int err = 0;
 
+	if (n > SWAP_READ_BATCH_MAX) {
+		for (i = 0; i < n; i++)
+			swap_read_done(si, folios[i], -EINVAL);
+		return -EINVAL;
+	}
+	/* Zero-flagged slots are filled here; the rest go to the device. */
+	for (i = 0; i < n; i++) {
+		if (!swap_read_zero(si, folios[i]))
+			io[nio++] = folios[i];
+	}
+	folios = io;
+	n = nio;
 	if (!n)
 		return 0;
-	if (n > SWAP_READ_BATCH_MAX)
-		err = -EINVAL;
-	else if (!si->bdev)
+	if (!si->bdev)
 		err = -EOPNOTSUPP;
 	else if (!swap_device_tryget(si))
 		err = -ENODEV;

@@ -3,22 +3,34 @@
  * The swap table entry: the whole state of one swap slot in 64 bits.
  *
  *   NULL    |------------------- 0 ------------------|      free slot
- *   Shadow  | COUNT |-------- shadow value ---------|1|     swapped out
- *   PFN     | COUNT |------------ PFN ------------|10|     cached: a frame holds it
+ *   Shadow  | COUNT |Z|------ shadow value --------|1|     swapped out
+ *   PFN     | COUNT |Z|---------- PFN -----------|10|     cached: a frame holds it
  *   Pointer |----------------- pointer ----------|100|     reserved, unused
  *   Bad     |------------------ 1 ----------------|1000|   header, bad page, tail
  *
- * COUNT is the top SWP_TB_COUNT_BITS bits (USWAP_TB_COUNT_BITS, default 4).
- * Values 0 .. SWP_TB_COUNT_MAX-1 are exact; SWP_TB_COUNT_MAX means the real
- * count lives in the cluster's extend table. Count 0 is legal only for a
- * PFN entry (the slot is pinned by the swap cache alone) and for NULL.
- * The shadow value keeps its low marker bit 1 and leaves COUNT clear; the
- * workingset code packs its fields below SWP_TB_COUNT_SHIFT (commit 48dd39b85542, see
- * mm/workingset.h).
+ * The top SWP_TB_FLAGS_BITS bits of a shadow or PFN entry are its flags:
+ * COUNT, the top SWP_TB_COUNT_BITS bits (USWAP_TB_COUNT_BITS, default 4),
+ * and below it Z, the zero flag (SWP_TB_ZERO_FLAG, bit 59 at the default
+ * width): the slot's page is all zeros and was never written to the
+ * device. Values 0 .. SWP_TB_COUNT_MAX-1 of COUNT are exact;
+ * SWP_TB_COUNT_MAX means the real count lives in the cluster's extend
+ * table. Count 0 is legal only for a PFN entry (the slot is pinned by the
+ * swap cache alone) and for NULL. The constructors take the whole flags
+ * value, so that what replaces an entry keeps its Z (shadow <-> PFN).
+ *
+ * Where COUNT + Z + PFN do not fit in 64 bits (a 22-bit count: 22 + 1 + 42)
+ * Z lives in a 512-bit bitmap of the cluster's table instead
+ * (SWAP_TABLE_HAS_ZEROFLAG is 0), as the kernel does where the word is short.
+ *
+ * The shadow value keeps its low marker bit 1 and leaves the flags clear;
+ * the workingset code packs its fields below SWP_TB_FLAGS_SHIFT (commit
+ * 48dd39b85542, see mm/workingset.h).
  *
  * No code outside this header open-codes these masks. The second half of
  * the file is the table itself: struct swap_table and its accessors,
  * static inline because the hot loops read and write an entry per slot.
+ * The table also holds the memory cgroup id of each slot (the kernel's
+ * per-cluster swap_memcg_table after phase IV).
  */
 #ifndef USWAP_SWAP_TABLE_H
 #define USWAP_SWAP_TABLE_H
@@ -58,11 +70,27 @@
 #define SWP_TB_COUNT_MAX	((1U << SWP_TB_COUNT_BITS) - 1)
 #define SWP_TB_PFN_BITS		(SWAP_CACHE_PFN_BITS + SWP_TB_PFN_MARK_BITS)
 
+/* The flags field: COUNT, then Z where the word has room for it. */
+#if SWP_TB_COUNT_BITS + 1 + SWP_TB_PFN_BITS <= 64
+#define SWAP_TABLE_HAS_ZEROFLAG	1
+#define SWP_TB_FLAGS_BITS	(SWP_TB_COUNT_BITS + 1)
+#else
+#define SWAP_TABLE_HAS_ZEROFLAG	0
+#define SWP_TB_FLAGS_BITS	SWP_TB_COUNT_BITS
+#endif
+#define SWP_TB_FLAGS_SHIFT	(64 - SWP_TB_FLAGS_BITS)
+#define SWP_TB_FLAGS_MASK	(~(~0ULL >> SWP_TB_FLAGS_BITS))
+/* Z in the flags value (entry >> SWP_TB_FLAGS_SHIFT): its lowest bit. */
+#define SWP_TB_FLAGS_ZERO	(SWAP_TABLE_HAS_ZEROFLAG ? 1U : 0U)
+#define SWP_TB_ZERO_FLAG	((uint64_t)SWP_TB_FLAGS_ZERO << SWP_TB_FLAGS_SHIFT)
+
 _Static_assert(SWP_TB_COUNT_BITS >= 2,
 	       "free, in use and overflow need three count values");
 _Static_assert(SWP_TB_COUNT_BITS <= 22, "the count field is at most 22 bits");
-_Static_assert(SWAP_CACHE_PFN_BITS + SWP_TB_PFN_MARK_BITS + SWP_TB_COUNT_BITS <= 64,
-	       "PFN + marker + count must fit in one 64-bit entry");
+_Static_assert(SWAP_CACHE_PFN_BITS + SWP_TB_PFN_MARK_BITS + SWP_TB_FLAGS_BITS <= 64,
+	       "PFN + marker + flags must fit in one 64-bit entry");
+_Static_assert(SWP_TB_FLAGS_SHIFT + SWP_TB_FLAGS_BITS - SWP_TB_COUNT_BITS == SWP_TB_COUNT_SHIFT,
+	       "COUNT is the top of the flags field");
 _Static_assert(sizeof(unsigned long long) == 8, "entries are 64-bit");
 
 /* ---- type tests ---- */
@@ -106,21 +134,39 @@ static inline uint64_t __count_to_swp_tb(unsigned int count)
 	return (uint64_t)count << SWP_TB_COUNT_SHIFT;
 }
 
-static inline uint64_t pfn_to_swp_tb(uint64_t pfn, unsigned int count)
+/*
+ * The flags value of a count and a zero flag (Z is dropped where the word
+ * has no room for it: SWAP_TABLE_HAS_ZEROFLAG 0).
+ */
+static inline unsigned int swp_tb_mk_flags(unsigned int count, bool zero)
+{
+	uswap_assert(count <= SWP_TB_COUNT_MAX);
+	return (count << (SWP_TB_FLAGS_BITS - SWP_TB_COUNT_BITS)) | (zero ? SWP_TB_FLAGS_ZERO : 0);
+}
+
+static inline uint64_t __flags_to_swp_tb(unsigned int flags)
+{
+	uswap_assert(SWP_TB_FLAGS_BITS >= 32 || flags < (1U << SWP_TB_FLAGS_BITS));
+	return (uint64_t)flags << SWP_TB_FLAGS_SHIFT;
+}
+
+/* A PFN entry for frame @pfn with the flags value @flags (swp_tb_mk_flags). */
+static inline uint64_t pfn_to_swp_tb(uint64_t pfn, unsigned int flags)
 {
 	uswap_assert(pfn < (1ULL << SWAP_CACHE_PFN_BITS));
-	return (pfn << SWP_TB_PFN_MARK_BITS) | SWP_TB_PFN_MARK | __count_to_swp_tb(count);
+	return (pfn << SWP_TB_PFN_MARK_BITS) | SWP_TB_PFN_MARK | __flags_to_swp_tb(flags);
 }
 
 /*
- * A shadow value is an "XA value": its bit 0 is set (or it is 0, the empty
- * placeholder). Its count bits must be clear.
+ * A shadow entry with the flags value @flags. A shadow value is an "XA
+ * value": its bit 0 is set (or it is 0, the empty placeholder). Its flags
+ * bits must be clear.
  */
-static inline uint64_t shadow_to_swp_tb(uint64_t shadow, unsigned int count)
+static inline uint64_t shadow_to_swp_tb(uint64_t shadow, unsigned int flags)
 {
-	uswap_assert(!(shadow & SWP_TB_COUNT_MASK));
+	uswap_assert(!(shadow & SWP_TB_FLAGS_MASK));
 	uswap_assert(!shadow || (shadow & SWP_TB_SHADOW_MARK));
-	return shadow | SWP_TB_SHADOW_MARK | __count_to_swp_tb(count);
+	return shadow | SWP_TB_SHADOW_MARK | __flags_to_swp_tb(flags);
 }
 
 /* Reserved pointer format: an 8-byte aligned pointer tagged 100. */
@@ -135,13 +181,33 @@ static inline uint64_t ptr_to_swp_tb(const void *p)
 static inline uint64_t swp_tb_to_pfn(uint64_t tb)
 {
 	uswap_assert(swp_tb_is_folio(tb));
-	return (tb & ~SWP_TB_COUNT_MASK) >> SWP_TB_PFN_MARK_BITS;
+	return (tb & ~SWP_TB_FLAGS_MASK) >> SWP_TB_PFN_MARK_BITS;
 }
 
 static inline uint64_t swp_tb_to_shadow(uint64_t tb)
 {
 	uswap_assert(swp_tb_is_shadow(tb));
-	return tb & ~SWP_TB_COUNT_MASK;
+	return tb & ~SWP_TB_FLAGS_MASK;
+}
+
+/* The flags value of a shadow or PFN entry (0 for NULL). */
+static inline unsigned int swp_tb_get_flags(uint64_t tb)
+{
+	uswap_assert(swp_tb_is_countable(tb));
+	return (unsigned int)(tb >> SWP_TB_FLAGS_SHIFT);
+}
+
+/* Whether the entry's Z flag is set (always false without the flag). */
+static inline bool swp_tb_is_zero(uint64_t tb)
+{
+	return (swp_tb_is_shadow(tb) || swp_tb_is_folio(tb)) && (tb & SWP_TB_ZERO_FLAG);
+}
+
+/* The same shadow or PFN entry with its Z flag set to @zero. */
+static inline uint64_t __swp_tb_mk_zero(uint64_t tb, bool zero)
+{
+	uswap_assert(swp_tb_is_shadow(tb) || swp_tb_is_folio(tb));
+	return zero ? tb | SWP_TB_ZERO_FLAG : tb & ~SWP_TB_ZERO_FLAG;
 }
 
 static inline void *swp_tb_to_ptr(uint64_t tb)
@@ -188,16 +254,16 @@ static inline uint64_t swp_tb_get_shadow(uint64_t tb)
 	return shadow == SWP_TB_SHADOW_MARK ? 0 : shadow;
 }
 
-/* Whether @shadow may be stored in a shadow entry: its count bits are clear. */
+/* Whether @shadow may be stored in a shadow entry: its flags bits are clear. */
 static inline bool shadow_fits_swp_tb(uint64_t shadow)
 {
-	return !(shadow & SWP_TB_COUNT_MASK);
+	return !(shadow & SWP_TB_FLAGS_MASK);
 }
 
 /*
  * The "XA value" form of a shadow (the kernel's xa_mk_value() and friends):
  * a payload @v shifted up by one with the shadow marker in bit 0. The
- * workingset code packs its fields into @v and keeps the top count bits of
+ * workingset code packs its fields into @v and keeps the flags bits of
  * the result clear itself (shadow_fits_swp_tb()).
  */
 static inline uint64_t shadow_mk_value(uint64_t v)
@@ -244,6 +310,13 @@ static inline const char *swp_tb_type_name(uint64_t tb)
  */
 struct swap_table {
 	_Atomic uint64_t entries[SWAPFILE_CLUSTER];
+	/* Memory cgroup of each allocated slot, 0 for none: set when the slot
+	 * is allocated, cleared (and uncharged) when it frees, so a table that
+	 * leaves its cluster holds only zeros. ci->lock. */
+	uint16_t memcg[SWAPFILE_CLUSTER];
+#if !SWAP_TABLE_HAS_ZEROFLAG
+	uint64_t zero[SWAPFILE_CLUSTER / 64];	/* Z of each slot; ci->lock */
+#endif
 	_Atomic unsigned long gen;	/* + 1 each time a cluster takes the table */
 	union {
 		struct rcu_head rcu;		/* on its way back to malloc */

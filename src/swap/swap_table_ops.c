@@ -56,7 +56,7 @@ static void swap_table_alloc_fill(struct swap_info_struct *si, struct swap_clust
 		return;
 	}
 	for (i = 0; i < nr; i++)
-		__swap_table_set(ci, off + i, shadow_to_swp_tb(0, 1));
+		__swap_table_set(ci, off + i, shadow_to_swp_tb(0, swp_tb_mk_flags(1, false)));
 }
 
 /* swap_table_cache_only() - the slot is held by the swap cache alone. ci->lock held. */
@@ -67,6 +67,67 @@ static bool swap_table_cache_only(struct swap_info_struct *si, struct swap_clust
 
 	(void)si;
 	return swp_tb_is_folio(tb) && !__swp_tb_get_count(tb);
+}
+
+/*
+ * swap_table_memcg_ids() - the ids of slot @offset on: the cluster's
+ * table's id array (the kernel's swap_memcg_table), NULL without a table.
+ * Context: ci->lock held.
+ */
+static uint16_t *swap_table_memcg_ids(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				      uint64_t offset)
+{
+	struct swap_table *t = swap_cluster_table(ci);
+
+	(void)si;
+	uswap_assert_held(&ci->lock);
+	return t ? &t->memcg[offset % SWAPFILE_CLUSTER] : NULL;
+}
+
+/*
+ * swap_table_zero_set() - Z of [offset, offset+nr) to @zero: the entries'
+ * flag, or the table's bitmap where the entry has no room for it.
+ * Context: ci->lock held; the slots allocated (shadow or PFN entries).
+ */
+static void swap_table_zero_set(struct swap_info_struct *si, struct swap_cluster_info *ci,
+				uint64_t offset, unsigned int nr, bool zero)
+{
+	unsigned int off = (unsigned int)(offset % SWAPFILE_CLUSTER), i;
+
+	(void)si;
+	uswap_assert(off + nr <= SWAPFILE_CLUSTER);
+	for (i = off; i < off + nr; i++) {
+#if SWAP_TABLE_HAS_ZEROFLAG
+		uint64_t tb = __swap_table_get(ci, i);
+
+		if (swp_tb_is_zero(tb) != zero)
+			__swap_table_set(ci, i, __swp_tb_mk_zero(tb, zero));
+#else
+		uint64_t *w = &swap_cluster_table(ci)->zero[i / 64];
+
+		*w = zero ? *w | (1ULL << (i % 64)) : *w & ~(1ULL << (i % 64));
+#endif
+	}
+}
+
+/* swap_table_zero_count() - how many of [offset, offset+nr) have Z. ci->lock held. */
+static unsigned int swap_table_zero_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
+					  uint64_t offset, unsigned int nr)
+{
+	unsigned int off = (unsigned int)(offset % SWAPFILE_CLUSTER), i, n = 0;
+
+	(void)si;
+	uswap_assert(off + nr <= SWAPFILE_CLUSTER);
+	if (!swap_cluster_table(ci))
+		return 0;
+	for (i = off; i < off + nr; i++) {
+#if SWAP_TABLE_HAS_ZEROFLAG
+		n += swp_tb_is_zero(__swap_table_get(ci, i));
+#else
+		n += (swap_cluster_table(ci)->zero[i / 64] >> (i % 64)) & 1;
+#endif
+	}
+	return n;
 }
 
 /*
@@ -108,5 +169,8 @@ const struct swap_design_ops swap_table_ops = {
 	.swapin_lock = swap_table_swapin_lock,
 	.peek = swap_table_peek,
 	.teardown = swap_table_teardown,
+	.memcg_ids = swap_table_memcg_ids,
+	.zero_set = swap_table_zero_set,
+	.zero_count = swap_table_zero_count,
 	.stat = swap_table_stat,
 };

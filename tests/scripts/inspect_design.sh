@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # uswap inspect --design: on a sparse 1 TiB swap file, the old design's
-# static metadata is exactly one byte per slot more than the swap table's
-# (the swap_map), measured on real swapons of the file; the top-level
+# static metadata is exactly its per-slot arrays more than the swap
+# table's (swap_map 1 byte, swap_cgroup 2 bytes, zeromap 1 bit per slot),
+# measured on real swapons of the file; the top-level
 # static_metadata_bytes (and the text report's "static metadata") is the
 # chosen design's figure, and without --design the swap table's.
 set -euo pipefail
@@ -25,7 +26,10 @@ assert t["design"] == "table" and l["design"] == "legacy"
 tm, lm = t["metadata"], l["metadata"]
 assert tm["swap_map_bytes"] == 0, tm
 assert lm["swap_map_bytes"] == slots, lm
-assert lm["static_bytes"] - tm["static_bytes"] == slots, (tm, lm)
+assert lm["swap_cgroup_bytes"] == 2 * slots and tm["swap_cgroup_bytes"] == 0, (tm, lm)
+assert lm["zeromap_bytes"] == (slots + 63) // 64 * 8 and tm["zeromap_bytes"] == 0, (tm, lm)
+assert lm["static_bytes"] - tm["static_bytes"] == \
+    slots + lm["swap_cgroup_bytes"] + lm["zeromap_bytes"], (tm, lm)
 assert tm["static_bytes"] == tm["cluster_array_bytes"] == t["static_metadata_bytes"], tm
 for r in (t, l):
     assert r["static_metadata_bytes"] == r["metadata"]["static_bytes"], \
@@ -35,7 +39,7 @@ assert n["static_metadata_bytes"] == tm["static_bytes"], (n, tm)
 for text, m in zip(sys.argv[4:6], (tm, lm)):
     got = re.search(r"^  static metadata: +(\d+) bytes$", text, re.M)
     assert got and int(got.group(1)) == m["static_bytes"], (text, m)
-assert tm["kernel_also_per_slot"]["swap_cgroup_bytes"] == 2 * slots
-print("1 TiB: table static %d B, legacy static %d B: %d B = 1 B x %d slots more"
-      % (tm["static_bytes"], lm["static_bytes"], lm["static_bytes"] - tm["static_bytes"], slots))
+print("1 TiB: table static %d B (%.4f B/slot), legacy static %d B (%.4f B/slot)"
+      % (tm["static_bytes"], tm["static_bytes_per_slot"], lm["static_bytes"],
+         lm["static_bytes_per_slot"]))
 PY

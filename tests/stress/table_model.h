@@ -210,8 +210,8 @@ static uint64_t model_tb(uint64_t o, long *count)
 	*count = (long)s->count;
 	field = s->count >= SWP_TB_COUNT_MAX ? SWP_TB_COUNT_MAX : (unsigned int)s->count;
 	if (s->folio != NO_FOLIO)
-		return pfn_to_swp_tb(folio_pfn(folios[s->folio].f), field);
-	return shadow_to_swp_tb(s->shadow, field);
+		return pfn_to_swp_tb(folio_pfn(folios[s->folio].f), swp_tb_mk_flags(field, false));
+	return shadow_to_swp_tb(s->shadow, swp_tb_mk_flags(field, false));
 }
 
 /* What the library reports for a stored shadow payload (0 for the placeholder). */
@@ -463,7 +463,7 @@ static uint64_t pick_shadow(void)
 {
 	if (chance(20))
 		return 0;
-	return (TD_RAND64() & (~0ULL >> SWP_TB_COUNT_BITS)) | 1;
+	return (TD_RAND64() & (~0ULL >> SWP_TB_FLAGS_BITS)) | 1;
 }
 
 static int32_t folio_track(struct folio *f, uint64_t off)

@@ -44,7 +44,7 @@ static void test_pfn_roundtrip(void **state)
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(pfns); i++) {
 		for (j = 0; j < ARRAY_SIZE(counts); j++) {
-			uint64_t tb = pfn_to_swp_tb(pfns[i], counts[j]);
+			uint64_t tb = pfn_to_swp_tb(pfns[i], swp_tb_mk_flags(counts[j], false));
 
 			assert_int_equal(tb & 3, 2);
 			assert_true(swp_tb_is_folio(tb));
@@ -58,7 +58,7 @@ static void test_pfn_roundtrip(void **state)
 
 static void test_shadow_roundtrip(void **state)
 {
-	uint64_t max_shadow = (~0ULL >> SWP_TB_COUNT_BITS) | 1;
+	uint64_t max_shadow = (~0ULL >> SWP_TB_FLAGS_BITS) | 1;
 	uint64_t shadows[] = { 0, 1, 0x12345 | 1, max_shadow };
 	unsigned int counts[] = { 1, 2, SWP_TB_COUNT_MAX - 1, SWP_TB_COUNT_MAX };
 	size_t i, j;
@@ -66,7 +66,7 @@ static void test_shadow_roundtrip(void **state)
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(shadows); i++) {
 		for (j = 0; j < ARRAY_SIZE(counts); j++) {
-			uint64_t tb = shadow_to_swp_tb(shadows[i], counts[j]);
+			uint64_t tb = shadow_to_swp_tb(shadows[i], swp_tb_mk_flags(counts[j], false));
 
 			assert_true(swp_tb_is_shadow(tb));
 			assert_int_equal(nr_types(tb), 1);
@@ -91,7 +91,7 @@ static void test_ptr(void **state)
 /* Changing the count keeps the type and payload: cache add/delete rely on it. */
 static void test_count_replace(void **state)
 {
-	uint64_t tb = pfn_to_swp_tb(777, 1);
+	uint64_t tb = pfn_to_swp_tb(777, swp_tb_mk_flags(1, false));
 	unsigned int c;
 
 	(void)state;
@@ -102,7 +102,7 @@ static void test_count_replace(void **state)
 		assert_int_equal(swp_tb_to_pfn(n), 777);
 		assert_int_equal(__swp_tb_get_count(n), c);
 	}
-	tb = shadow_to_swp_tb(0, 3 > SWP_TB_COUNT_MAX ? 1 : 3);
+	tb = shadow_to_swp_tb(0, swp_tb_mk_flags(3 > SWP_TB_COUNT_MAX ? 1 : 3, false));
 	tb = __swp_tb_mk_count(tb, SWP_TB_COUNT_MAX);
 	assert_true(swp_tb_is_shadow(tb));
 	assert_int_equal(__swp_tb_get_count(tb), SWP_TB_COUNT_MAX);
