@@ -9,7 +9,6 @@
 #define USWAP_SWAP_CLUSTER_H
 
 #include <stdint.h>
-#include <urcu/list.h>
 
 #include <uswap/common.h>
 #include "util/lock.h"
@@ -54,17 +53,22 @@ struct swap_cluster_info {
 } __attribute__((aligned(64)));	/* one line each: neighbours' threads apart */
 
 /*
- * The kernel's ci->list lives here in si->cluster_list[], one entry per
- * cluster, not in the cluster's line: moving a cluster writes its list
- * neighbours' links, and a neighbour is often another thread's current
- * cluster (both on frag[0] or nonfull[0]). With the links in the cluster's
- * line, each such move took the line holding that cluster's lock from the
- * thread that locks it on every allocation and free (bench_alloc, 2
- * threads: the fast path's lock was the costliest instruction). Apart,
- * the links are written only under si->lock. The lists, their order and
- * their locking are the kernel's. cluster_link() and link_cluster()
- * (swap_internal.h) map one to the other.
+ * The kernel's ci->list, kept apart from the clusters in si->cluster_list[]
+ * and linked by index: entry i holds cluster i's links, and the entries
+ * after the clusters' are the list heads (free, full, discard, nonfull[]
+ * and frag[]: SWAP_NR_CLUSTER_LISTS), so a list is named by its head's
+ * index. 8 bytes per cluster instead of a 16-byte list_head. Apart, the
+ * links are written only under si->lock, and moving a cluster does not
+ * write the lines of its list neighbours' locks (a neighbour is often
+ * another thread's current cluster). The lists, their order and their
+ * locking are the kernel's; the helpers (cluster_list_*() in
+ * swap_internal.h) are list.h's on indices.
  */
+struct swap_cluster_link {
+	uint32_t prev, next;	/* entry indices in si->cluster_list[]; si->lock */
+};
+#define SWAP_NR_CLUSTER_LISTS	(3 + 2 * SWAP_NR_ORDERS)
+_Static_assert(sizeof(struct swap_cluster_link) == 8, "two 32-bit links per cluster");
 
 /* The extend table's last word counts its non-zero entries, so that
  * "can it be freed?" is one load, not a 512-entry scan on every put. */
