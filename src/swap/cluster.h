@@ -8,6 +8,7 @@
 #ifndef USWAP_SWAP_CLUSTER_H
 #define USWAP_SWAP_CLUSTER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <uswap/common.h>
@@ -50,7 +51,12 @@ struct swap_cluster_info {
 	_Atomic(struct swap_table *) table;	/* RCU pointer: swap_cluster_table() */
 	unsigned int *extend_table;	/* SWAPFILE_CLUSTER overflow counts, then
 					 * [EXTEND_NR]: how many are non-zero */
-} __attribute__((aligned(64)));	/* one line each: neighbours' threads apart */
+};
+#if USWAP_DEBUG < 2
+/* lock 4, count 2, flags 1, order 1, owner 4, hole 4, table 8, extend 8;
+ * debug builds add the lock's owner. */
+_Static_assert(sizeof(struct swap_cluster_info) == 32, "a cluster is 32 bytes");
+#endif
 
 /*
  * The kernel's ci->list, kept apart from the clusters in si->cluster_list[]
@@ -69,6 +75,16 @@ struct swap_cluster_link {
 };
 #define SWAP_NR_CLUSTER_LISTS	(3 + 2 * SWAP_NR_ORDERS)
 _Static_assert(sizeof(struct swap_cluster_link) == 8, "two 32-bit links per cluster");
+
+/* The cluster array: whole lines (aligned_alloc wants a multiple of the
+ * alignment), so that a cluster never straddles two. */
+#define SWAP_CLUSTER_ARRAY_ALIGN	64
+static inline size_t swap_cluster_array_bytes(uint64_t nr_clusters)
+{
+	size_t n = (size_t)nr_clusters * sizeof(struct swap_cluster_info);
+
+	return (n + SWAP_CLUSTER_ARRAY_ALIGN - 1) & ~(size_t)(SWAP_CLUSTER_ARRAY_ALIGN - 1);
+}
 
 /* The extend table's last word counts its non-zero entries, so that
  * "can it be freed?" is one load, not a 512-entry scan on every put. */

@@ -326,8 +326,8 @@ uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots)
 	uint64_t nr = (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
 
 	/* The clusters, their list links, and the lists' heads (cluster.h). */
-	return nr * (sizeof(struct swap_cluster_info) + sizeof(struct swap_cluster_link)) +
-	       SWAP_NR_CLUSTER_LISTS * sizeof(struct swap_cluster_link);
+	return swap_cluster_array_bytes(nr) +
+	       (nr + SWAP_NR_CLUSTER_LISTS) * sizeof(struct swap_cluster_link);
 }
 
 /** swap_backend_slots_freed() - tell the backend that slots are free. ci->lock held. */
@@ -374,12 +374,12 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 	si->nr_clusters = (si->max + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
 	/* max is 32-bit: cluster and head indices fit the 32-bit links. */
 	_Static_assert(sizeof(si->max) <= sizeof(uint32_t), "32-bit slot offsets");
-	/* Line-aligned: each cluster's lock and count on a line of its own. */
-	si->cluster_info = uswap_aligned_alloc(_Alignof(struct swap_cluster_info),
-					 si->nr_clusters * sizeof(*si->cluster_info));
+	/* Line-aligned: no cluster straddles two lines. */
+	si->cluster_info = uswap_aligned_alloc(SWAP_CLUSTER_ARRAY_ALIGN,
+					       swap_cluster_array_bytes(si->nr_clusters));
 	if (!si->cluster_info)
 		return -ENOMEM;
-	memset(si->cluster_info, 0, si->nr_clusters * sizeof(*si->cluster_info));
+	memset(si->cluster_info, 0, swap_cluster_array_bytes(si->nr_clusters));
 	/* The list links by index, then the heads (cluster.h). */
 	si->cluster_list = uswap_malloc((si->nr_clusters + SWAP_NR_CLUSTER_LISTS) *
 					sizeof(*si->cluster_list));

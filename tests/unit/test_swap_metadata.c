@@ -32,9 +32,11 @@ static void expect_static(struct swaptest *t)
 	assert_int_equal(st.nr_bad, 1);
 	assert_int_equal(st.nr_clusters, nr_clusters_of(t->max));
 	/* The clusters, their list links and the lists' heads (cluster.h). */
-	assert_int_equal(st.static_bytes, st.nr_clusters * (sizeof(struct swap_cluster_info) +
-							     sizeof(struct swap_cluster_link)) +
-			 SWAP_NR_CLUSTER_LISTS * sizeof(struct swap_cluster_link));
+	assert_int_equal(st.static_bytes,
+			 swap_cluster_array_bytes(st.nr_clusters) +
+			 (st.nr_clusters + SWAP_NR_CLUSTER_LISTS) * sizeof(struct swap_cluster_link));
+	assert_true(swap_cluster_array_bytes(st.nr_clusters) -
+		    st.nr_clusters * sizeof(struct swap_cluster_info) < SWAP_CLUSTER_ARRAY_ALIGN);
 	assert_int_equal(st.dynamic_bytes,
 			 st.nr_tables * sizeof(struct swap_table) +
 			 st.nr_extend_tables * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int));
