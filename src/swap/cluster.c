@@ -251,7 +251,7 @@ void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 	had = swap_cluster_free_table(ci);
 	ci->order = 0;
 	ci->owner = 0;
-	move_cluster_count(si, ci, si->free_clusters, CLUSTER_FLAG_FREE, had ? -1 : 0);
+	move_cluster_count(si, ci, free_clusters(si), CLUSTER_FLAG_FREE, had ? -1 : 0);
 }
 
 /* An emptied cluster is discarded before reuse while the device is in use. */
@@ -291,7 +291,7 @@ void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info 
 	if (ci->flags == CLUSTER_FLAG_NONE || ci->flags == CLUSTER_FLAG_NONFULL ||
 	    ci->flags == CLUSTER_FLAG_DISCARD)
 		return;
-	move_cluster(si, ci, si->nonfull_clusters[ci->order], CLUSTER_FLAG_NONFULL);
+	move_cluster(si, ci, nonfull_clusters(si, ci->order), CLUSTER_FLAG_NONFULL);
 }
 
 /**
@@ -310,10 +310,10 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 			free_or_discard_cluster(si, ci);
 	} else if (ci->count < SWAPFILE_CLUSTER) {
 		if (ci->flags != CLUSTER_FLAG_FRAG)
-			move_cluster(si, ci, si->frag_clusters[ci->order], CLUSTER_FLAG_FRAG);
+			move_cluster(si, ci, frag_clusters(si, ci->order), CLUSTER_FLAG_FRAG);
 	} else if (ci->flags != CLUSTER_FLAG_FULL) {
 		ci->owner = 0;	/* no thread's current cluster any more */
-		move_cluster(si, ci, si->full_clusters, CLUSTER_FLAG_FULL);
+		move_cluster(si, ci, full_clusters(si), CLUSTER_FLAG_FULL);
 	}
 }
 
@@ -357,7 +357,7 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 	uswap_spin_unlock(&si->lock);
 	if (found && was == CLUSTER_FLAG_FREE && swap_cluster_alloc_table(found)) {
 		/* No memory for a table: give the cluster back. */
-		move_cluster_count(si, found, si->free_clusters, CLUSTER_FLAG_FREE, -1);
+		move_cluster_count(si, found, free_clusters(si), CLUSTER_FLAG_FREE, -1);
 		uswap_spin_unlock(&found->lock);
 		return NULL;
 	}

@@ -59,25 +59,45 @@ _Static_assert(sizeof(struct swap_cluster_info) == 32, "a cluster is 32 bytes");
 #endif
 
 /*
- * The kernel's ci->list, kept apart from the clusters in si->cluster_list[]
- * and linked by index: entry i holds cluster i's links, and the entries
- * after the clusters' are the list heads (free, full, discard, nonfull[]
- * and frag[]: SWAP_NR_CLUSTER_LISTS), so a list is named by its head's
- * index. 8 bytes per cluster instead of a 16-byte list_head. Apart, the
- * links are written only under si->lock, and moving a cluster does not
- * write the lines of its list neighbours' locks (a neighbour is often
- * another thread's current cluster). The lists, their order and their
- * locking are the kernel's; the helpers (cluster_list_*() in
- * swap_internal.h) are list.h's on indices.
+ * Static metadata: 32 bytes of cluster and 8 of list links per 512 slots,
+ * 40 bytes or 0.078 bytes a slot (uswap_swap_static_metadata_bytes()).
+ * The kernel's cluster is 48 bytes (lock 4, count 2, flags 1, order 1,
+ * list 16, table, extend table and memcg table pointers 8 each). The
+ * memcg ids here live in struct swap_table, not behind a pointer of their
+ * own; counting such a pointer, ours would be 48 bytes too.
+ *
+ * Two clusters share a line. Threads in neighbouring clusters (the free
+ * list hands out neighbours in turn) then write one line with their
+ * locks; bench_alloc's two-thread rates did not move with it, nor with a
+ * layout that put neighbours on different lines.
+ *
+ * The kernel's ci->list is kept apart from the clusters in
+ * si->cluster_list[] and linked by index: 8 bytes a cluster instead of a
+ * 16-byte list_head. Entry n < nr_clusters is cluster n's links; entry
+ * nr_clusters + SWAP_LIST_* is a list head, in si->cluster_heads[] on
+ * si->lock's line, and a list is named by its head's index
+ * (free_clusters(si) and the others). Apart, the links are written only
+ * under si->lock, and a list move does not write the lines of its list
+ * neighbours' locks (a neighbour is often another thread's current
+ * cluster). The lists, their order and their locking are the kernel's;
+ * the helpers (cluster_list_*() in swap_internal.h) are list.h's on
+ * indices.
  */
 struct swap_cluster_link {
 	uint32_t prev, next;	/* entry indices in si->cluster_list[]; si->lock */
 };
+/* The heads in si->cluster_heads[]: the lists every allocation of order
+ * 0 or a whole cluster moves clusters on come first. */
+#define SWAP_LIST_FREE		0
+#define SWAP_LIST_FULL		1
+#define SWAP_LIST_NONFULL(o)	(2 + 2 * (o))
+#define SWAP_LIST_FRAG(o)	(3 + 2 * (o))
+#define SWAP_LIST_DISCARD	(2 + 2 * SWAP_NR_ORDERS)
 #define SWAP_NR_CLUSTER_LISTS	(3 + 2 * SWAP_NR_ORDERS)
 _Static_assert(sizeof(struct swap_cluster_link) == 8, "two 32-bit links per cluster");
 
-/* The cluster array: whole lines (aligned_alloc wants a multiple of the
- * alignment), so that a cluster never straddles two. */
+/* The cluster array: line-aligned and whole lines (aligned_alloc wants a
+ * multiple of the alignment), so that no 32-byte cluster straddles two. */
 #define SWAP_CLUSTER_ARRAY_ALIGN	64
 static inline size_t swap_cluster_array_bytes(uint64_t nr_clusters)
 {

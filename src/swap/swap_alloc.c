@@ -578,14 +578,14 @@ static uint64_t cluster_alloc_lists(struct swap_info_struct *si, unsigned int fl
 	unsigned int o;
 
 	if ((fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, si->free_clusters, order, folio, true, 0, NULL)))
+	    (found = alloc_from_list(si, free_clusters(si), order, folio, true, 0, NULL)))
 		return found;
 	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, si->nonfull_clusters[order], order, folio, false,
+	    (found = alloc_from_list(si, nonfull_clusters(si, order), order, folio, false,
 				     me, skipped)))
 		return found;
 	if (!(fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, si->free_clusters, order, folio, true, 0, NULL)))
+	    (found = alloc_from_list(si, free_clusters(si), order, folio, true, 0, NULL)))
 		return found;
 	if (vm_swap_full())
 		swap_reclaim_full_clusters(si, false);
@@ -595,16 +595,16 @@ static uint64_t cluster_alloc_lists(struct swap_info_struct *si, unsigned int fl
 	 * the tail keeps the list rotating.
 	 */
 	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, si->frag_clusters[order], order, folio, true,
+	    (found = alloc_from_list(si, frag_clusters(si, order), order, folio, true,
 				     me, skipped)))
 		return found;
 	if (order)
 		return 0;
 	/* Order 0 takes what larger orders left behind before failing. */
 	for (o = 1; o < SWAP_NR_ORDERS; o++) {
-		found = alloc_from_list(si, si->frag_clusters[o], 0, folio, false, me, skipped);
+		found = alloc_from_list(si, frag_clusters(si, o), 0, folio, false, me, skipped);
 		if (!found)
-			found = alloc_from_list(si, si->nonfull_clusters[o], 0, folio, false,
+			found = alloc_from_list(si, nonfull_clusters(si, o), 0, folio, false,
 						me, skipped);
 		if (found)
 			return found;
@@ -845,7 +845,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	long to_scan;
 
 	if (!force) {
-		ci = isolate_lock_cluster(si, si->full_clusters, 0, NULL);
+		ci = isolate_lock_cluster(si, full_clusters(si), 0, NULL);
 		if (!ci)
 			return;
 		cluster_reclaim_cache_only(si, ci);
@@ -861,7 +861,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	if (!idx)
 		return;
 	uswap_spin_lock(&si->lock);
-	cluster_list_for_each(si, pos, si->full_clusters) {
+	cluster_list_for_each(si, pos, full_clusters(si)) {
 		if (n == (unsigned long)to_scan)
 			break;
 		idx[n++] = pos;
@@ -872,7 +872,7 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	 * their list: si->lock alone is enough to reorder it.
 	 */
 	for (i = 0; i < n; i++)
-		cluster_list_move_tail(si, (unsigned int)idx[i], si->full_clusters);
+		cluster_list_move_tail(si, (unsigned int)idx[i], full_clusters(si));
 	uswap_spin_unlock(&si->lock);
 	for (i = 0; i < n; i++) {
 		uint64_t base = (uint64_t)idx[i] * SWAPFILE_CLUSTER;
@@ -930,11 +930,11 @@ bool swap_do_scheduled_discard(struct swap_info_struct *si)
 
 	for (;;) {
 		uswap_spin_lock(&si->lock);
-		if (cluster_list_empty(si, si->discard_clusters)) {
+		if (cluster_list_empty(si, discard_clusters(si))) {
 			uswap_spin_unlock(&si->lock);
 			return any;
 		}
-		pos = cluster_list_first(si, si->discard_clusters);
+		pos = cluster_list_first(si, discard_clusters(si));
 		ci = link_cluster(si, pos);
 		/*
 		 * Off the list but still flagged DISCARD: allocators skip it
@@ -963,7 +963,7 @@ bool swap_do_scheduled_discard(struct swap_info_struct *si)
 void swap_cluster_schedule_discard(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
 	uswap_assert_held(&ci->lock);
-	move_cluster(si, ci, si->discard_clusters, CLUSTER_FLAG_DISCARD);
+	move_cluster(si, ci, discard_clusters(si), CLUSTER_FLAG_DISCARD);
 	swap_schedule_work(si, SWAP_WORK_DISCARD);
 }
 

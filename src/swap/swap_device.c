@@ -325,9 +325,8 @@ uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots)
 {
 	uint64_t nr = (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
 
-	/* The clusters, their list links, and the lists' heads (cluster.h). */
-	return swap_cluster_array_bytes(nr) +
-	       (nr + SWAP_NR_CLUSTER_LISTS) * sizeof(struct swap_cluster_link);
+	/* The clusters and their list links (cluster.h). */
+	return swap_cluster_array_bytes(nr) + nr * sizeof(struct swap_cluster_link);
 }
 
 /** swap_backend_slots_freed() - tell the backend that slots are free. ci->lock held. */
@@ -368,7 +367,6 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 				    const struct swap_device_params *p, char *err, size_t errlen)
 {
 	uint64_t last_page = p->nr_pages - 1, i, end;
-	unsigned int o, head;
 	int ret;
 
 	si->nr_clusters = (si->max + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
@@ -380,9 +378,8 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 	if (!si->cluster_info)
 		return -ENOMEM;
 	memset(si->cluster_info, 0, swap_cluster_array_bytes(si->nr_clusters));
-	/* The list links by index, then the heads (cluster.h). */
-	si->cluster_list = uswap_malloc((si->nr_clusters + SWAP_NR_CLUSTER_LISTS) *
-					sizeof(*si->cluster_list));
+	/* The list links by index, apart from the clusters (cluster.h). */
+	si->cluster_list = uswap_malloc(si->nr_clusters * sizeof(*si->cluster_list));
 	if (!si->cluster_list)
 		return -ENOMEM;
 	for (i = 0; i < si->nr_clusters + SWAP_NR_CLUSTER_LISTS; i++)
@@ -428,24 +425,15 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 		if (ret)
 			return ret;
 	}
-	head = (unsigned int)si->nr_clusters;
-	si->free_clusters = head++;
-	si->full_clusters = head++;
-	si->discard_clusters = head++;
-	for (o = 0; o < SWAP_NR_ORDERS; o++) {
-		si->nonfull_clusters[o] = head++;
-		si->frag_clusters[o] = head++;
-	}
-	uswap_assert(head == si->nr_clusters + SWAP_NR_CLUSTER_LISTS);
 	for (i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 
 		if (ci->count) {
 			ci->flags = CLUSTER_FLAG_NONFULL;
-			cluster_list_add_tail(si, (unsigned int)i, si->nonfull_clusters[0]);
+			cluster_list_add_tail(si, (unsigned int)i, nonfull_clusters(si, 0));
 		} else {
 			ci->flags = CLUSTER_FLAG_FREE;
-			cluster_list_add_tail(si, (unsigned int)i, si->free_clusters);
+			cluster_list_add_tail(si, (unsigned int)i, free_clusters(si));
 		}
 	}
 	return 0;

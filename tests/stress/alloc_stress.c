@@ -428,12 +428,12 @@ static int check_device(unsigned int type, uint64_t expect_inuse)
 		fprintf(stderr, "cluster %lu on list %s has flag %u\n", \
 			cluster_index(si, ci), #flag, ci->flags); } }
 	uswap_spin_lock(&si->lock);
-	WALK(si->free_clusters, CLUSTER_FLAG_FREE);
-	WALK(si->full_clusters, CLUSTER_FLAG_FULL);
-	WALK(si->discard_clusters, CLUSTER_FLAG_DISCARD);
+	WALK(free_clusters(si), CLUSTER_FLAG_FREE);
+	WALK(full_clusters(si), CLUSTER_FLAG_FULL);
+	WALK(discard_clusters(si), CLUSTER_FLAG_DISCARD);
 	for (o = 0; o < SWAP_NR_ORDERS; o++) {
-		WALK(si->nonfull_clusters[o], CLUSTER_FLAG_NONFULL);
-		WALK(si->frag_clusters[o], CLUSTER_FLAG_FRAG);
+		WALK(nonfull_clusters(si, o), CLUSTER_FLAG_NONFULL);
+		WALK(frag_clusters(si, o), CLUSTER_FLAG_FRAG);
 	}
 	uswap_spin_unlock(&si->lock);
 	if (on_lists != si->nr_clusters) {

@@ -31,10 +31,9 @@ static void expect_static(struct swaptest *t)
 	assert_int_equal(st.pages, t->max - 1);
 	assert_int_equal(st.nr_bad, 1);
 	assert_int_equal(st.nr_clusters, nr_clusters_of(t->max));
-	/* The clusters, their list links and the lists' heads (cluster.h). */
-	assert_int_equal(st.static_bytes,
-			 swap_cluster_array_bytes(st.nr_clusters) +
-			 (st.nr_clusters + SWAP_NR_CLUSTER_LISTS) * sizeof(struct swap_cluster_link));
+	/* The clusters and their list links (cluster.h). */
+	assert_int_equal(st.static_bytes, swap_cluster_array_bytes(st.nr_clusters) +
+					  st.nr_clusters * sizeof(struct swap_cluster_link));
 	assert_true(swap_cluster_array_bytes(st.nr_clusters) -
 		    st.nr_clusters * sizeof(struct swap_cluster_info) < SWAP_CLUSTER_ARRAY_ALIGN);
 	assert_int_equal(st.dynamic_bytes,
