@@ -212,13 +212,15 @@ static void __swap_nr_tables_add(struct swap_info_struct *si, long d)
 
 /* move_cluster(), and si->nr_tables += @tables under the same lock. */
 static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_info *ci,
-			       struct cds_list_head *list, uint8_t new_flags, long tables)
+			       unsigned int list, uint8_t new_flags, long tables)
 {
+	unsigned int n = (unsigned int)cluster_index(si, ci);
+
 	uswap_assert_held(&ci->lock);
 	uswap_spin_lock(&si->lock);
 	if (ci->flags != CLUSTER_FLAG_NONE)
-		cds_list_del(cluster_link(si, ci));
-	cds_list_add_tail(cluster_link(si, ci), list);
+		cluster_list_del(si, n);
+	cluster_list_add_tail(si, n, list);
 	ci->flags = new_flags;
 	if (tables)
 		__swap_nr_tables_add(si, tables);
@@ -230,7 +232,7 @@ static void move_cluster_count(struct swap_info_struct *si, struct swap_cluster_
  * Context: ci->lock held; takes si->lock.
  */
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
-		  struct cds_list_head *list, uint8_t new_flags)
+		  unsigned int list, uint8_t new_flags)
 {
 	move_cluster_count(si, ci, list, new_flags, 0);
 }
@@ -249,7 +251,7 @@ void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 	had = swap_cluster_free_table(ci);
 	ci->order = 0;
 	ci->owner = 0;
-	move_cluster_count(si, ci, &si->free_clusters, CLUSTER_FLAG_FREE, had ? -1 : 0);
+	move_cluster_count(si, ci, free_clusters(si), CLUSTER_FLAG_FREE, had ? -1 : 0);
 }
 
 /* An emptied cluster is discarded before reuse while the device is in use. */
@@ -289,7 +291,7 @@ void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info 
 	if (ci->flags == CLUSTER_FLAG_NONE || ci->flags == CLUSTER_FLAG_NONFULL ||
 	    ci->flags == CLUSTER_FLAG_DISCARD)
 		return;
-	move_cluster(si, ci, &si->nonfull_clusters[ci->order], CLUSTER_FLAG_NONFULL);
+	move_cluster(si, ci, nonfull_clusters(si, ci->order), CLUSTER_FLAG_NONFULL);
 }
 
 /**
@@ -308,10 +310,10 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
 			free_or_discard_cluster(si, ci);
 	} else if (ci->count < SWAPFILE_CLUSTER) {
 		if (ci->flags != CLUSTER_FLAG_FRAG)
-			move_cluster(si, ci, &si->frag_clusters[ci->order], CLUSTER_FLAG_FRAG);
+			move_cluster(si, ci, frag_clusters(si, ci->order), CLUSTER_FLAG_FRAG);
 	} else if (ci->flags != CLUSTER_FLAG_FULL) {
 		ci->owner = 0;	/* no thread's current cluster any more */
-		move_cluster(si, ci, &si->full_clusters, CLUSTER_FLAG_FULL);
+		move_cluster(si, ci, full_clusters(si), CLUSTER_FLAG_FULL);
 	}
 }
 
@@ -325,16 +327,16 @@ void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci)
  * are skipped).
  */
 struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
-					       struct cds_list_head *list, uint32_t me,
+					       unsigned int list, uint32_t me,
 					       bool *skipped)
 {
 	struct swap_cluster_info *ci, *found = NULL;
-	struct cds_list_head *pos;
+	unsigned int pos;
 	uint8_t was = CLUSTER_FLAG_NONE;
 
 	uswap_spin_lock(&si->lock);
-	/* Raw nodes: the links are not in the cluster (cluster.h). */
-	cds_list_for_each(pos, list) {
+	/* Positions, not clusters: the links are not in the cluster (cluster.h). */
+	cluster_list_for_each(si, pos, list) {
 		ci = link_cluster(si, pos);
 		if (!uswap_spin_trylock(&ci->lock))
 			continue;
@@ -343,7 +345,7 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 			*skipped = true;
 			continue;
 		}
-		cds_list_del_init(pos);
+		cluster_list_del_init(si, pos);
 		was = ci->flags;
 		ci->flags = CLUSTER_FLAG_NONE;
 		found = ci;
@@ -355,7 +357,7 @@ struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
 	uswap_spin_unlock(&si->lock);
 	if (found && was == CLUSTER_FLAG_FREE && swap_cluster_alloc_table(found)) {
 		/* No memory for a table: give the cluster back. */
-		move_cluster_count(si, found, &si->free_clusters, CLUSTER_FLAG_FREE, -1);
+		move_cluster_count(si, found, free_clusters(si), CLUSTER_FLAG_FREE, -1);
 		uswap_spin_unlock(&found->lock);
 		return NULL;
 	}

@@ -558,7 +558,7 @@ out:
  * other threads' current clusters are passed over (*@skipped says so).
  * Context: no locks held.
  */
-static uint64_t alloc_from_list(struct swap_info_struct *si, struct cds_list_head *list,
+static uint64_t alloc_from_list(struct swap_info_struct *si, unsigned int list,
 				unsigned int order, struct folio *folio, bool just_one,
 				uint32_t me, bool *skipped)
 {
@@ -587,14 +587,14 @@ static uint64_t cluster_alloc_lists(struct swap_info_struct *si, unsigned int fl
 	unsigned int o;
 
 	if ((fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true, 0, NULL)))
+	    (found = alloc_from_list(si, free_clusters(si), order, folio, true, 0, NULL)))
 		return found;
 	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, &si->nonfull_clusters[order], order, folio, false,
+	    (found = alloc_from_list(si, nonfull_clusters(si, order), order, folio, false,
 				     me, skipped)))
 		return found;
 	if (!(fl & SWP_PAGE_DISCARD) &&
-	    (found = alloc_from_list(si, &si->free_clusters, order, folio, true, 0, NULL)))
+	    (found = alloc_from_list(si, free_clusters(si), order, folio, true, 0, NULL)))
 		return found;
 	if (vm_swap_full())
 		swap_reclaim_full_clusters(si, false);
@@ -604,16 +604,16 @@ static uint64_t cluster_alloc_lists(struct swap_info_struct *si, unsigned int fl
 	 * the tail keeps the list rotating.
 	 */
 	if (order < SWAP_NR_ORDERS - 1 &&
-	    (found = alloc_from_list(si, &si->frag_clusters[order], order, folio, true,
+	    (found = alloc_from_list(si, frag_clusters(si, order), order, folio, true,
 				     me, skipped)))
 		return found;
 	if (order)
 		return 0;
 	/* Order 0 takes what larger orders left behind before failing. */
 	for (o = 1; o < SWAP_NR_ORDERS; o++) {
-		found = alloc_from_list(si, &si->frag_clusters[o], 0, folio, false, me, skipped);
+		found = alloc_from_list(si, frag_clusters(si, o), 0, folio, false, me, skipped);
 		if (!found)
-			found = alloc_from_list(si, &si->nonfull_clusters[o], 0, folio, false,
+			found = alloc_from_list(si, nonfull_clusters(si, o), 0, folio, false,
 						me, skipped);
 		if (found)
 			return found;
@@ -849,12 +849,12 @@ static void cluster_reclaim_cache_only(struct swap_info_struct *si, struct swap_
 void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 {
 	struct swap_cluster_info *ci;
-	struct cds_list_head *pos;
 	unsigned long *idx, n = 0, i;
+	unsigned int pos;
 	long to_scan;
 
 	if (!force) {
-		ci = isolate_lock_cluster(si, &si->full_clusters, 0, NULL);
+		ci = isolate_lock_cluster(si, full_clusters(si), 0, NULL);
 		if (!ci)
 			return;
 		cluster_reclaim_cache_only(si, ci);
@@ -870,21 +870,18 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 	if (!idx)
 		return;
 	uswap_spin_lock(&si->lock);
-	/* Raw nodes: see isolate_lock_cluster(). */
-	cds_list_for_each(pos, &si->full_clusters) {
+	cluster_list_for_each(si, pos, full_clusters(si)) {
 		if (n == (unsigned long)to_scan)
 			break;
-		idx[n++] = cluster_index(si, link_cluster(si, pos));
+		idx[n++] = pos;
 	}
 	/*
 	 * Rotate the picked ones to the tail, so that the next run starts
 	 * with others. Their flag stays FULL, so ci->lock holders still know
 	 * their list: si->lock alone is enough to reorder it.
 	 */
-	for (i = 0; i < n; i++) {
-		cds_list_del(&si->cluster_list[idx[i]]);
-		cds_list_add_tail(&si->cluster_list[idx[i]], &si->full_clusters);
-	}
+	for (i = 0; i < n; i++)
+		cluster_list_move_tail(si, (unsigned int)idx[i], full_clusters(si));
 	uswap_spin_unlock(&si->lock);
 	for (i = 0; i < n; i++) {
 		uint64_t base = (uint64_t)idx[i] * SWAPFILE_CLUSTER;
@@ -937,21 +934,23 @@ void swap_reclaim_full_clusters(struct swap_info_struct *si, bool force)
 bool swap_do_scheduled_discard(struct swap_info_struct *si)
 {
 	struct swap_cluster_info *ci;
+	unsigned int pos;
 	bool any = false;
 
 	for (;;) {
 		uswap_spin_lock(&si->lock);
-		if (cds_list_empty(&si->discard_clusters)) {
+		if (cluster_list_empty(si, discard_clusters(si))) {
 			uswap_spin_unlock(&si->lock);
 			return any;
 		}
-		ci = link_cluster(si, si->discard_clusters.next);
+		pos = cluster_list_first(si, discard_clusters(si));
+		ci = link_cluster(si, pos);
 		/*
 		 * Off the list but still flagged DISCARD: allocators skip it
 		 * and frees leave it alone (free_cluster, relocate_cluster).
 		 * Writing the flag needs ci->lock too, which we do not hold.
 		 */
-		cds_list_del_init(cluster_link(si, ci));
+		cluster_list_del_init(si, pos);
 		uswap_spin_unlock(&si->lock);
 
 		if (si->discard)
@@ -973,7 +972,7 @@ bool swap_do_scheduled_discard(struct swap_info_struct *si)
 void swap_cluster_schedule_discard(struct swap_info_struct *si, struct swap_cluster_info *ci)
 {
 	uswap_assert_held(&ci->lock);
-	move_cluster(si, ci, &si->discard_clusters, CLUSTER_FLAG_DISCARD);
+	move_cluster(si, ci, discard_clusters(si), CLUSTER_FLAG_DISCARD);
 	swap_schedule_work(si, SWAP_WORK_DISCARD);
 }
 

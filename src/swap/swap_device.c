@@ -323,8 +323,10 @@ struct swap_info_struct *get_swap_device(swp_entry_t entry)
 /** uswap_swap_static_metadata_bytes() - what swapon allocates for @max_slots. */
 uint64_t uswap_swap_static_metadata_bytes(uint64_t max_slots)
 {
-	return (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER *
-	       (sizeof(struct swap_cluster_info) + sizeof(struct cds_list_head));
+	uint64_t nr = (max_slots + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
+
+	/* The clusters and their list links (cluster.h). */
+	return swap_cluster_array_bytes(nr) + nr * sizeof(struct swap_cluster_link);
 }
 
 /** swap_backend_slots_freed() - tell the backend that slots are free. ci->lock held. */
@@ -365,24 +367,25 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 				    const struct swap_device_params *p, char *err, size_t errlen)
 {
 	uint64_t last_page = p->nr_pages - 1, i, end;
-	unsigned int o;
 	int ret;
 
 	si->nr_clusters = (si->max + SWAPFILE_CLUSTER - 1) / SWAPFILE_CLUSTER;
-	/* Line-aligned: each cluster's lock and count on a line of its own. */
-	si->cluster_info = uswap_aligned_alloc(_Alignof(struct swap_cluster_info),
-					 si->nr_clusters * sizeof(*si->cluster_info));
+	/* max is 32-bit: cluster and head indices fit the 32-bit links. */
+	_Static_assert(sizeof(si->max) <= sizeof(uint32_t), "32-bit slot offsets");
+	/* Line-aligned: no cluster straddles two lines. */
+	si->cluster_info = uswap_aligned_alloc(SWAP_CLUSTER_ARRAY_ALIGN,
+					       swap_cluster_array_bytes(si->nr_clusters));
 	if (!si->cluster_info)
 		return -ENOMEM;
-	memset(si->cluster_info, 0, si->nr_clusters * sizeof(*si->cluster_info));
-	/* The list links, apart from the clusters' lines (cluster.h). */
+	memset(si->cluster_info, 0, swap_cluster_array_bytes(si->nr_clusters));
+	/* The list links by index, apart from the clusters (cluster.h). */
 	si->cluster_list = uswap_malloc(si->nr_clusters * sizeof(*si->cluster_list));
 	if (!si->cluster_list)
 		return -ENOMEM;
-	for (i = 0; i < si->nr_clusters; i++) {
+	for (i = 0; i < si->nr_clusters + SWAP_NR_CLUSTER_LISTS; i++)
+		cluster_list_init(si, (unsigned int)i);
+	for (i = 0; i < si->nr_clusters; i++)
 		uswap_spin_init(&si->cluster_info[i].lock);
-		CDS_INIT_LIST_HEAD(&si->cluster_list[i]);
-	}
 	si->pages = si->max - 1;
 	si->nr_bad = 1;
 	/* The header slot. */
@@ -422,22 +425,15 @@ static int setup_swap_clusters_info(struct swap_info_struct *si,
 		if (ret)
 			return ret;
 	}
-	CDS_INIT_LIST_HEAD(&si->free_clusters);
-	CDS_INIT_LIST_HEAD(&si->full_clusters);
-	CDS_INIT_LIST_HEAD(&si->discard_clusters);
-	for (o = 0; o < SWAP_NR_ORDERS; o++) {
-		CDS_INIT_LIST_HEAD(&si->nonfull_clusters[o]);
-		CDS_INIT_LIST_HEAD(&si->frag_clusters[o]);
-	}
 	for (i = 0; i < si->nr_clusters; i++) {
 		struct swap_cluster_info *ci = &si->cluster_info[i];
 
 		if (ci->count) {
 			ci->flags = CLUSTER_FLAG_NONFULL;
-			cds_list_add_tail(cluster_link(si, ci), &si->nonfull_clusters[0]);
+			cluster_list_add_tail(si, (unsigned int)i, nonfull_clusters(si, 0));
 		} else {
 			ci->flags = CLUSTER_FLAG_FREE;
-			cds_list_add_tail(cluster_link(si, ci), &si->free_clusters);
+			cluster_list_add_tail(si, (unsigned int)i, free_clusters(si));
 		}
 	}
 	return 0;

@@ -174,7 +174,7 @@ struct swap_info_struct {
 	unsigned int nr_bad;		/* bad slots below max, header included */
 	unsigned long nr_clusters;
 	struct swap_cluster_info *cluster_info;	/* nr_clusters, static */
-	struct cds_list_head *cluster_list;	/* nr_clusters list links (cluster.h), lock */
+	struct swap_cluster_link *cluster_list;	/* nr_clusters list links (cluster.h), lock */
 	_Atomic uint64_t generation;	/* bumped at each swapon of this type */
 	struct swap_pcpu_counter inuse_pages;	/* allocated slots: swap_inuse_pages() */
 	/* The device pin, as the kernel's percpu_ref: per-CPU counts while
@@ -186,11 +186,11 @@ struct swap_info_struct {
 	/* Swap tables allocated now: written under lock (on its line), read
 	 * lockless; swapon counts its own before publication. */
 	_Atomic long nr_tables;
-	struct cds_list_head free_clusters;
-	struct cds_list_head full_clusters;
-	struct cds_list_head discard_clusters;
-	struct cds_list_head nonfull_clusters[SWAP_NR_ORDERS];
-	struct cds_list_head frag_clusters[SWAP_NR_ORDERS];
+	/* The cluster lists' heads, by SWAP_LIST_*: on the lock's line, as
+	 * the kernel's free_clusters and full_clusters are, the hot ones
+	 * first. A list is named by its index, nr_clusters + SWAP_LIST_*
+	 * (free_clusters() and the others). */
+	struct swap_cluster_link cluster_heads[SWAP_NR_CLUSTER_LISTS];
 	struct uswap_mutex global_cluster_lock;	/* rotational devices */
 	unsigned int global_next[SWAP_NR_ORDERS];	/* global_cluster_lock */
 	struct cds_list_head avail_list;	/* swap_avail_lock */
@@ -230,19 +230,120 @@ static inline unsigned long cluster_index(struct swap_info_struct *si,
 	return (unsigned long)(ci - si->cluster_info);
 }
 
-/* @ci's links on the cluster lists. Context: si->lock to use them. */
-static inline struct cds_list_head *cluster_link(struct swap_info_struct *si,
-						 struct swap_cluster_info *ci)
+/* The cluster at list position @pos (a cluster index, not a head).
+ * Context: si->lock (the position came off a list). */
+static inline struct swap_cluster_info *link_cluster(struct swap_info_struct *si,
+						     unsigned int pos)
 {
-	return &si->cluster_list[ci - si->cluster_info];
+	uswap_assert(pos < si->nr_clusters);
+	return &si->cluster_info[pos];
 }
 
-/* The cluster whose links @pos are (list_entry). Context: si->lock. */
-static inline struct swap_cluster_info *link_cluster(struct swap_info_struct *si,
-						     struct cds_list_head *pos)
+/* ---- cluster lists by index (list.h's helpers; cluster.h) ---- */
+
+/* The lists, by name: their heads' indices. Context: any. */
+static inline unsigned int free_clusters(struct swap_info_struct *si)
 {
-	return &si->cluster_info[pos - si->cluster_list];
+	return (unsigned int)si->nr_clusters + SWAP_LIST_FREE;
 }
+
+static inline unsigned int full_clusters(struct swap_info_struct *si)
+{
+	return (unsigned int)si->nr_clusters + SWAP_LIST_FULL;
+}
+
+static inline unsigned int discard_clusters(struct swap_info_struct *si)
+{
+	return (unsigned int)si->nr_clusters + SWAP_LIST_DISCARD;
+}
+
+static inline unsigned int nonfull_clusters(struct swap_info_struct *si, unsigned int order)
+{
+	return (unsigned int)si->nr_clusters + SWAP_LIST_NONFULL(order);
+}
+
+static inline unsigned int frag_clusters(struct swap_info_struct *si, unsigned int order)
+{
+	return (unsigned int)si->nr_clusters + SWAP_LIST_FRAG(order);
+}
+
+/* Return: the links of entry @n, a cluster's or a head's. Context: si->lock,
+ * or the device not published. */
+static inline struct swap_cluster_link *cluster_list_entry(struct swap_info_struct *si,
+							   unsigned int n)
+{
+	if (n < si->nr_clusters)
+		return &si->cluster_list[n];
+	uswap_assert(n - si->nr_clusters < SWAP_NR_CLUSTER_LISTS);
+	return &si->cluster_heads[n - si->nr_clusters];
+}
+
+/* Make entry @n an empty list, or an off-list node. Context: si->lock,
+ * or the device not published. */
+static inline void cluster_list_init(struct swap_info_struct *si, unsigned int n)
+{
+	struct swap_cluster_link *l = cluster_list_entry(si, n);
+
+	l->prev = l->next = n;
+}
+
+/* Return: the first entry of list @head (== @head when it is empty).
+ * Context: si->lock. */
+static inline unsigned int cluster_list_first(struct swap_info_struct *si, unsigned int head)
+{
+	return cluster_list_entry(si, head)->next;
+}
+
+/* Return: true if list @head holds no cluster. Context: si->lock. */
+static inline bool cluster_list_empty(struct swap_info_struct *si, unsigned int head)
+{
+	return cluster_list_first(si, head) == head;
+}
+
+/* Link @n before @next (list_add_tail with @next the head). Context: si->lock. */
+static inline void cluster_list_add_tail(struct swap_info_struct *si, unsigned int n,
+					 unsigned int next)
+{
+	struct swap_cluster_link *ln = cluster_list_entry(si, n);
+	struct swap_cluster_link *lnext = cluster_list_entry(si, next);
+	unsigned int prev = lnext->prev;
+
+	ln->prev = prev;
+	ln->next = next;
+	cluster_list_entry(si, prev)->next = n;
+	lnext->prev = n;
+}
+
+/* Unlink @n; its own links are left as they were (list_del without the
+ * poison). Context: si->lock. */
+static inline void cluster_list_del(struct swap_info_struct *si, unsigned int n)
+{
+	struct swap_cluster_link *l = cluster_list_entry(si, n);
+
+	cluster_list_entry(si, l->prev)->next = l->next;
+	cluster_list_entry(si, l->next)->prev = l->prev;
+}
+
+/* Unlink @n and make it an off-list node. Context: si->lock. */
+static inline void cluster_list_del_init(struct swap_info_struct *si, unsigned int n)
+{
+	cluster_list_del(si, n);
+	cluster_list_init(si, n);
+}
+
+/* Move @n to the tail of list @head. Context: si->lock. */
+static inline void cluster_list_move_tail(struct swap_info_struct *si, unsigned int n,
+					  unsigned int head)
+{
+	cluster_list_del(si, n);
+	cluster_list_add_tail(si, n, head);
+}
+
+/* Walk list @head: @pos takes each cluster index in turn (list_for_each).
+ * Context: si->lock; the walk must not unlink @pos before it steps on. */
+#define cluster_list_for_each(si, pos, head) \
+	for ((pos) = cluster_list_first((si), (head)); (pos) != (head); \
+	     (pos) = (si)->cluster_list[(pos)].next)
 
 static inline uint64_t cluster_offset(struct swap_info_struct *si,
 				      struct swap_cluster_info *ci)
@@ -348,13 +449,13 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 /* ---- cluster.c ---- */
 int swap_cluster_alloc_table(struct swap_cluster_info *ci);
 void move_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci,
-		  struct cds_list_head *list, uint8_t new_flags);
+		  unsigned int list, uint8_t new_flags);
 void __free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void partial_free_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void relocate_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 struct swap_cluster_info *isolate_lock_cluster(struct swap_info_struct *si,
-					       struct cds_list_head *list, uint32_t me,
+					       unsigned int list, uint32_t me,
 					       bool *skipped);
 void uswap_check_cluster(struct swap_info_struct *si, struct swap_cluster_info *ci);
 void swap_cluster_try_free_extend(struct swap_info_struct *si, struct swap_cluster_info *ci);

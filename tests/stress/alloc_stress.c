@@ -416,25 +416,24 @@ static int check_device(unsigned int type, uint64_t expect_inuse)
 {
 	struct swap_info_struct *si = atomic_load(&swap_info[type]);
 	struct swap_cluster_info *ci;
-	struct cds_list_head *pos;
 	unsigned long i, on_lists = 0, ext = 0;
-	unsigned int o;
+	unsigned int o, pos;
 	uint64_t used = 0;
 	int bad = 0;
 
-	/* Raw nodes: the links are apart from the clusters (cluster.h). */
-#define WALK(lh, flag) cds_list_for_each(pos, (lh)) { \
+	/* Positions: the links are apart from the clusters (cluster.h). */
+#define WALK(lh, flag) cluster_list_for_each(si, pos, (lh)) { \
 		ci = link_cluster(si, pos); \
 		on_lists++; if (ci->flags != (flag)) { bad = 1; \
 		fprintf(stderr, "cluster %lu on list %s has flag %u\n", \
 			cluster_index(si, ci), #flag, ci->flags); } }
 	uswap_spin_lock(&si->lock);
-	WALK(&si->free_clusters, CLUSTER_FLAG_FREE);
-	WALK(&si->full_clusters, CLUSTER_FLAG_FULL);
-	WALK(&si->discard_clusters, CLUSTER_FLAG_DISCARD);
+	WALK(free_clusters(si), CLUSTER_FLAG_FREE);
+	WALK(full_clusters(si), CLUSTER_FLAG_FULL);
+	WALK(discard_clusters(si), CLUSTER_FLAG_DISCARD);
 	for (o = 0; o < SWAP_NR_ORDERS; o++) {
-		WALK(&si->nonfull_clusters[o], CLUSTER_FLAG_NONFULL);
-		WALK(&si->frag_clusters[o], CLUSTER_FLAG_FRAG);
+		WALK(nonfull_clusters(si, o), CLUSTER_FLAG_NONFULL);
+		WALK(frag_clusters(si, o), CLUSTER_FLAG_FRAG);
 	}
 	uswap_spin_unlock(&si->lock);
 	if (on_lists != si->nr_clusters) {

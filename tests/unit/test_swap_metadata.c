@@ -32,8 +32,10 @@ static void expect_static(struct swaptest *t)
 	assert_int_equal(st.nr_bad, 1);
 	assert_int_equal(st.nr_clusters, nr_clusters_of(t->max));
 	/* The clusters and their list links (cluster.h). */
-	assert_int_equal(st.static_bytes, st.nr_clusters * (sizeof(struct swap_cluster_info) +
-							     sizeof(struct cds_list_head)));
+	assert_int_equal(st.static_bytes, swap_cluster_array_bytes(st.nr_clusters) +
+					  st.nr_clusters * sizeof(struct swap_cluster_link));
+	assert_true(swap_cluster_array_bytes(st.nr_clusters) -
+		    st.nr_clusters * sizeof(struct swap_cluster_info) < SWAP_CLUSTER_ARRAY_ALIGN);
 	assert_int_equal(st.dynamic_bytes,
 			 st.nr_tables * sizeof(struct swap_table) +
 			 st.nr_extend_tables * (SWAPFILE_CLUSTER + 1) * sizeof(unsigned int));
