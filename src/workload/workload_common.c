@@ -211,8 +211,25 @@ static uint64_t wl_zram_bytes(struct wl_env *env)
 	return sum;
 }
 
+/* The devices' slot metadata now: static (swapon's arrays) or dynamic
+ * (swap and extend tables, continuation pages), bytes. Context: lockless. */
+static uint64_t wl_metadata_bytes(struct wl_env *env, bool dynamic)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < env->nr_types; i++) {
+		struct uswap_swap_stat ss;
+
+		if (!uswap_swap_stat((unsigned int)env->types[i], &ss))
+			sum += dynamic ? ss.dynamic_bytes : ss.static_bytes;
+	}
+	return sum;
+}
+
 /* uswap_mem_config.charged_pages: zram's memory, as pages (rounded up),
- * when cfg->zram_charge; its peak is kept either way. */
+ * when cfg->zram_charge; its peak is kept either way, and every 64th call
+ * the peak of the devices' dynamic metadata. */
 static uint64_t wl_charged_pages(void *arg)
 {
 	struct wl_env *env = arg;
@@ -221,6 +238,12 @@ static uint64_t wl_charged_pages(void *arg)
 
 	while (b > peak && !atomic_compare_exchange_weak(&env->zram_peak, &peak, b))
 		;
+	if (atomic_fetch_add_explicit(&env->meta_tick, 1, memory_order_relaxed) % 64 == 0) {
+		b = wl_metadata_bytes(env, true);
+		peak = atomic_load_explicit(&env->meta_peak, memory_order_relaxed);
+		while (b > peak && !atomic_compare_exchange_weak(&env->meta_peak, &peak, b))
+			;
+	}
 	return env->cfg->zram_charge ? (b + USWAP_PAGE_SIZE - 1) / USWAP_PAGE_SIZE : 0;
 }
 
@@ -308,7 +331,7 @@ int wl_teardown(struct wl_env *env, int ret)
 	/* The mechanisms behind the figures: readahead, cache hits, and the
 	 * old design's bypass and its wait-and-retry loops. */
 	{
-		uint64_t ra = 0, hits = 0, byp = 0, bretry = 0, cretry = 0;
+		uint64_t ra = 0, hits = 0, byp = 0, bretry = 0, cretry = 0, zout = 0, zin = 0;
 
 		for (i = 0; i < env->nr_types; i++) {
 			struct uswap_swap_stat ss;
@@ -317,6 +340,8 @@ int wl_teardown(struct wl_env *env, int ret)
 			if (!uswap_swap_stat((unsigned int)env->types[i], &ss)) {
 				ra += ss.ra_pages;
 				hits += ss.ra_hits;
+				zout += ss.zero_out;
+				zin += ss.zero_in;
 			}
 			if (!uswap_legacy_stat((unsigned int)env->types[i], &ls)) {
 				byp += ls.bypass_swapins;
@@ -331,6 +356,12 @@ int wl_teardown(struct wl_env *env, int ret)
 		wl_figure(env, "has_cache_retries", (double)(bretry + cretry));
 		wl_charged_pages(env);
 		wl_figure(env, "zram_peak_bytes", (double)atomic_load(&env->zram_peak));
+		/* Zero pages: flagged at swap-out instead of written, filled
+		 * at swap-in instead of read (the I/O they saved). */
+		wl_figure(env, "zero_pages_out", (double)zout);
+		wl_figure(env, "zero_pages_in", (double)zin);
+		wl_figure(env, "metadata_static_bytes", (double)wl_metadata_bytes(env, false));
+		wl_figure(env, "metadata_dynamic_peak_bytes", (double)atomic_load(&env->meta_peak));
 	}
 	res->swapins = st.swapins;
 	res->swapouts = st.swapouts;

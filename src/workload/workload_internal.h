@@ -26,6 +26,8 @@ struct wl_env {
 	_Atomic uint64_t access_errors;
 	_Atomic int first_error;		/* first access error (-errno), 0 if none */
 	_Atomic uint64_t zram_peak;		/* compressed devices' memory, peak bytes */
+	_Atomic uint64_t meta_peak;		/* devices' dynamic slot metadata, peak bytes */
+	_Atomic unsigned int meta_tick;		/* charge checks since the last sample */
 };
 
 /* Time. */

@@ -4,7 +4,9 @@
  *
  * Random sequences of slot operations run on one in-memory device; a model
  * keeps, per slot, its exact count (uint64), the folio caching it, its
- * shadow and whether it is bad. After every step the slots the operation
+ * shadow, whether it is bad, its memory cgroup (three groups with
+ * different swap limits, and the root) and its zero flag (a folio written
+ * out with only zeros; the in-memory device writes nothing else). After every step the slots the operation
  * touched are compared with the device; every SWEEP_EVERY steps and at the
  * end every slot, every live folio and uswap_swap_stat are compared.
  *
@@ -86,7 +88,7 @@ static unsigned int pick_op(uint64_t nr_ops)
 		[OP_FOLIO_DUP] = 14, [OP_FOLIO_PUT] = 12, [OP_CACHE_DEL] = 7,
 		[OP_SWAPIN] = 9, [OP_FREE_SWAP] = 5, [OP_DUP_DIRECT] = 8,
 		[OP_PUT_DIRECT] = fill < 85 ? 12 : 20, [OP_HIB_ALLOC] = 2, [OP_HIB_FREE] = 2,
-		[OP_REPLACE] = 2, [OP_MISUSE] = 3,
+		[OP_REPLACE] = 2, [OP_MISUSE] = 3, [OP_WRITEOUT] = 4,
 	};
 	unsigned int total = 0, r, i;
 

@@ -72,7 +72,16 @@ struct mslot {
 	int32_t folio;		/* index in folios[], or NO_FOLIO */
 	bool bad;
 	bool used;		/* allocated (not free, not bad) */
+	bool zero;		/* zero flag: written out as zeros */
+	uint8_t cg;		/* memory cgroup: 0 root, else cgs[cg - 1] */
 };
+
+/* Memory cgroups: swap limits, and what the model charges to each. */
+#define NR_CGS	3
+static struct {
+	uint16_t id;
+	uint64_t max, usage;
+} cgs[NR_CGS];
 
 struct mfolio {
 	struct folio *f;
@@ -165,13 +174,17 @@ static swp_entry_t E(uint64_t o)
 	return swp_entry(type, o);
 }
 
-static void model_alloc(uint64_t o)
+static void model_alloc(uint64_t o, unsigned int cg)
 {
 	struct mslot *s = &slots[o];
 
 	if (s->used || s->bad)
 		fail(o, "model: allocating a slot that is not free");
 	s->used = true;
+	s->zero = false;
+	s->cg = (uint8_t)cg;
+	if (cg)
+		cgs[cg - 1].usage++;
 	s->count = 0;
 	s->shadow = 0;
 	s->folio = NO_FOLIO;
@@ -188,6 +201,10 @@ static void model_free(uint64_t o)
 	s->count = 0;
 	s->shadow = 0;
 	s->folio = NO_FOLIO;
+	s->zero = false;
+	if (s->cg)
+		cgs[s->cg - 1].usage--;
+	s->cg = 0;
 	last = inuse_list[--nr_inuse];
 	inuse_list[inuse_pos[o]] = last;
 	inuse_pos[last] = inuse_pos[o];
@@ -209,9 +226,10 @@ static uint64_t model_tb(uint64_t o, long *count)
 	}
 	*count = (long)s->count;
 	field = s->count >= SWP_TB_COUNT_MAX ? SWP_TB_COUNT_MAX : (unsigned int)s->count;
+	/* Z is in the word where it fits (swp_tb_mk_flags drops it otherwise). */
 	if (s->folio != NO_FOLIO)
-		return pfn_to_swp_tb(folio_pfn(folios[s->folio].f), swp_tb_mk_flags(field, false));
-	return shadow_to_swp_tb(s->shadow, swp_tb_mk_flags(field, false));
+		return pfn_to_swp_tb(folio_pfn(folios[s->folio].f), swp_tb_mk_flags(field, s->zero));
+	return shadow_to_swp_tb(s->shadow, swp_tb_mk_flags(field, s->zero));
 }
 
 /* What the library reports for a stored shadow payload (0 for the placeholder). */
@@ -302,14 +320,27 @@ static void check_slot_legacy(uint64_t o)
 		fail(o, "shadow %#" PRIx64 ", expected %#" PRIx64, sh, want_sh);
 }
 
+/* The group id slot @o is charged to, by the model. */
+static uint16_t model_cg_id(uint64_t o)
+{
+	const struct mslot *s = &slots[o];
+
+	return s->used && s->cg ? cgs[s->cg - 1].id : 0;
+}
+
 static void check_slot(uint64_t o)
 {
+	uint16_t id;
+
 	if (o >= DEV_PAGES)
 		return;
 	if (legacy)
 		check_slot_legacy(o);
 	else
 		check_slot_table(o);
+	id = uswap_swap_cgroup_lookup(E(o));
+	if (id != model_cg_id(o))
+		fail(o, "charged to group %u, expected %u", id, model_cg_id(o));
 }
 
 /* A count went up: the legacy chain of its map page grows to hold it. */
@@ -396,6 +427,14 @@ static void sweep(void)
 	}
 	if (want_inuse != nr_inuse)
 		fail(UINT64_MAX, "model: inuse list %u vs %" PRIu64, nr_inuse, want_inuse);
+	for (i = 0; i < NR_CGS; i++) {
+		struct uswap_swap_cgroup_stat cs;
+
+		if (uswap_swap_cgroup_stat(cgs[i].id, &cs) || cs.usage != cgs[i].usage ||
+		    cs.usage > cgs[i].max)
+			fail(UINT64_MAX, "group %u: usage %" PRIu64 ", model %" PRIu64 " max %" PRIu64,
+			     cgs[i].id, cs.usage, cgs[i].usage, cgs[i].max);
+	}
 	if (st.inuse_pages != want_inuse || st.nr_tables != want_tables ||
 	    st.nr_extend_tables != want_ext || st.max != DEV_PAGES || st.pages != DEV_PAGES - 1)
 		fail(UINT64_MAX, "stat: inuse %" PRIu64 " tables %" PRIu64 " extend %" PRIu64
@@ -576,14 +615,14 @@ static bool model_any_free_cluster(void)
 enum {
 	OP_ALLOC, OP_FOLIO_DUP, OP_FOLIO_PUT, OP_CACHE_DEL, OP_SWAPIN, OP_FREE_SWAP,
 	OP_DUP_DIRECT, OP_PUT_DIRECT, OP_HIB_ALLOC, OP_HIB_FREE, OP_REPLACE, OP_MISUSE,
-	OP_BIG_DUP, OP_BIG_PUT, NR_OPS
+	OP_BIG_DUP, OP_BIG_PUT, OP_WRITEOUT, NR_OPS
 };
 static const char *const op_names[NR_OPS] = {
 	"folio_alloc_swap", "folio_dup_swap", "folio_put_swap", "swap_cache_del_folio",
 	"swap_cache_add_folio", "folio_free_swap", "swap_dup_entry_direct",
 	"swap_put_entries_direct", "swap_alloc_hibernation_slot",
 	"swap_free_hibernation_slot", "swap_cache_replace_folio", "misuse",
-	"big dup", "big put",
+	"big dup", "big put", "swap_writeout",
 };
 
 static void op_alloc(void)
@@ -593,12 +632,25 @@ static void op_alloc(void)
 	struct folio *f = uswap_folio_alloc(pool, order);
 	int err;
 
-	snprintf(op_desc, sizeof(op_desc), "order %u", order);
+	unsigned int cg = (unsigned int)rnd(NR_CGS + 1);
+
+	snprintf(op_desc, sizeof(op_desc), "order %u group %u", order, cg);
 	if (!f)
 		return;
 	folio_mark_uptodate(f);
+	folio_set_memcg_id(f, cg ? cgs[cg - 1].id : 0);
 	folio_lock(f);
 	err = folio_alloc_swap(f);
+	if (cg && cgs[cg - 1].usage + nr > cgs[cg - 1].max) {
+		/* Over the group's swap.max: refused, nothing changed. */
+		expect_ret(err, -ENOMEM, UINT64_MAX);
+		if (folio_test_swapcache(f) || folio_ref_count(f) != 1)
+			fail(UINT64_MAX, "a refused charge left the folio changed");
+		folio_unlock(f);
+		folio_put(f);
+		stats.errs[OP_ALLOC]++;
+		return;
+	}
 	if (err == -ENOMEM) {
 		struct uswap_swap_stat st;
 
@@ -624,7 +676,7 @@ static void op_alloc(void)
 	    off / SWAPFILE_CLUSTER != (off + nr - 1) / SWAPFILE_CLUSTER)
 		fail(off, "allocated entry %#" PRIx64 " is misplaced", folio_swap_entry(f).val);
 	for (i = 0; i < nr; i++)
-		model_alloc(off + i);
+		model_alloc(off + i, cg);
 	if (nr_inuse > stats.max_inuse)
 		stats.max_inuse = nr_inuse;
 	if (nr_inuse == DEV_PAGES - 1)
@@ -632,6 +684,39 @@ static void op_alloc(void)
 	folio_track(f, off);
 	check_range(off, nr);
 	check_folio(nr_folios - 1);
+}
+
+/*
+ * Write a cached folio out, filled with zeros or not. The device has no
+ * backend: a folio of zeros is flagged (0, nothing to write), any other
+ * clears the flag and is refused (-EOPNOTSUPP). Either way it comes back
+ * unlocked, and is locked again.
+ */
+static void op_writeout(void)
+{
+	int32_t idx = pick_folio();
+	bool zero = chance(50);
+	struct mfolio *m;
+	uint64_t i, nr;
+
+	if (idx == NO_FOLIO)
+		return;
+	m = &folios[idx];
+	nr = 1ULL << m->order;
+	snprintf(op_desc, sizeof(op_desc), "folio %d at %" PRIu64 " order %u %s", idx, m->off,
+		 m->order, zero ? "zeros" : "data");
+	memset(folio_address(m->f), 0, nr * USWAP_PAGE_SIZE);
+	if (!zero)
+		((unsigned char *)folio_address(m->f))[rnd(nr * USWAP_PAGE_SIZE)] = 0x5a;
+	folio_mark_dirty(m->f);
+	expect_ret(uswap_swap_writeout(m->f, true), zero ? 0 : -EOPNOTSUPP, m->off);
+	folio_lock(m->f);
+	if (zero == folio_test_dirty(m->f))
+		fail(m->off, "written out: dirty %d", folio_test_dirty(m->f));
+	for (i = 0; i < nr; i++)
+		slots[m->off + i].zero = zero;
+	check_range(m->off, nr);
+	check_folio(idx);
 }
 
 /* Whole folio (-1) mostly, else one page. */
@@ -835,7 +920,7 @@ static void op_hib_alloc(void)
 	}
 	if (swp_type(e) != type || o >= DEV_PAGES)
 		fail(UINT64_MAX, "hibernation entry %#" PRIx64 " is not ours", e.val);
-	model_alloc(o);
+	model_alloc(o, 0);	/* hibernation: no group */
 	slots[o].count = 1;
 	slots[o].shadow = 1;
 	check_slot(o);
@@ -1103,6 +1188,7 @@ static void td_run_op(unsigned int op)
 	case OP_MISUSE: op_misuse(); break;
 	case OP_BIG_DUP: op_big_dup(); break;
 	case OP_BIG_PUT: op_big_put(); break;
+	case OP_WRITEOUT: op_writeout(); break;
 	}
 }
 
@@ -1129,6 +1215,16 @@ static void td_setup(const char *d)
 	op_desc[0] = 0;
 	if (!pool && uswap_frame_pool_create(POOL_FRAMES, &pool))
 		fail(UINT64_MAX, "frame pool");
+	/* Groups live for the process; each run sets their limits anew:
+	 * none, a sixteenth and a quarter of the device. */
+	for (o = 0; o < NR_CGS; o++) {
+		if (!cgs[o].id && uswap_swap_cgroup_create(USWAP_SWAP_MAX_NONE, &cgs[o].id))
+			fail(UINT64_MAX, "uswap_swap_cgroup_create");
+		cgs[o].max = o == 0 ? USWAP_SWAP_MAX_NONE : o == 1 ? DEV_PAGES / 16 : DEV_PAGES / 4;
+		cgs[o].usage = 0;
+		if (uswap_swap_cgroup_set_max(cgs[o].id, cgs[o].max))
+			fail(UINT64_MAX, "uswap_swap_cgroup_set_max");
+	}
 	t = uswap_swapon_mem_design(DEV_PAGES, 0, design);
 	if (t < 0)
 		fail(UINT64_MAX, "swapon: %d", t);

@@ -342,8 +342,11 @@ static void test_metadata(void **state)
 	assert_true(ttype >= 0);
 	lst = swaptest_stat_type(t.type);
 	tst = swaptest_stat_type((unsigned int)ttype);
-	/* cluster array + one byte per slot */
-	assert_int_equal(lst.static_bytes, tst.static_bytes + 5000);
+	/* cluster array + per slot: the map byte, the swap_cgroup id (2
+	 * bytes) and the zeromap bit (in 64-bit words) */
+	assert_int_equal(lst.static_bytes, tst.static_bytes + 5000 + 2 * 5000 + (5000 + 63) / 64 * 8);
+	assert_int_equal(lstat(&t).swap_cgroup_bytes, 2 * 5000);
+	assert_int_equal(lstat(&t).zeromap_bytes, (5000 + 63) / 64 * 8);
 	assert_int_equal(lst.dynamic_bytes, tst.dynamic_bytes);
 	assert_int_equal(lstat(&t).map_bytes, 5000);
 	assert_int_equal(uswap_swapoff_type((unsigned int)ttype), 0);
