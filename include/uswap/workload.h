@@ -80,7 +80,10 @@ struct uswap_workload_config {
 	const char *design;		/* slot design of the devices: "table" (NULL) or "legacy" */
 	uswap_workload_progress_fn progress;	/* may be NULL */
 	void *progress_arg;
-	uint64_t __reserved[8];		/* must be zero (ABI rule of <uswap/mm.h>) */
+	/* Appended from __reserved (the size is unchanged) */
+	unsigned int zero_pct;		/* usemem: % of pages written as zeros */
+	unsigned int __pad0;		/* must be zero */
+	uint64_t __reserved[7];		/* must be zero (ABI rule of <uswap/mm.h>) */
 };
 
 struct uswap_workload_figure {

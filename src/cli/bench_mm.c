@@ -126,6 +126,8 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			goto bad;
 		if (!strcmp(a, "--write-pct") && x <= 100)
 			cfg->write_pct = (unsigned int)x;
+		else if (!strcmp(a, "--zero-pct") && x <= 100 && !strcmp(b->name, "usemem"))
+			cfg->zero_pct = (unsigned int)x;
 		else if (!strcmp(a, "--max-order") && x <= 9)
 			cfg->max_order = (unsigned int)x;
 		else if (!strcmp(a, "--ops"))

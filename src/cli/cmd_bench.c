@@ -24,7 +24,8 @@
 static const struct bench_workload workloads[] = {
 	{ "swapio", bench_swapio, "swap-out and swap-in pages per second beside memcpy/lz4/zstd" },
 	{ "usemem", bench_usemem,
-	  "vm-scalability usemem: --procs N (4) fill data/N each, read back [--max-order N]" },
+	  "vm-scalability usemem: --procs N (4) fill data/N each, read back [--max-order N]\n"
+	  "             [--zero-pct N (0): pages written as zeros]" },
 	{ "bgsave", bench_bgsave,
 	  "Redis BGSAVE: parent serves random pages from --threads N (1) threads\n"
 	  "             [--write-pct N (10)] while a\n"

@@ -72,7 +72,8 @@ static int legacy_swapin_bypass(struct swap_info_struct *si, swp_entry_t entry,
 	for (order = SWAP_NR_ORDERS - 1; order > 0; order--) {
 		if (!(orders & (1UL << order)))
 			continue;
-		if (!legacy_can_swapin_thp(si, offset & ~((1ULL << order) - 1), 1U << order))
+		if (!legacy_can_swapin_thp(si, offset & ~((1ULL << order) - 1), 1U << order) ||
+		    !swap_zero_uniform(si, offset & ~((1ULL << order) - 1), 1U << order))
 			continue;
 		folio = uswap_folio_alloc(pool, order);
 		if (folio)

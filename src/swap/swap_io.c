@@ -216,6 +216,26 @@ static void swap_zero_mark(struct swap_info_struct *si, struct folio *folio, boo
 	swap_cluster_unlock(ci);
 }
 
+/**
+ * swap_zero_uniform() - whether slots [@offset, @offset+@nr) of one
+ * cluster all have the zero flag or all lack it: a large folio may be
+ * swapped in over them only then (can_swapin_thp()'s swap_zeromap_batch()
+ * test; a mixed range falls back to smaller folios).
+ * Context: @si pinned; takes ci->lock. Return: true if uniform.
+ */
+bool swap_zero_uniform(struct swap_info_struct *si, uint64_t offset, unsigned int nr)
+{
+	struct swap_cluster_info *ci;
+	unsigned int z;
+
+	if (offset % SWAPFILE_CLUSTER + nr > SWAPFILE_CLUSTER || offset + nr > si->max)
+		return false;
+	ci = swap_cluster_lock(si, offset);
+	z = si->design->zero_count(si, ci, offset, nr);
+	swap_cluster_unlock(ci);
+	return !z || z == nr;
+}
+
 /* swap_writeout() with @sync: the write on this thread. Context: @si pinned. */
 static int swap_writeout_sync(struct swap_info_struct *si, struct folio *folio)
 {
@@ -356,7 +376,8 @@ static int swap_read_page(struct swap_info_struct *si, struct folio *folio, uint
 /*
  * swap_read_zero() - fill the pages of @folio whose slots have the zero
  * flag. All of them: the read is done (uptodate, unlocked), true. None:
- * false, the device reads it. Some (slots written by different folios):
+ * false, the device reads it. Some (a large folio added over slots that
+ * different folios wrote; swap-in itself avoids it: swap_zero_uniform()):
  * the zero pages filled, the others read one by one here; done, true.
  * Context: folio locked in the swap cache; @si pinned; takes ci->lock.
  */

@@ -388,6 +388,8 @@ again:
 			if (!(orders & (1UL << order)))
 				continue;
 			aligned = swp_entry(swp_type(entry), offset & ~((1ULL << order) - 1));
+			if (!swap_zero_uniform(si, swp_offset(aligned), 1U << order))
+				continue;
 			folio = swap_cache_alloc_folio(si, aligned, pool, order, &shadow, &err);
 			if (folio)
 				break;

@@ -24,6 +24,15 @@ double wl_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The process's CPU time (all threads, user and system), seconds. */
+static double wl_cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static uint64_t splitmix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ULL;
@@ -140,7 +149,10 @@ int wl_write_page(struct wl_env *env, struct uswap_mm *mm, uint64_t addr, uint64
 {
 	int err;
 
-	wl_page_fill(buf, id, ver);
+	if (ver)
+		wl_page_fill(buf, id, ver);
+	else
+		memset(buf, 0, USWAP_PAGE_SIZE);	/* version 0: a page of zeros */
 	err = uswap_mm_write(mm, addr, buf, USWAP_PAGE_SIZE);
 	if (err)
 		note_error(env, err);
@@ -262,7 +274,7 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 	env->res = res;
 	for (i = 0; i < USWAP_WL_MAX_SPECS; i++)
 		env->types[i] = -1;
-	if (!uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved))) {
+	if (!uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved)) || cfg->__pad0) {
 		snprintf(res->err, sizeof(res->err), "%s: config __reserved is not zero", name);
 		return -EINVAL;
 	}
@@ -272,13 +284,15 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 		return -EINVAL;
 	}
 	if (cfg->budget_bytes < (1ULL << 20) || cfg->max_order > 9 || cfg->write_pct > 100 ||
-	    cfg->data_bytes < USWAP_PAGE_SIZE) {
+	    cfg->zero_pct > 100 || cfg->data_bytes < USWAP_PAGE_SIZE) {
 		snprintf(res->err, sizeof(res->err),
-			 "%s: budget must be >= 1 MiB, data >= 1 page, max order <= 9, write %% <= 100",
+			 "%s: budget must be >= 1 MiB, data >= 1 page, max order <= 9, write and "
+			 "zero %% <= 100",
 			 name);
 		return -EINVAL;
 	}
 	env->t0 = wl_now();
+	env->cpu0 = wl_cpu_now();
 	mc.budget_bytes = cfg->budget_bytes;
 	mc.max_order = cfg->max_order;
 	mc.page_cluster = cfg->page_cluster;
@@ -358,6 +372,9 @@ int wl_teardown(struct wl_env *env, int ret)
 		wl_figure(env, "zram_peak_bytes", (double)atomic_load(&env->zram_peak));
 		/* Zero pages: flagged at swap-out instead of written, filled
 		 * at swap-in instead of read (the I/O they saved). */
+		/* The kernel's "system time": here all of the run's CPU time
+		 * but the workload's own byte copies is the mm and swap path. */
+		wl_figure(env, "cpu_s", wl_cpu_now() - env->cpu0);
 		wl_figure(env, "zero_pages_out", (double)zout);
 		wl_figure(env, "zero_pages_in", (double)zin);
 		wl_figure(env, "metadata_static_bytes", (double)wl_metadata_bytes(env, false));

@@ -22,6 +22,7 @@ struct wl_env {
 	int types[USWAP_WL_MAX_SPECS];	/* device types swapped on, -1 if none */
 	unsigned int nr_types;
 	double t0, t_last_progress;
+	double cpu0;				/* process CPU time at t0, seconds */
 	_Atomic uint64_t bad_pages;
 	_Atomic uint64_t access_errors;
 	_Atomic int first_error;		/* first access error (-errno), 0 if none */
@@ -48,8 +49,8 @@ bool wl_page_ok(const uint64_t *buf, uint64_t id, uint64_t ver);
 
 /*
  * Checked accesses of one page: write (@id, @ver) at @addr; read the page
- * at @addr and check it holds (@id, @ver). A failed access counts one
- * access error, a wrong page one bad page. @buf is a page-sized scratch
+ * at @addr and check it holds (@id, @ver); version 0 is a page of zeros.
+ * A failed access counts one access error, a wrong page one bad page. @buf is a page-sized scratch
  * buffer. Return: 0, or the access's -errno.
  */
 int wl_write_page(struct wl_env *env, struct uswap_mm *mm, uint64_t addr, uint64_t id,

@@ -33,7 +33,7 @@ static void *usemem_fn(void *arg)
 	struct wl_env *env = p->env;
 	struct uswap_mm *mm = NULL;
 	uint64_t *buf, addr, i, id0 = (uint64_t)p->idx << 40;
-	uint8_t *ver;			/* 1 written, 0 the write failed: zeros */
+	uint8_t *ver;			/* 1 written, 0 zeros (written so, or the write failed) */
 	double t;
 
 	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
@@ -44,7 +44,12 @@ static void *usemem_fn(void *arg)
 	pthread_barrier_wait(p->start);
 	p->t_start = wl_now();
 	for (i = 0; !p->err && i < p->nr_pages; i++) {
-		ver[i] = !wl_write_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, 1, buf);
+		/* cfg->zero_pct of the pages, spread by a hash of their id, are
+		 * zeros (version 0), as a program's untouched buffers. */
+		bool zero = ((id0 + i) * 0x9e3779b97f4a7c15ULL >> 40) % 100 < env->cfg->zero_pct;
+
+		ver[i] = !wl_write_page(env, mm, addr + i * USWAP_PAGE_SIZE, id0 + i, !zero, buf) &&
+			 !zero;
 		atomic_fetch_add_explicit(&p->done, 1, memory_order_relaxed);
 	}
 	for (i = 0; !p->err && i < p->nr_pages; i++) {
