@@ -226,16 +226,22 @@ static unsigned long shrink_lruvec(struct uswap_mem *mem, struct uswap_memcg *cg
 	       !(no_swap >= SWAP_CLUSTER_MAX && !reclaimed)) {
 		long inactive = atomic_load(nr_inactive);
 		long active = atomic_load(nr_active);
+		/* A group's list may be short: scan about what is asked for,
+		 * so that a charge of one page does not age the whole group
+		 * (the kernel scans a share of a list by priority). */
+		unsigned int scan = all ? SWAP_CLUSTER_MAX :
+			(unsigned int)USWAP_MIN(USWAP_MAX(nr_to_reclaim - reclaimed, 4UL),
+						(unsigned long)SWAP_CLUSTER_MAX);
 
 		if (active > 0 && inactive < active)
-			shrink_active_list(mem, cg, all, SWAP_CLUSTER_MAX);
-		n = all ? lru_isolate(mem, false, batch, SWAP_CLUSTER_MAX) :
-			  lru_isolate_memcg(mem, cg, false, batch, SWAP_CLUSTER_MAX);
+			shrink_active_list(mem, cg, all, scan);
+		n = all ? lru_isolate(mem, false, batch, scan) :
+			  lru_isolate_memcg(mem, cg, false, batch, scan);
 		if (!n) {
 			if (!atomic_load(nr_active))
 				break;
-			shrink_active_list(mem, cg, all, SWAP_CLUSTER_MAX);
-			scanned += SWAP_CLUSTER_MAX;
+			shrink_active_list(mem, cg, all, scan);
+			scanned += scan;
 			continue;
 		}
 		for (i = 0; i < n; i++) {
