@@ -113,6 +113,47 @@ static struct uswap_memcg *swapin_memcg(struct uswap_mem *mem, struct uswap_memc
 	return cg;
 }
 
+/*
+ * Charge a swap-in from @entry to group @cg before it reads, as the kernel
+ * charges each new folio (mem_cgroup_swapin_charge_folio()): the largest
+ * order of *@orders that fits under memory.max without reclaim, else one
+ * page with reclaim; and room for the readahead window, without reclaim,
+ * or no readahead (a full group reads only what faults). *@orders and
+ * info->ra_max_pages are narrowed to what is charged.
+ * Context: may sleep (reclaim). Return: 0 and the pages charged for the
+ * folio (*@main) and for readahead (*@ra); -ENOMEM (events_oom counted).
+ */
+static int swapin_precharge(struct uswap_memcg *cg, unsigned long *orders,
+			    struct uswap_swapin_info *info, unsigned long *main, unsigned long *ra)
+{
+	unsigned int k;
+	int err;
+
+	*main = 0;
+	*ra = 0;
+	if (!cg)
+		return 0;
+	for (k = USWAP_MAX_ORDER; k > 0; k--)
+		if ((*orders >> k) & 1 && !mem_cgroup_try_charge_noreclaim(cg, 1UL << k))
+			break;
+	if (k) {
+		*orders &= (2UL << k) - 1;
+	} else {
+		*orders = 1;
+		err = mem_cgroup_try_charge(cg, 1);
+		if (err)
+			return err;
+	}
+	*main = 1UL << k;
+	if (info->ra_max_pages > 1) {
+		if (!mem_cgroup_try_charge_noreclaim(cg, info->ra_max_pages))
+			*ra = info->ra_max_pages;
+		else
+			info->ra_max_pages = 1;
+	}
+	return 0;
+}
+
 /**
  * mem_swapin() - uswap_swapin() for this budget: charge the group of the
  * slot (or @memcg, the faulting mm's, when that group is gone), reclaim and
@@ -121,10 +162,10 @@ static struct uswap_memcg *swapin_memcg(struct uswap_mem *mem, struct uswap_memc
  * @info: zero-initialized by the caller; its ra_folios must be an array of
  * USWAP_SWAPIN_RA_MAX.
  *
- * One page is charged before the swap-in, within memory.max (reclaiming
- * from the group); the rest of a large folio and the readahead folios,
- * already in memory once read, are charged past it and the group is then
- * reclaimed back under its limit.
+ * The folio and the readahead window are charged before the read, within
+ * memory.max (swapin_precharge()); what was not used is given back. Only a
+ * readahead folio of another group than the faulting one is charged past
+ * its limit, and that group is then reclaimed back under it.
  * Context: may sleep; mmap_lock for read at most. Return: as uswap_swapin();
  * -ENOMEM also when the group's charge fails.
  */
@@ -132,10 +173,11 @@ int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t ent
 	       unsigned long orders, struct uswap_swapin_info *info, struct folio **out)
 {
 	struct uswap_memcg *cg = swapin_memcg(mem, memcg, entry);
+	unsigned long main_nr, ra_nr;
 	unsigned int tries = 0, j;
 	int err;
 
-	err = mem_cgroup_try_charge(cg, 1);
+	err = swapin_precharge(cg, &orders, info, &main_nr, &ra_nr);
 	if (err) {
 		mem_cgroup_put(cg);
 		return err;
@@ -148,19 +190,22 @@ int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t ent
 		if (!shrink_memory(mem, 64, true) && tries > 4)
 			break;
 	}
-	if (err || !info->major)
-		mem_cgroup_cancel_charge(cg, 1);
 	if (err) {
+		mem_cgroup_cancel_charge(cg, main_nr + ra_nr);
 		mem_cgroup_put(cg);
 		return err;
 	}
-	if (info->major) {
+	if (info->major && cg) {
 		unsigned long nr = folio_nr_pages(*out);
 
-		if (nr > 1)
-			mem_cgroup_force_charge(cg, nr - 1);
+		if (nr > main_nr)
+			mem_cgroup_force_charge(cg, nr - main_nr);
+		else
+			mem_cgroup_cancel_charge(cg, main_nr - nr);
 		mem_cgroup_commit_charge(*out, cg);
 		memcg_stat_add(cg, pswpin, nr);
+	} else {
+		mem_cgroup_cancel_charge(cg, main_nr);
 	}
 	/* The swap-in took frames after the check above: check again, or the
 	 * last fault can leave free frames below the low mark with kswapd
@@ -169,11 +214,15 @@ int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t ent
 	for (j = 0; j < info->ra_pages; j++) {
 		struct folio *ra = info->ra_folios[j];
 		struct uswap_memcg *rcg = swapin_memcg(mem, memcg, ra->swap);
+		unsigned long nr = folio_nr_pages(ra);
 		bool active = false;
 
-		mem_cgroup_force_charge(rcg, folio_nr_pages(ra));
+		if (rcg && rcg == cg && ra_nr >= nr)
+			ra_nr -= nr;		/* charged before the read */
+		else
+			mem_cgroup_force_charge(rcg, nr);
 		mem_cgroup_commit_charge(ra, rcg);
-		memcg_stat_add(rcg, pswpin, folio_nr_pages(ra));
+		memcg_stat_add(rcg, pswpin, nr);
 		/* A readahead folio's refault is judged as any other's
 		 * (workingset_refault() in __read_swap_cache_async()). */
 		if (info->ra_shadows && info->ra_shadows[j])
@@ -184,6 +233,7 @@ int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t ent
 			mem_cgroup_reclaim_over_max(rcg);
 		mem_cgroup_put(rcg);
 	}
+	mem_cgroup_cancel_charge(cg, ra_nr);
 	mem_cgroup_reclaim_over_max(cg);
 	mem_cgroup_put(cg);
 	if (info->major) {

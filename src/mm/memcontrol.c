@@ -149,6 +149,29 @@ void mem_cgroup_force_charge(struct uswap_memcg *cg, unsigned long nr)
 }
 
 /**
+ * mem_cgroup_try_charge_noreclaim() - charge @nr pages to @cg if they fit
+ * under memory.max as it is (a large folio's or readahead's charge, which
+ * falls back to less rather than reclaim).
+ * Context: any; the caller holds a pin of @cg. Return: 0, -ENOMEM.
+ */
+int mem_cgroup_try_charge_noreclaim(struct uswap_memcg *cg, unsigned long nr)
+{
+	long cur;
+
+	if (!cg)
+		return 0;
+	cur = atomic_load(&cg->memory_current);
+	while ((uint64_t)cur + nr <= atomic_load(&cg->memory_max)) {
+		if (atomic_compare_exchange_weak(&cg->memory_current, &cur, cur + (long)nr)) {
+			atomic_fetch_add(&cg->pins, (long)nr);
+			mem_cgroup_charged(cg, cur + (long)nr);
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/**
  * mem_cgroup_try_charge() - charge @nr pages to @cg within memory.max,
  * reclaiming from the group first when the charge would go over it
  * (try_charge_memcg()).

@@ -188,6 +188,7 @@ int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t ent
 int mem_cgroup_init(struct uswap_mem *mem);
 void mem_cgroup_fini(struct uswap_mem *mem);
 int mem_cgroup_try_charge(struct uswap_memcg *cg, unsigned long nr);
+int mem_cgroup_try_charge_noreclaim(struct uswap_memcg *cg, unsigned long nr);
 void mem_cgroup_force_charge(struct uswap_memcg *cg, unsigned long nr);
 void mem_cgroup_cancel_charge(struct uswap_memcg *cg, unsigned long nr);
 void mem_cgroup_commit_charge(struct folio *folio, struct uswap_memcg *cg);
