@@ -24,6 +24,7 @@ extern "C" {
 struct uswap_mem;
 struct uswap_mm;
 struct uswap_shmem;
+struct uswap_memcg;
 
 /*
  * ABI rule for the structs of this header: each has a fixed size
@@ -36,6 +37,8 @@ struct uswap_shmem;
 #define USWAP_MEM_CONFIG_SIZE 64
 #define USWAP_MEM_STATS_SIZE 320
 #define USWAP_MM_STATS_SIZE 128
+#define USWAP_MEMCG_CONFIG_SIZE 64
+#define USWAP_MEMCG_STATS_SIZE 256
 
 struct uswap_mem_config {
 	uint64_t budget_bytes;		/* frames of memory (>= 1 MiB) */
@@ -126,9 +129,9 @@ USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out);
 USWAP_API void uswap_mm_destroy(struct uswap_mm *mm);
 
 /**
- * uswap_mm_fork() - a child address space: page tables copied, swap
- * entries duplicated (swap_dup_entry_direct()), present pages shared
- * copy-on-write.
+ * uswap_mm_fork() - a child address space in the parent's group: page
+ * tables copied, swap entries duplicated (swap_dup_entry_direct()), present
+ * pages shared copy-on-write.
  * Context: may sleep; blocks faults of @parent meanwhile.
  * Return: 0 and *@child, -ENOMEM.
  */
@@ -244,6 +247,108 @@ USWAP_API int uswap_shmem_read(struct uswap_shmem *shm, uint64_t off, void *buf,
  * Return: 0; -EFAULT (past the end of the object), -ENOMEM, -EIO.
  */
 USWAP_API int uswap_shmem_write(struct uswap_shmem *shm, uint64_t off, const void *buf, size_t len);
+
+/* ---- memory cgroups ----
+ *
+ * A group of address spaces of one budget with a memory limit (memory.max)
+ * and a swap limit (memory.swap.max), flat (no hierarchy), as the kernel's
+ * cgroup v2 memory controller. An address space belongs to one group for
+ * its life, and its children (uswap_mm_fork()) to the same. The folios it
+ * allocates are charged to the group's memory counter until freed; a
+ * folio swapped in is charged to the group its slot is charged to. A
+ * charge over memory.max reclaims from the group's folios first and fails
+ * (-ENOMEM from the access) only when nothing of the group can be
+ * reclaimed. At swap.max the group's folios stay in memory: reclaim skips
+ * them. Refaults are judged at the group that evicted the page. Shmem
+ * objects belong to the root (no group).
+ */
+
+struct uswap_memcg_config {
+	uint64_t memory_max;	/* pages; UINT64_MAX: no limit (memory.max) */
+	uint64_t swap_max;	/* pages; UINT64_MAX: no limit (memory.swap.max) */
+	uint64_t __reserved[6];	/* must be zero */
+};
+
+struct uswap_memcg_stats {
+	uint64_t memory_current, memory_peak, memory_max;	/* pages */
+	uint64_t swap_current, swap_peak, swap_max;		/* pages (from uswap_swap_cgroup_stat) */
+	uint64_t events_max;		/* charges that hit memory.max and reclaimed */
+	uint64_t events_oom;		/* charges refused: nothing left to reclaim */
+	uint64_t swap_events_max, swap_events_fail;
+	uint64_t pgscan, pgsteal;	/* reclaim in this group (any reclaim) */
+	uint64_t pswpout, pswpin;	/* pages swapped out / in for this group */
+	uint64_t workingset_refault, workingset_activate;	/* refaults judged at this group */
+	uint64_t __reserved[16];	/* zeroed */
+};
+
+/**
+ * uswap_memcg_create() - a memory cgroup of budget @mem.
+ * @mem: the budget whose address spaces may join the group.
+ * @cfg: its limits, or NULL for none (UINT64_MAX in a field: no limit).
+ * @out: receives the group.
+ *
+ * The group takes a swap-layer group id (uswap_swap_cgroup_create()),
+ * which uswap_memcg_id() returns.
+ *
+ * Context: may sleep.
+ * Return: 0 and *@out; -EINVAL (@mem or @out NULL, @cfg->__reserved not
+ * zero), -ENOMEM, -ENOSPC (every group id is taken).
+ */
+USWAP_API int uswap_memcg_create(struct uswap_mem *mem, const struct uswap_memcg_config *cfg,
+				 struct uswap_memcg **out);
+
+/**
+ * uswap_memcg_destroy() - end a group that no address space belongs to.
+ * @cg: the group.
+ *
+ * Its folios still in memory stay charged to it, and its slots to its id,
+ * until freed; @cg may not be used again. Groups left at
+ * uswap_mem_destroy() are destroyed with the budget.
+ *
+ * Context: may sleep.
+ * Return: 0; -EBUSY (an address space is in the group), -EINVAL (@cg NULL).
+ */
+USWAP_API int uswap_memcg_destroy(struct uswap_memcg *cg);
+
+/**
+ * uswap_memcg_set_memory_max() - set memory.max to @pages; a group over
+ * the new limit is reclaimed down to it as far as reclaim can.
+ * Context: may sleep (reclaim).
+ * Return: 0, -EINVAL (@cg NULL).
+ */
+USWAP_API int uswap_memcg_set_memory_max(struct uswap_memcg *cg, uint64_t pages);
+
+/**
+ * uswap_memcg_set_swap_max() - set memory.swap.max to @pages. A limit
+ * below the usage refuses new slots and frees none.
+ * Context: any.
+ * Return: 0, -EINVAL (@cg NULL).
+ */
+USWAP_API int uswap_memcg_set_swap_max(struct uswap_memcg *cg, uint64_t pages);
+
+/**
+ * uswap_memcg_id() - the group's id, as folios, slots and shadows carry it.
+ * Context: any.
+ * Return: the id (1..65535), 0 for NULL (the root).
+ */
+USWAP_API uint16_t uswap_memcg_id(const struct uswap_memcg *cg);
+
+/**
+ * uswap_memcg_get_stats() - the group's counters, copied into *@st.
+ * Context: any; lockless, the figures are not one atomic snapshot.
+ * Return: nothing.
+ */
+USWAP_API void uswap_memcg_get_stats(struct uswap_memcg *cg, struct uswap_memcg_stats *st);
+
+/**
+ * uswap_mm_create_memcg() - an empty address space of budget @mem in
+ * group @cg (NULL: the root, as uswap_mm_create()).
+ * Context: may sleep.
+ * Return: 0 and *@out; -EINVAL (@cg of another budget, or destroyed),
+ * -ENOMEM.
+ */
+USWAP_API int uswap_mm_create_memcg(struct uswap_mem *mem, struct uswap_memcg *cg,
+				    struct uswap_mm **out);
 
 #ifdef __cplusplus
 }

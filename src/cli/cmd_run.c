@@ -19,7 +19,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
-		"[--design table|legacy] [--memory-total SIZE] [--evict lru|fifo] [--poll-us N] [--stats] "
+		"[--design table|legacy] [--memory-total SIZE] [--swap-max SIZE] [--evict lru|fifo] [--poll-us N] [--stats] "
 		"[--json FILE] [-v] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
@@ -30,6 +30,9 @@ static void usage(FILE *f)
 		"  --memory-total SIZE  bound resident pages plus the compressed devices'\n"
 		"                  memory together (for hosts without swap of their own);\n"
 		"                  the resident budget shrinks as the store grows (default: none)\n"
+		"  --swap-max SIZE the program tree's swap limit (memory.swap.max of its\n"
+		"                  group); at the limit pages stay in the program, whose\n"
+		"                  resident set grows past --memory (default: none)\n"
 		"  --evict P       cold-page choice: lru (default; active/inactive lists with\n"
 		"                  refault activation) or fifo (fault order, for comparison)\n"
 		"  --stats         print the counters at the end\n"
@@ -97,6 +100,7 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-fork-events", no_argument, NULL, 'F' },
 		{ "memory-total", required_argument, NULL, 'T' },
+		{ "swap-max", required_argument, NULL, 'X' },
 		{ "evict", required_argument, NULL, 'E' },
 		{ "poll-us", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -135,6 +139,14 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 		case 'T':
 			if (run_size_arg("--memory-total", optarg, &cfg->memory_total))
 				return -EINVAL;
+			break;
+		case 'X':
+			if (run_size_arg("--swap-max", optarg, &cfg->swap_max))
+				return -EINVAL;
+			if (cfg->swap_max < 2 * RT_BATCH * RT_PAGE) {
+				fprintf(stderr, "uswap run: --swap-max %s: at least 512K\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'E':
 			if (strcmp(optarg, "lru") && strcmp(optarg, "fifo")) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The anonymous LRU: an active and an inactive list per budget, under one
- * spinlock. A folio on a list has PG_lru set and the list holds one
+ * spinlock, counted per budget and per memory cgroup. A folio on a list has PG_lru set and the list holds one
  * reference. Isolation moves that reference to the isolator.
  */
 #include "mm/mm_internal.h"
@@ -14,6 +14,17 @@ static struct cds_list_head *lru_list(struct uswap_mem *mem, bool active)
 static _Atomic long *lru_count(struct uswap_mem *mem, bool active)
 {
 	return active ? &mem->nr_active : &mem->nr_inactive;
+}
+
+/* Pages of a list, the budget's and the folio's group's, by @delta. */
+static void lru_count_add(struct uswap_mem *mem, struct folio *folio, bool active, long delta)
+{
+	struct uswap_memcg *cg = folio_memcg(folio);
+
+	atomic_fetch_add_explicit(lru_count(mem, active), delta, memory_order_relaxed);
+	if (cg)
+		atomic_fetch_add_explicit(active ? &cg->nr_active : &cg->nr_inactive, delta,
+					  memory_order_relaxed);
 }
 
 /**
@@ -44,8 +55,7 @@ bool lru_del(struct uswap_mem *mem, struct folio *folio)
 	active = folio_test_flag(folio, PG_active);
 	cds_list_del_init(&folio->lru);
 	folio_clear_flag(folio, PG_lru);
-	atomic_fetch_sub_explicit(lru_count(mem, active), (long)folio_nr_pages(folio),
-				  memory_order_relaxed);
+	lru_count_add(mem, folio, active, -(long)folio_nr_pages(folio));
 	uswap_spin_unlock(&mem->lru_lock);
 	folio_put(folio);
 	return true;
@@ -67,8 +77,36 @@ unsigned int lru_isolate(struct uswap_mem *mem, bool active, struct folio **out,
 
 		cds_list_del_init(&f->lru);
 		folio_clear_flag(f, PG_lru);
-		atomic_fetch_sub_explicit(lru_count(mem, active), (long)folio_nr_pages(f),
-					  memory_order_relaxed);
+		lru_count_add(mem, f, active, -(long)folio_nr_pages(f));
+		out[n++] = f;
+	}
+	uswap_spin_unlock(&mem->lru_lock);
+	return n;
+}
+
+/**
+ * lru_isolate_memcg() - lru_isolate() of group @cg's folios only. The
+ * budget has one LRU for all groups (the kernel has one lruvec per group):
+ * the walk goes from the tail over the whole list and skips other groups'
+ * folios, leaving them where they are.
+ * Context: takes the LRU lock. Return: the number taken.
+ */
+unsigned int lru_isolate_memcg(struct uswap_mem *mem, struct uswap_memcg *cg, bool active,
+			       struct folio **out, unsigned int max)
+{
+	struct cds_list_head *list = lru_list(mem, active), *pos, *prev;
+	unsigned int n = 0;
+
+	uswap_spin_lock(&mem->lru_lock);
+	for (pos = list->prev; n < max && pos != list; pos = prev) {
+		struct folio *f = cds_list_entry(pos, struct folio, lru);
+
+		prev = pos->prev;
+		if (folio_memcg(f) != cg)
+			continue;
+		cds_list_del_init(&f->lru);
+		folio_clear_flag(f, PG_lru);
+		lru_count_add(mem, f, active, -(long)folio_nr_pages(f));
 		out[n++] = f;
 	}
 	uswap_spin_unlock(&mem->lru_lock);
@@ -87,8 +125,7 @@ void lru_putback(struct uswap_mem *mem, struct folio *folio, bool active)
 	else
 		folio_clear_flag(folio, PG_active);
 	cds_list_add(&folio->lru, lru_list(mem, active));
-	atomic_fetch_add_explicit(lru_count(mem, active), (long)folio_nr_pages(folio),
-				  memory_order_relaxed);
+	lru_count_add(mem, folio, active, (long)folio_nr_pages(folio));
 	folio_set_flag(folio, PG_lru);
 	uswap_spin_unlock(&mem->lru_lock);
 }
@@ -106,11 +143,11 @@ void folio_mark_accessed(struct uswap_mem *mem, struct folio *folio)
 	uswap_spin_lock(&mem->lru_lock);
 	if (folio_test_flag(folio, PG_lru) && !folio_test_flag(folio, PG_active)) {
 		cds_list_del(&folio->lru);
-		atomic_fetch_sub(&mem->nr_inactive, (long)folio_nr_pages(folio));
+		lru_count_add(mem, folio, false, -(long)folio_nr_pages(folio));
 		cds_list_add(&folio->lru, &mem->lru_active);
-		atomic_fetch_add(&mem->nr_active, (long)folio_nr_pages(folio));
+		lru_count_add(mem, folio, true, (long)folio_nr_pages(folio));
 		folio_set_flag(folio, PG_active);
-		workingset_age_nonresident(&mem->ws, folio_nr_pages(folio));
+		workingset_age_nonresident(folio_workingset(mem, folio), folio_nr_pages(folio));
 	}
 	uswap_spin_unlock(&mem->lru_lock);
 }

@@ -98,18 +98,90 @@ void mem_swapin_prepare(struct uswap_mem *mem)
 		mem_wake_kswapd(mem);
 }
 
-/**
- * mem_swapin() - uswap_swapin() for this budget: reclaim and retry while
- * no frame is free, put the readahead folios on the LRU, count the fault.
- * @info: zero-initialized by the caller; its ra_folios must be an array of
- * USWAP_SWAPIN_RA_MAX. Context: may sleep. Return: as uswap_swapin().
- */
-int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
-	       struct uswap_swapin_info *info, struct folio **out)
+/* The group a swap-in from @entry is charged to, pinned: the group the
+ * slot is charged to, or @fallback (the faulting mm's) when that one is
+ * gone or the root (mem_cgroup_swapin_charge_folio()). */
+static struct uswap_memcg *swapin_memcg(struct uswap_mem *mem, struct uswap_memcg *fallback,
+					swp_entry_t entry)
 {
+	struct uswap_memcg *cg = mem_cgroup_get_by_id(mem, uswap_swap_cgroup_lookup(entry));
+
+	if (!cg && fallback) {
+		cg = fallback;
+		mem_cgroup_get(cg);
+	}
+	return cg;
+}
+
+/*
+ * Charge a swap-in from @entry to group @cg before it reads, as the kernel
+ * charges each new folio (mem_cgroup_swapin_charge_folio()): the largest
+ * order of *@orders that fits under memory.max without reclaim, else one
+ * page with reclaim; and room for the readahead window, without reclaim,
+ * or no readahead (a full group reads only what faults). *@orders and
+ * info->ra_max_pages are narrowed to what is charged.
+ * Context: may sleep (reclaim). Return: 0 and the pages charged for the
+ * folio (*@main) and for readahead (*@ra); -ENOMEM (events_oom counted).
+ */
+static int swapin_precharge(struct uswap_memcg *cg, unsigned long *orders,
+			    struct uswap_swapin_info *info, unsigned long *main, unsigned long *ra)
+{
+	unsigned int k;
+	int err;
+
+	*main = 0;
+	*ra = 0;
+	if (!cg)
+		return 0;
+	for (k = USWAP_MAX_ORDER; k > 0; k--)
+		if ((*orders >> k) & 1 && !mem_cgroup_try_charge_noreclaim(cg, 1UL << k))
+			break;
+	if (k) {
+		*orders &= (2UL << k) - 1;
+	} else {
+		*orders = 1;
+		err = mem_cgroup_try_charge(cg, 1);
+		if (err)
+			return err;
+	}
+	*main = 1UL << k;
+	if (info->ra_max_pages > 1) {
+		if (!mem_cgroup_try_charge_noreclaim(cg, info->ra_max_pages))
+			*ra = info->ra_max_pages;
+		else
+			info->ra_max_pages = 1;
+	}
+	return 0;
+}
+
+/**
+ * mem_swapin() - uswap_swapin() for this budget: charge the group of the
+ * slot (or @memcg, the faulting mm's, when that group is gone), reclaim and
+ * retry while no frame is free, put the readahead folios on the LRU, count
+ * the fault.
+ * @info: zero-initialized by the caller; its ra_folios must be an array of
+ * USWAP_SWAPIN_RA_MAX.
+ *
+ * The folio and the readahead window are charged before the read, within
+ * memory.max (swapin_precharge()); what was not used is given back. Only a
+ * readahead folio of another group than the faulting one is charged past
+ * its limit, and that group is then reclaimed back under it.
+ * Context: may sleep; mmap_lock for read at most. Return: as uswap_swapin();
+ * -ENOMEM also when the group's charge fails.
+ */
+int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t entry,
+	       unsigned long orders, struct uswap_swapin_info *info, struct folio **out)
+{
+	struct uswap_memcg *cg = swapin_memcg(mem, memcg, entry);
+	unsigned long main_nr, ra_nr;
 	unsigned int tries = 0, j;
 	int err;
 
+	err = swapin_precharge(cg, &orders, info, &main_nr, &ra_nr);
+	if (err) {
+		mem_cgroup_put(cg);
+		return err;
+	}
 	for (;;) {
 		mem_swapin_prepare(mem);
 		err = uswap_swapin(entry, mem->pool, orders, out, info);
@@ -118,33 +190,52 @@ int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
 		if (!shrink_memory(mem, 64, true) && tries > 4)
 			break;
 	}
-	if (err)
+	if (err) {
+		mem_cgroup_cancel_charge(cg, main_nr + ra_nr);
+		mem_cgroup_put(cg);
 		return err;
+	}
+	if (info->major && cg) {
+		unsigned long nr = folio_nr_pages(*out);
+
+		if (nr > main_nr)
+			mem_cgroup_force_charge(cg, nr - main_nr);
+		else
+			mem_cgroup_cancel_charge(cg, main_nr - nr);
+		mem_cgroup_commit_charge(*out, cg);
+		memcg_stat_add(cg, pswpin, nr);
+	} else {
+		mem_cgroup_cancel_charge(cg, main_nr);
+	}
 	/* The swap-in took frames after the check above: check again, or the
 	 * last fault can leave free frames below the low mark with kswapd
 	 * asleep. */
 	mem_swapin_prepare(mem);
 	for (j = 0; j < info->ra_pages; j++) {
 		struct folio *ra = info->ra_folios[j];
+		struct uswap_memcg *rcg = swapin_memcg(mem, memcg, ra->swap);
+		unsigned long nr = folio_nr_pages(ra);
 		bool active = false;
 
+		if (rcg && rcg == cg && ra_nr >= nr)
+			ra_nr -= nr;		/* charged before the read */
+		else
+			mem_cgroup_force_charge(rcg, nr);
+		mem_cgroup_commit_charge(ra, rcg);
+		memcg_stat_add(rcg, pswpin, nr);
 		/* A readahead folio's refault is judged as any other's
 		 * (workingset_refault() in __read_swap_cache_async()). */
-		if (info->ra_shadows && info->ra_shadows[j]) {
-			bool was_ws = false;
-			unsigned long wss = (unsigned long)atomic_load(&mem->nr_active);
-
-			mem_stat_inc(mem, refaults);
-			if (workingset_test_recent(&mem->ws, info->ra_shadows[j], wss, &was_ws)) {
-				active = true;
-				mem_stat_inc(mem, refault_activations);
-				workingset_age_nonresident(&mem->ws, folio_nr_pages(ra));
-				folio_set_flag(ra, PG_workingset);
-			}
-		}
+		if (info->ra_shadows && info->ra_shadows[j])
+			active = workingset_refault(mem, ra, info->ra_shadows[j]);
 		lru_add(mem, ra, active);
 		folio_put(ra);
+		if (rcg != cg)
+			mem_cgroup_reclaim_over_max(rcg);
+		mem_cgroup_put(rcg);
 	}
+	mem_cgroup_cancel_charge(cg, ra_nr);
+	mem_cgroup_reclaim_over_max(cg);
+	mem_cgroup_put(cg);
 	if (info->major) {
 		mem_stat_inc(mem, major_faults);
 		mem_stat_add(mem, swapins, folio_nr_pages(*out) + info->ra_pages);
@@ -224,7 +315,12 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	uswap_spin_init(&mem->lru_lock);
 	CDS_INIT_LIST_HEAD(&mem->lru_inactive);
 	CDS_INIT_LIST_HEAD(&mem->lru_active);
-	workingset_init(&mem->ws, frames, 1, 0);
+	err = mem_cgroup_init(mem);
+	if (err) {
+		uswap_frame_pool_destroy(mem->pool);
+		free(mem);
+		return err;
+	}
 	pthread_mutex_init(&mem->mmlist_lock, NULL);
 	CDS_INIT_LIST_HEAD(&mem->mmlist);
 	CDS_INIT_LIST_HEAD(&mem->shmems);
@@ -233,6 +329,7 @@ USWAP_API int uswap_mem_create(const struct uswap_mem_config *cfg, struct uswap_
 	pthread_cond_init(&mem->kswapd_cond, NULL);
 	if (!cfg->no_kswapd) {
 		if (pthread_create(&mem->kswapd, NULL, kswapd_fn, mem)) {
+			mem_cgroup_fini(mem);
 			uswap_frame_pool_destroy(mem->pool);
 			free(mem);
 			return -EAGAIN;
@@ -288,6 +385,7 @@ USWAP_API void uswap_mem_destroy(struct uswap_mem *mem)
 
 		nanosleep(&ts, NULL);
 	}
+	mem_cgroup_fini(mem);
 	uswap_frame_pool_destroy(mem->pool);
 	free(mem);
 }

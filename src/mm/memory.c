@@ -49,6 +49,7 @@ static int do_anonymous_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_
 	struct folio *folio = NULL;
 	uint64_t base = pgno, j, nr;
 	struct uswap_spinlock *ptl;
+	int err = 0;
 
 	/* The largest allowed order whose whole aligned range is unmapped. */
 	for (k = mem->cfg.max_order; k > 0 && !folio; k--) {
@@ -59,15 +60,15 @@ static int do_anonymous_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_
 				break;
 		if (j < (1ULL << k))
 			continue;
-		folio = mem_alloc_folio(mem, k);
+		folio = mem_alloc_folio_memcg(mem, mm->memcg, k, &err);
 		if (folio)
 			order = k;
 	}
 	if (!folio) {
 		base = pgno;
-		folio = mem_alloc_folio(mem, 0);
+		folio = mem_alloc_folio_memcg(mem, mm->memcg, 0, &err);
 		if (!folio)
-			return -ENOMEM;
+			return err;
 	}
 	nr = 1ULL << order;
 	memset(folio_address(folio), 0, nr << USWAP_PAGE_SHIFT);
@@ -152,8 +153,9 @@ static bool folio_refs_only_ours(struct folio *folio)
 /*
  * The kernel's should_try_to_free_swap(), asked after this mapping's swap
  * references are put and before the folio is mapped: drop the cache copy
- * when swap is full (mem_cgroup_swap_full()), when the VMA is VM_LOCKED
- * (the folio will stay resident: its swap copy only takes space), or on a
+ * when swap is full overall or for the folio's group (mem_cgroup_swap_full()),
+ * when the VMA is VM_LOCKED (the folio will stay resident: its swap copy
+ * only takes space), or on a
  * write fault when nobody but the cache and we hold the folio. Both
  * kernels have these three rules; swap table phase II adds "always on a
  * synchronous device" (info->free_sync, set by the new design only); 6.17
@@ -168,7 +170,7 @@ static bool should_try_to_free_swap(struct folio *folio, const struct uswap_vma 
 
 	if (!folio_test_swapcache(folio))
 		return false;
-	if (info->free_sync || uswap_vm_swap_full() || vma->locked)
+	if (info->free_sync || uswap_swap_cgroup_full(folio_memcg_id(folio)) || vma->locked)
 		return true;
 	return write && folio_ref_count(folio) == 1 + lru + (long)folio_nr_pages(folio);
 }
@@ -230,7 +232,7 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		around[info.nr_ra_entries++] = pte_is_swap(p) ? pte_to_swp_entry(p) :
 				(swp_entry_t){ 0 };
 	}
-	err = mem_swapin(mem, entry, orders, &info, &folio);
+	err = mem_swapin(mem, mm->memcg, entry, orders, &info, &folio);
 	if (!err) {
 		if (info.ra_pages)
 			atomic_fetch_add_explicit(&mm->ra_pages, info.ra_pages, memory_order_relaxed);
@@ -257,18 +259,9 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	}
 	nr = folio_nr_pages(folio);
 	if (info.major) {
-		if (info.shadow) {
-			bool was_ws = false;
-			unsigned long wss = (unsigned long)atomic_load(&mem->nr_active);
-
-			mem_stat_inc(mem, refaults);
-			if (workingset_test_recent(&mem->ws, info.shadow, wss, &was_ws)) {
-				activate = true;
-				mem_stat_inc(mem, refault_activations);
-				workingset_age_nonresident(&mem->ws, nr);
-				folio_set_flag(folio, PG_workingset);
-			}
-		}
+		/* Judged at the group that evicted it, whichever mm faults. */
+		if (info.shadow)
+			activate = workingset_refault(mem, folio, info.shadow);
 		lru_add(mem, folio, activate);
 	}
 	idx = swp_offset(entry) - swp_offset(folio->swap);
@@ -390,6 +383,7 @@ static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno,
 	struct uswap_spinlock *ptl = vma_ptl(vma, pgno);
 	struct folio *old, *new;
 	uint64_t sub;
+	int err;
 
 	uswap_spin_lock(ptl);
 	if (pte_get(vma, pgno) != orig) {
@@ -407,10 +401,10 @@ static int do_wp_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno,
 	folio_get(old);
 	uswap_spin_unlock(ptl);
 
-	new = mem_alloc_folio(mem, 0);
+	new = mem_alloc_folio_memcg(mem, mm->memcg, 0, &err);
 	if (!new) {
 		folio_put(old);
-		return -ENOMEM;
+		return err;
 	}
 	memcpy(folio_address(new), (char *)folio_address(old) + (sub << USWAP_PAGE_SHIFT),
 	       USWAP_PAGE_SIZE);

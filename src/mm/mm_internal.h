@@ -60,6 +60,7 @@ struct uswap_vma {
 
 struct uswap_mm {
 	struct uswap_mem *mem;
+	struct uswap_memcg *memcg;	/* the group it belongs to; NULL: the root */
 	pthread_rwlock_t mmap_lock;	/* vmas list and layout */
 	struct cds_list_head vmas;
 	uint64_t next_addr;		/* page number for the next mmap */
@@ -86,7 +87,10 @@ struct uswap_mem {
 	struct uswap_spinlock lru_lock;
 	struct cds_list_head lru_inactive, lru_active;
 	_Atomic long nr_inactive, nr_active;
-	struct uswap_workingset ws;
+	struct uswap_workingset ws;	/* the root's */
+	uint16_t root_memcg_id;		/* the root's id in shadows (never a group's) */
+	pthread_mutex_t memcg_lock;	/* memcgs */
+	struct cds_list_head memcgs;	/* live groups (uswap_memcg.node) */
 	pthread_mutex_t mmlist_lock;	/* mmlist, shmems */
 	struct cds_list_head mmlist;
 	struct cds_list_head shmems;
@@ -104,6 +108,46 @@ struct uswap_mem {
 		_Atomic uint64_t swapoff_lost;
 	} stat;
 };
+
+/*
+ * A memory cgroup of a budget (memcontrol.c). Its memory counter holds the
+ * pages of the folios charged to it: a charged folio points at its group
+ * (folio->private) from its allocation or swap-in until it is freed (the
+ * pool's free hook uncharges it). Its swap counter is the swap layer's
+ * group of the same id.
+ *   memory_current == pages of the folios whose private is this group
+ *                     + charges taken and not yet committed to a folio;
+ *   pins == memory_current + nr_mms + temporary pins + (1 until destroyed);
+ *   the struct is freed when pins reaches 0.
+ * nr_active / nr_inactive: pages of the group's folios on each LRU list
+ * (under mem->lru_lock).
+ */
+struct uswap_memcg {
+	struct uswap_mem *mem;
+	uint16_t id;			/* the swap layer's group id (1..65535) */
+	bool dead;			/* destroyed (memcg_lock) */
+	struct cds_list_head node;	/* mem->memcgs (mem->memcg_lock) */
+	_Atomic uint64_t memory_max;	/* pages */
+	_Atomic long memory_current, memory_peak;
+	_Atomic long pins;
+	_Atomic long nr_mms;		/* address spaces in the group */
+	_Atomic long nr_active, nr_inactive;
+	struct uswap_workingset ws;	/* this group's nonresident age (its lruvec) */
+	struct {
+		_Atomic uint64_t events_max, events_oom, pgscan, pgsteal;
+		_Atomic uint64_t pswpout, pswpin, workingset_refault, workingset_activate;
+	} stat;
+};
+
+#define memcg_stat_add(cg, field, n) \
+	do { if (cg) atomic_fetch_add_explicit(&(cg)->stat.field, (n), memory_order_relaxed); } while (0)
+
+/* The group a folio is charged to, or NULL (the root). Lockless. */
+static inline struct uswap_memcg *folio_memcg(const struct folio *f)
+{
+	return __atomic_load_n((struct uswap_memcg *const *)(const void *)&f->private,
+			       __ATOMIC_ACQUIRE);
+}
 
 #define mem_stat_inc(mem, field) \
 	atomic_fetch_add_explicit(&(mem)->stat.field, 1, memory_order_relaxed)
@@ -137,13 +181,32 @@ struct folio *page_folio_pfn(uint64_t pfn);
 struct folio *mem_alloc_folio(struct uswap_mem *mem, unsigned int order);
 void mem_wake_kswapd(struct uswap_mem *mem);
 void mem_swapin_prepare(struct uswap_mem *mem);
-int mem_swapin(struct uswap_mem *mem, swp_entry_t entry, unsigned long orders,
-	       struct uswap_swapin_info *info, struct folio **out);
+int mem_swapin(struct uswap_mem *mem, struct uswap_memcg *memcg, swp_entry_t entry,
+	       unsigned long orders, struct uswap_swapin_info *info, struct folio **out);
+
+/* ---- memcontrol.c ---- */
+int mem_cgroup_init(struct uswap_mem *mem);
+void mem_cgroup_fini(struct uswap_mem *mem);
+int mem_cgroup_try_charge(struct uswap_memcg *cg, unsigned long nr);
+int mem_cgroup_try_charge_noreclaim(struct uswap_memcg *cg, unsigned long nr);
+void mem_cgroup_force_charge(struct uswap_memcg *cg, unsigned long nr);
+void mem_cgroup_cancel_charge(struct uswap_memcg *cg, unsigned long nr);
+void mem_cgroup_commit_charge(struct folio *folio, struct uswap_memcg *cg);
+struct uswap_memcg *mem_cgroup_get_by_id(struct uswap_mem *mem, uint16_t id);
+void mem_cgroup_get(struct uswap_memcg *cg);
+void mem_cgroup_put(struct uswap_memcg *cg);
+void mem_cgroup_reclaim_over_max(struct uswap_memcg *cg);
+struct uswap_workingset *folio_workingset(struct uswap_mem *mem, const struct folio *folio);
+bool workingset_refault(struct uswap_mem *mem, struct folio *folio, uint64_t shadow);
+struct folio *mem_alloc_folio_memcg(struct uswap_mem *mem, struct uswap_memcg *cg,
+				    unsigned int order, int *err);
 
 /* ---- lru.c ---- */
 void lru_add(struct uswap_mem *mem, struct folio *folio, bool active);
 bool lru_del(struct uswap_mem *mem, struct folio *folio);
 unsigned int lru_isolate(struct uswap_mem *mem, bool active, struct folio **out, unsigned int max);
+unsigned int lru_isolate_memcg(struct uswap_mem *mem, struct uswap_memcg *cg, bool active,
+			       struct folio **out, unsigned int max);
 void lru_putback(struct uswap_mem *mem, struct folio *folio, bool active);
 void folio_mark_accessed(struct uswap_mem *mem, struct folio *folio);
 
@@ -161,6 +224,7 @@ int split_folio(struct uswap_mem *mem, struct folio *folio);
 
 /* ---- vmscan.c ---- */
 unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, bool direct);
+unsigned long try_to_free_mem_cgroup_pages(struct uswap_memcg *cg, unsigned long nr_to_reclaim);
 
 /* ---- memory.c ---- */
 int handle_mm_fault(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, bool write);

@@ -13,14 +13,34 @@
 
 #define MMAP_ALIGN_PAGES 512	/* 2 MiB: a PTL range, the largest folio */
 
-/** uswap_mm_create() - see uswap/mm.h. */
-USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
+/** uswap_mm_create_memcg() - see uswap/mm.h. */
+USWAP_API int uswap_mm_create_memcg(struct uswap_mem *mem, struct uswap_memcg *cg,
+				    struct uswap_mm **out)
 {
-	struct uswap_mm *mm = uswap_calloc(1, sizeof(*mm));
+	struct uswap_mm *mm;
 
-	if (!mm)
+	if (cg) {
+		if (cg->mem != mem)
+			return -EINVAL;
+		pthread_mutex_lock(&mem->memcg_lock);
+		if (cg->dead) {
+			pthread_mutex_unlock(&mem->memcg_lock);
+			return -EINVAL;
+		}
+		atomic_fetch_add(&cg->nr_mms, 1);
+		mem_cgroup_get(cg);
+		pthread_mutex_unlock(&mem->memcg_lock);
+	}
+	mm = uswap_calloc(1, sizeof(*mm));
+	if (!mm) {
+		if (cg) {
+			atomic_fetch_sub(&cg->nr_mms, 1);
+			mem_cgroup_put(cg);
+		}
 		return -ENOMEM;
+	}
 	mm->mem = mem;
+	mm->memcg = cg;
 	pthread_rwlock_init(&mm->mmap_lock, NULL);
 	CDS_INIT_LIST_HEAD(&mm->vmas);
 	mm->next_addr = 1ULL << 18;	/* 1 GiB: page 0 is never mapped */
@@ -29,6 +49,12 @@ USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
 	pthread_mutex_unlock(&mem->mmlist_lock);
 	*out = mm;
 	return 0;
+}
+
+/** uswap_mm_create() - see uswap/mm.h. */
+USWAP_API int uswap_mm_create(struct uswap_mem *mem, struct uswap_mm **out)
+{
+	return uswap_mm_create_memcg(mem, NULL, out);
 }
 
 static struct uswap_vma *vma_alloc(struct uswap_mm *mm, uint64_t start, uint64_t nr)
@@ -91,6 +117,10 @@ USWAP_API void uswap_mm_destroy(struct uswap_mm *mm)
 	cds_list_del(&mm->mmlist);
 	pthread_mutex_unlock(&mm->mem->mmlist_lock);
 	pthread_rwlock_destroy(&mm->mmap_lock);
+	if (mm->memcg) {
+		atomic_fetch_sub(&mm->memcg->nr_mms, 1);
+		mem_cgroup_put(mm->memcg);
+	}
 	free(mm);
 }
 
@@ -177,7 +207,7 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 {
 	struct uswap_vma *vma;
 	struct uswap_mm *child;
-	int err = uswap_mm_create(parent->mem, &child);
+	int err = uswap_mm_create_memcg(parent->mem, parent->memcg, &child);
 
 	if (err)
 		return err;

@@ -296,10 +296,14 @@ int split_folio(struct uswap_mem *mem, struct folio *folio)
 		     folio_ref_count(folio) != total + 1))
 		err = -EBUSY;
 	if (!err) {
+		struct uswap_memcg *cg = folio_memcg(folio);
+
 		uswap_folio_split_frames(folio);
 		for (i = 0; i < nr; i++) {
 			atomic_store(&folio[i].mapcount, map[i]);
 			atomic_store(&folio[i].refcount, map[i] + 1);
+			/* Each piece keeps one page of the charge. */
+			__atomic_store_n(&folio[i].private, (void *)cg, __ATOMIC_RELAXED);
 		}
 	}
 	for (k = nheld; k-- > 0;)

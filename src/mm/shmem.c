@@ -133,7 +133,7 @@ static int shmem_swapin(struct uswap_shmem *shm, uint64_t idx, uint64_t v)
 	struct folio *folio;
 	int err;
 
-	err = mem_swapin(mem, entry, 1, &info, &folio);
+	err = mem_swapin(mem, NULL, entry, 1, &info, &folio);
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;
 	if (err == -ENODEV) {

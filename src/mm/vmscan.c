@@ -13,11 +13,15 @@
 
 #define SWAP_CLUSTER_MAX 32
 
-/* Active folios move to the inactive list; their young bits are cleared. */
-static void shrink_active_list(struct uswap_mem *mem, unsigned int nr)
+/* Active folios (of group @cg, or of all with @cg NULL and @all) move to
+ * the inactive list; their young bits are cleared. */
+static void shrink_active_list(struct uswap_mem *mem, struct uswap_memcg *cg, bool all,
+			       unsigned int nr)
 {
 	struct folio *batch[SWAP_CLUSTER_MAX];
-	unsigned int n = lru_isolate(mem, true, batch, USWAP_MIN(nr, (unsigned int)SWAP_CLUSTER_MAX)), i;
+	unsigned int max = USWAP_MIN(nr, (unsigned int)SWAP_CLUSTER_MAX), i;
+	unsigned int n = all ? lru_isolate(mem, true, batch, max) :
+			       lru_isolate_memcg(mem, cg, true, batch, max);
 
 	for (i = 0; i < n; i++) {
 		struct folio *f = batch[i];
@@ -75,11 +79,27 @@ USWAP_API int uswap_remove_mapping(struct folio *folio, uint64_t shadow)
 }
 
 /*
- * Reclaim one locked, isolated folio. Return: pages freed; the folio is
- * unlocked and either freed or put back on a list.
+ * Whether folio_alloc_swap() refused @f's @nr slots because its group is
+ * at memory.swap.max (mem_cgroup_try_charge_swap()), not for want of space.
  */
-static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsigned int *no_swap,
-				  unsigned int *wb)
+static bool folio_swap_at_max(struct folio *f, unsigned long nr)
+{
+	struct uswap_swap_cgroup_stat st;
+	uint16_t id = folio_memcg_id(f);
+
+	return id && !uswap_swap_cgroup_stat(id, &st) && st.max != USWAP_SWAP_MAX_NONE &&
+	       st.usage + nr > st.max;
+}
+
+/*
+ * Reclaim one locked, isolated folio. A folio whose group is at its swap
+ * limit stays in memory (activated, as shrink_folio_list()'s
+ * activate_locked) and counts in *@no_swap only when @cg (group reclaim):
+ * global reclaim moves on to other groups' folios. Return: pages freed;
+ * the folio is unlocked and either freed or put back on a list.
+ */
+static unsigned long shrink_folio(struct uswap_mem *mem, struct uswap_memcg *cg, struct folio *f,
+				  unsigned int *no_swap, unsigned int *wb)
 {
 	unsigned long nr = folio_nr_pages(f);
 	uint64_t shadow;
@@ -98,7 +118,7 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsign
 	ref = folio_referenced(f);
 	if (ref) {
 		if (folio_test_clear_flag(f, PG_referenced) || ref > 1) {
-			workingset_age_nonresident(&mem->ws, nr);
+			workingset_age_nonresident(folio_workingset(mem, f), nr);
 			goto activate;
 		}
 		folio_set_flag(f, PG_referenced);
@@ -127,8 +147,10 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsign
 			return 0;
 		}
 		if (err) {
-			(*no_swap)++;
-			goto activate;	/* no swap space: keep it in memory */
+			/* no swap space, or the group's limit: keep it in memory */
+			if (cg || !folio_swap_at_max(f, nr))
+				(*no_swap)++;
+			goto activate;
 		}
 		folio_mark_dirty(f);
 	}
@@ -146,6 +168,7 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsign
 			return 0;
 		}
 		mem_stat_add(mem, swapouts, nr);
+		memcg_stat_add(folio_memcg(f), pswpout, nr);
 		if (!sync) {
 			/* In flight: the next pass finds it clean. */
 			(*wb)++;
@@ -163,7 +186,7 @@ static unsigned long shrink_folio(struct uswap_mem *mem, struct folio *f, unsign
 		    atomic_load(&f->mapcount))
 			goto keep;
 	}
-	shadow = workingset_eviction(&mem->ws, folio_test_flag(f, PG_workingset), nr);
+	shadow = workingset_eviction(folio_workingset(mem, f), folio_test_flag(f, PG_workingset), nr);
 	if (uswap_remove_mapping(f, shadow) == 1)
 		return nr;
 keep:
@@ -171,51 +194,74 @@ keep:
 	lru_putback(mem, f, false);
 	return 0;
 activate:
+	/* Not a candidate for swapping: give its swap space back when swap
+	 * is short for its group (mem_cgroup_swap_full()). */
+	if (folio_test_swapcache(f) && !folio_test_writeback(f) &&
+	    uswap_swap_cgroup_full(folio_memcg_id(f)))
+		folio_free_swap(f);
 	folio_unlock(f);
 	lru_putback(mem, f, true);
 	return 0;
 }
 
-/**
- * shrink_memory() - reclaim up to @nr_to_reclaim pages from the budget.
- * Context: may sleep; takes the reclaim lock (one reclaimer at a time).
- * Return: pages freed.
+/*
+ * Reclaim up to @nr_to_reclaim pages: of group @cg only, or of every
+ * group with @all. Context: may sleep; takes the reclaim lock (one
+ * reclaimer at a time). Return: pages freed.
  */
-unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, bool direct)
+static unsigned long shrink_lruvec(struct uswap_mem *mem, struct uswap_memcg *cg, bool all,
+				   unsigned long nr_to_reclaim)
 {
 	struct folio *batch[SWAP_CLUSTER_MAX];
 	unsigned long reclaimed = 0, scanned = 0;
 	unsigned long limit = 4 * (mem->nr_frames + nr_to_reclaim);
 	unsigned int n, i, no_swap = 0, wb = 0;
+	_Atomic long *nr_inactive = all ? &mem->nr_inactive : &cg->nr_inactive;
+	_Atomic long *nr_active = all ? &mem->nr_active : &cg->nr_active;
 
-	(void)direct;
 	pthread_mutex_lock(&mem->reclaim_lock);
 	/* Out of swap: once a batch worth of folios found no slot and nothing
 	 * was freed, more scanning only burns time (the OOM case). */
 	while (reclaimed < nr_to_reclaim && scanned < limit &&
 	       !(no_swap >= SWAP_CLUSTER_MAX && !reclaimed)) {
-		long inactive = atomic_load(&mem->nr_inactive);
-		long active = atomic_load(&mem->nr_active);
+		long inactive = atomic_load(nr_inactive);
+		long active = atomic_load(nr_active);
+		/* A group's list may be short: scan about what is asked for,
+		 * so that a charge of one page does not age the whole group
+		 * (the kernel scans a share of a list by priority). */
+		unsigned int scan = all ? SWAP_CLUSTER_MAX :
+			(unsigned int)USWAP_MIN(USWAP_MAX(nr_to_reclaim - reclaimed, 4UL),
+						(unsigned long)SWAP_CLUSTER_MAX);
 
 		if (active > 0 && inactive < active)
-			shrink_active_list(mem, SWAP_CLUSTER_MAX);
-		n = lru_isolate(mem, false, batch, SWAP_CLUSTER_MAX);
+			shrink_active_list(mem, cg, all, scan);
+		n = all ? lru_isolate(mem, false, batch, scan) :
+			  lru_isolate_memcg(mem, cg, false, batch, scan);
 		if (!n) {
-			if (!atomic_load(&mem->nr_active))
+			if (!atomic_load(nr_active))
 				break;
-			shrink_active_list(mem, SWAP_CLUSTER_MAX);
-			scanned += SWAP_CLUSTER_MAX;
+			shrink_active_list(mem, cg, all, scan);
+			scanned += scan;
 			continue;
 		}
 		for (i = 0; i < n; i++) {
 			struct folio *f = batch[i];
+			struct uswap_memcg *fcg = folio_memcg(f);
+			unsigned long nr = folio_nr_pages(f), freed;
 
-			scanned += folio_nr_pages(f);
+			scanned += nr;
 			if (!folio_trylock(f)) {
 				lru_putback(mem, f, false);
 				continue;
 			}
-			reclaimed += shrink_folio(mem, f, &no_swap, &wb);
+			/* The folio's charge pins its group until the folio is
+			 * freed below: pin it over the counting. */
+			mem_cgroup_get(fcg);
+			memcg_stat_add(fcg, pgscan, nr);
+			freed = shrink_folio(mem, all ? NULL : cg, f, &no_swap, &wb);
+			memcg_stat_add(fcg, pgsteal, freed);
+			mem_cgroup_put(fcg);
+			reclaimed += freed;
 		}
 		/* Nothing freed but writes in flight: wait for them a little
 		 * (the kernel's reclaim_throttle on writeback). */
@@ -229,4 +275,25 @@ unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, 
 	pthread_mutex_unlock(&mem->reclaim_lock);
 	mem_stat_add(mem, reclaimed, reclaimed);
 	return reclaimed;
+}
+
+/**
+ * shrink_memory() - reclaim up to @nr_to_reclaim pages from the budget,
+ * any group's. Context: may sleep; takes the reclaim lock (one reclaimer
+ * at a time). Return: pages freed.
+ */
+unsigned long shrink_memory(struct uswap_mem *mem, unsigned long nr_to_reclaim, bool direct)
+{
+	(void)direct;
+	return shrink_lruvec(mem, NULL, true, nr_to_reclaim);
+}
+
+/**
+ * try_to_free_mem_cgroup_pages() - reclaim up to @nr_to_reclaim pages of
+ * group @cg's folios (a charge at memory.max). Context: may sleep; takes
+ * the reclaim lock; the caller holds a pin of @cg. Return: pages freed.
+ */
+unsigned long try_to_free_mem_cgroup_pages(struct uswap_memcg *cg, unsigned long nr_to_reclaim)
+{
+	return shrink_lruvec(cg->mem, cg, false, nr_to_reclaim);
 }

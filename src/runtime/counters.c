@@ -38,7 +38,9 @@ static void json_lru(FILE *f, const struct rt_sup *sup)
 		"\"refaults_per_swapin\":%.4f,\"refaults_per_eviction\":%.4f,"
 		"\"memory_budget_pages\":%llu,\"memory_total_pages\":%llu,"
 		"\"compressed_bytes\":%llu,\"peak_compressed_bytes\":%llu,"
-		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,",
+		"\"resident_plus_compressed_pages\":%llu,\"peak_resident_plus_compressed_pages\":%llu,"
+		"\"swap_max_pages\":%llu,\"swap_pages\":%llu,\"peak_swap_pages\":%llu,"
+		"\"swap_full\":%llu,",
 		sup->tree.policy == RT_EVICT_FIFO ? "fifo" : "lru", (unsigned long long)active,
 		(unsigned long long)inactive, (unsigned long long)l->swapin_pages,
 		(unsigned long long)l->refaults, (unsigned long long)l->activated,
@@ -49,7 +51,9 @@ static void json_lru(FILE *f, const struct rt_sup *sup)
 		(unsigned long long)sup->total, (unsigned long long)sup->compressed,
 		(unsigned long long)sup->peak_compressed,
 		(unsigned long long)(sup->tree.resident + (sup->compressed + RT_PAGE - 1) / RT_PAGE),
-		(unsigned long long)sup->peak_total);
+		(unsigned long long)sup->peak_total, (unsigned long long)sup->swap_max,
+		(unsigned long long)sup->swap_pages, (unsigned long long)sup->peak_swap_pages,
+		(unsigned long long)sup->swap_full);
 }
 
 /* The supervisor's CPU time so far (all its threads, user + system), ms. */
@@ -161,6 +165,10 @@ void rt_stats_print(const struct rt_sup *sup)
 		(unsigned long long)l->rotated, (unsigned long long)l->promoted,
 		(unsigned long long)sup->peak_total, (unsigned long long)sup->peak_compressed,
 		(unsigned long long)sup->total, sup->total ? "" : " (none)");
+	if (sup->swap_max)
+		fprintf(stderr, "uswap run: --swap-max %llu pages: swap peak %llu pages, %llu "
+			"evictions refused at the limit\n", (unsigned long long)sup->swap_max,
+			(unsigned long long)sup->peak_swap_pages, (unsigned long long)sup->swap_full);
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
 		struct uswap_swap_stat ss = { 0 };
 

@@ -234,7 +234,7 @@ int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, voi
 {
 	int err = space_init(p, t, ops, arg);
 
-	if (!err && (err = uswap_mm_create(t->mem, &p->mm)))
+	if (!err && (err = uswap_mm_create_memcg(t->mem, t->memcg, &p->mm)))
 		pt_free(&p->tab);
 	t->nr_spaces += !err;
 	return err;

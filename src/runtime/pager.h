@@ -75,6 +75,7 @@ struct pager;
 /* What the spaces of one budget share. */
 struct pg_tree {
 	struct uswap_mem *mem;		/* the mirrors' memory */
+	struct uswap_memcg *memcg;	/* the mirrors' group (swap limit), or NULL */
 	uint64_t budget;		/* pages: the active list's room is half */
 	uint64_t resident;		/* sum of the spaces' nr_resident */
 	uint64_t unevictable;		/* sum of their nr_unevictable */

@@ -56,6 +56,34 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	return true;
 }
 
+/**
+ * rt_sup_swap_full() - whether the program tree's swap limit (--swap-max,
+ * the memory.swap.max of the mirrors' group) leaves no room for another
+ * batch: the group's slots, its pages in the mirrors' memory (each will
+ * take a slot; a page in the swap cache counts twice, which errs on the
+ * safe side) and the pages of batches out, within a batch of the limit.
+ * Then nothing more is evicted: the pages stay in the program, whose
+ * resident set grows past --memory, as a cgroup at memory.swap.max keeps
+ * its pages in memory. No fault is refused, so nothing waits.
+ * Context: supervisor thread. Return: true at the limit.
+ */
+bool rt_sup_swap_full(struct rt_sup *sup)
+{
+	struct uswap_memcg_stats st;
+	uint64_t used;
+
+	if (!sup->memcg)
+		return false;
+	uswap_memcg_get_stats(sup->memcg, &st);
+	sup->swap_pages = st.swap_current;
+	sup->peak_swap_pages = st.swap_peak;
+	used = st.swap_current + st.memory_current + sup->tree.inflight_pages;
+	if (used + RT_BATCH <= st.swap_max)
+		return false;
+	sup->swap_full++;
+	return true;
+}
+
 /* The gap between the watermarks, in pages: a quarter of a batch, or an
  * eighth of a small budget (short batches: docs/BENCHMARKS.md). */
 static uint64_t wmark_gap(const struct rt_sup *sup)
@@ -68,7 +96,9 @@ static uint64_t wmark_gap(const struct rt_sup *sup)
 /**
  * rt_sup_reclaim() - evict ahead of demand, as kswapd: once the resident
  * pages less those in flight cross budget - gap, send batches until they
- * are under budget - 2 gap. A fault waits only at budget + slack.
+ * are under budget - 2 gap. A fault waits only at budget + slack. At the
+ * --swap-max limit nothing is sent (rt_sup_swap_full()): faults are then
+ * served over the budget.
  * Context: supervisor thread (balance(), and serve_fault() at the line).
  * Return: true if a batch was sent.
  */
@@ -76,6 +106,9 @@ bool rt_sup_reclaim(struct rt_sup *sup)
 {
 	uint64_t want, net, gap, high, low;
 	bool sent = true, any = false;
+
+	if (rt_sup_swap_full(sup))
+		return false;
 
 	gap = wmark_gap(sup);
 	high = sup->tree.budget - gap;

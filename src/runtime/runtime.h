@@ -32,6 +32,7 @@ struct uswap_run_config {
 	char **argv;				/* the program */
 	bool no_fork_events;			/* the prefork path even with fork events */
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
+	uint64_t swap_max;			/* --swap-max: bytes of swap, 0 none */
 	int policy;				/* enum rt_evict_policy */
 	uint64_t poll_us;			/* busy-poll after a fault, 0 none */
 	bool verbose;				/* -v: the start-up check even when all is there */
@@ -159,7 +160,14 @@ struct rt_sup {
 	uint64_t compressed;			/* bytes the compressed devices hold (last read) */
 	uint64_t peak_compressed;		/* bytes */
 	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
+	/* The swap limit (--swap-max): the mirrors' memory cgroup */
+	struct uswap_memcg *memcg;		/* NULL without --swap-max */
+	uint64_t swap_max;			/* pages: its memory.swap.max, 0 none */
+	uint64_t swap_pages, peak_swap_pages;	/* its memory.swap.current / .peak (last read) */
+	uint64_t swap_full;			/* evictions refused: the limit reached */
 };
+
+bool rt_sup_swap_full(struct rt_sup *sup);
 
 bool rt_sup_hello(struct rt_sup *sup, int fd);
 int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,

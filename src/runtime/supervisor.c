@@ -1024,6 +1024,21 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
 		goto out_swap;
 	}
+	if (cfg->swap_max) {
+		/* The program tree's swap limit: memory.swap.max of the group
+		 * its mirrors are in (docs/RUNTIME.md, "--swap-max"). */
+		struct uswap_memcg_config gc = { .memory_max = UINT64_MAX,
+						 .swap_max = cfg->swap_max / RT_PAGE };
+
+		if ((ret = uswap_memcg_create(sup.mem, &gc, &sup.memcg))) {
+			fprintf(stderr, "uswap run: --swap-max: %s\n", strerror(-ret));
+			pg_tree_fini(&sup.tree);
+			uswap_mem_destroy(sup.mem);
+			goto out_swap;
+		}
+		sup.swap_max = gc.swap_max;
+		sup.tree.memcg = sup.memcg;
+	}
 	sup.tree.pass_over = rt_fork_pass_shared;
 	sup.tree.pass_arg = &sup;
 	lfd = rt_sock_listen(sock, sizeof(sock), &sock_temp);
@@ -1068,6 +1083,14 @@ out_mem:
 	/* Before the devices are reported: the slots of pages still in the
 	 * swap cache are freed only when the cache is dropped, here. */
 	pg_tree_fini(&sup.tree);
+	if (sup.memcg) {
+		struct uswap_memcg_stats gs;
+
+		uswap_memcg_get_stats(sup.memcg, &gs);
+		sup.peak_swap_pages = gs.swap_peak;
+		uswap_memcg_destroy(sup.memcg);	/* else with the budget */
+		sup.memcg = NULL;
+	}
 	uswap_mem_destroy(sup.mem);
 	if (ran && cfg->stats)
 		rt_stats_print(&sup);

@@ -68,6 +68,9 @@ struct uswap_frame_pool {
 	_Atomic size_t nr_free;
 	struct rcu_head rcu;		/* destroy: freed after a grace period */
 	uint64_t retire_gen;		/* destroy: which retirement of id; registry lock */
+	/* the owner's hook, called with each folio about to be freed (the
+	 * mm's memory uncharge); set before the pool's first allocation */
+	void (*free_hook)(struct folio *folio);
 };
 
 /* Pools own disjoint PFN ranges of 2^28 frames (1 TiB each). */

@@ -274,7 +274,8 @@ void uswap_folio_split_frames(struct folio *folio)
 }
 
 /**
- * uswap_frame_pool_free_folio() - return a folio's run, merging buddies.
+ * uswap_frame_pool_free_folio() - return a folio's run, merging buddies,
+ * after the pool's free_hook (if any) has seen the folio.
  * Context: called by folio_put() on the last reference; takes pool->lock.
  */
 void uswap_frame_pool_free_folio(struct folio *folio)
@@ -283,6 +284,8 @@ void uswap_frame_pool_free_folio(struct folio *folio)
 	size_t idx = folio->pfn - pool->base_pfn;
 	unsigned int order = folio->order;
 
+	if (pool->free_hook)
+		pool->free_hook(folio);
 	uswap_spin_lock(&pool->lock);
 	atomic_fetch_add_explicit(&pool->nr_free, 1UL << order, memory_order_relaxed);
 	while (order < USWAP_MAX_ORDER) {

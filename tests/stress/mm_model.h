@@ -55,6 +55,7 @@
 #endif
 #define MAX_THREADS	4
 #define CHECK_EVERY	20000
+#define MAX_CG		3
 
 struct mvma {
 	uint64_t addr, npages;
@@ -63,6 +64,7 @@ struct mvma {
 
 struct mmodel {
 	struct uswap_mm *mm;
+	struct uswap_memcg *cg;		/* its group; NULL: the root */
 	struct mvma v[MAX_VMA];
 	unsigned int nv;
 };
@@ -78,6 +80,13 @@ struct world {
 	unsigned char *shm_data;
 	uint64_t n_write, n_read, n_fork, n_exit, n_mmap, n_munmap, n_madv, n_reclaim;
 	uint64_t n_shm, n_swapoff;
+	/* Memory cgroups (with groups set before world_init): 2 or 3, with
+	 * random memory.max and memory.swap.max, one address space in each
+	 * at the start, forks in their parent's. */
+	bool groups;
+	struct uswap_memcg *cg[MAX_CG];
+	unsigned int ncg;
+	uint64_t n_oom;			/* accesses refused at a group's limits */
 };
 
 static const char *design = "table";
@@ -145,6 +154,21 @@ static void md_fill(struct world *w, unsigned char *buf, size_t len)
 #endif
 }
 
+/*
+ * Whether -ENOMEM is a right answer for an access of @m: its group has a
+ * memory limit, so a charge may find nothing to reclaim (its swap limit
+ * reached too, or everything referenced).
+ */
+static bool oom_ok(struct mmodel *m)
+{
+	struct uswap_memcg_stats st;
+
+	if (!m->cg)
+		return false;
+	uswap_memcg_get_stats(m->cg, &st);
+	return st.memory_max != UINT64_MAX;
+}
+
 /* Compare @len bytes read at @addr of @m with the model. */
 static bool check_range(struct world *w, struct mmodel *m, struct mvma *v, uint64_t off,
 			size_t len)
@@ -157,6 +181,11 @@ static bool check_range(struct world *w, struct mmodel *m, struct mvma *v, uint6
 		size_t n = len - done < sizeof(got) ? len - done : sizeof(got);
 
 		err = uswap_mm_read(m->mm, v->addr + off + done, got, n);
+		if (err == -ENOMEM && oom_ok(m)) {
+			w->n_oom++;
+			done += n;
+			continue;
+		}
 		if (err) {
 			fail_at(w, "read of %zu bytes at mm %td vma 0x%" PRIx64 " +%" PRIu64
 				": %d", n, m - w->m, v->addr, off + done, err);
@@ -277,7 +306,7 @@ static bool op_write(struct world *w, struct mmodel *m)
 	static _Thread_local unsigned char buf[MAX_VMA_PAGES * PAGE];
 	struct mvma *v = &m->v[MD_RAND_BELOW(w, m->nv)];
 	uint64_t off;
-	size_t len;
+	size_t len, done, n;
 	int err;
 
 	pick_range(w, v, &off, &len);
@@ -288,12 +317,25 @@ static bool op_write(struct world *w, struct mmodel *m)
 			len = v->npages * PAGE - off;
 	}
 	md_fill(w, buf, len);
-	err = uswap_mm_write(m->mm, v->addr + off, buf, len);
-	if (err) {
-		fail_at(w, "write of %zu bytes at +%" PRIu64 ": %d", len, off, err);
-		return false;
+	if (w->groups && MD_RAND_BELOW(w, 16) == 0)
+		memset(buf, 0, len);	/* zero-filled pages: flagged, not written */
+	/* Page by page: an access refused at a group's limit (-ENOMEM) has
+	 * written the pages before the refused one and none after. */
+	for (done = 0; done < len; done += n) {
+		n = PAGE - (off + done) % PAGE;
+		if (n > len - done)
+			n = len - done;
+		err = uswap_mm_write(m->mm, v->addr + off + done, buf + done, n);
+		if (err == -ENOMEM && oom_ok(m)) {
+			w->n_oom++;
+			break;
+		}
+		if (err) {
+			fail_at(w, "write of %zu bytes at +%" PRIu64 ": %d", n, off + done, err);
+			return false;
+		}
+		memcpy(v->data + off + done, buf + done, n);
 	}
-	memcpy(v->data + off, buf, len);
 	w->n_write++;
 	return true;
 }
@@ -339,6 +381,7 @@ static bool op_fork(struct world *w, struct mmodel *m)
 		fail_at(w, "fork: %d", err);
 		return false;
 	}
+	c->cg = m->cg;			/* the child is in its parent's group */
 	c->nv = m->nv;
 	for (j = 0; j < m->nv; j++) {
 		c->v[j] = m->v[j];
@@ -483,12 +526,93 @@ static bool step(struct world *w)
 	return op_read(w, m);
 }
 
-/* One address space and the shmem object, all zero. Return: false if
- * they could not be made (failed is set). */
+/* A limit of about @lo..@lo+@span pages, or none one time in @none. */
+static uint64_t rand_limit(struct world *w, uint64_t lo, uint64_t span, uint64_t none)
+{
+	return MD_RAND_BELOW(w, none) ? lo + MD_RAND_BELOW(w, span) : UINT64_MAX;
+}
+
+/* The world's groups and one address space in each. Return: false on error. */
+static bool world_init_groups(struct world *w)
+{
+	unsigned int i;
+
+	w->ncg = 2 + (unsigned int)MD_RAND_BELOW(w, 2);
+	for (i = 0; i < w->ncg; i++) {
+		struct uswap_memcg_config cfg = {
+			.memory_max = rand_limit(w, 24, 200, 4),
+			.swap_max = rand_limit(w, 16, 600, 3),
+		};
+		int err;
+
+		/* A group at its swap limit keeps its pages in memory: with a
+		 * small memory limit too, all the groups of all the worlds pin
+		 * less than the budget, and global reclaim always has room. */
+		if (cfg.swap_max != UINT64_MAX)
+			cfg.memory_max = 16 + MD_RAND_BELOW(w, 32);
+		err = uswap_memcg_create(mem, &cfg, &w->cg[i]);
+
+		if (!err)
+			err = uswap_mm_create_memcg(mem, w->cg[i], &w->m[i].mm);
+		if (err) {
+			fail_at(w, "group %u: %d", i, err);
+			return false;
+		}
+		w->m[i].cg = w->cg[i];
+	}
+	w->nm = w->ncg;
+	return true;
+}
+
+/*
+ * Every group within its limits: memory.current <= memory.max and
+ * memory.swap.current <= memory.swap.max, each + @slack (with other
+ * reclaimers: pages a swap-in reads ahead are charged past memory.max and
+ * reclaimed back, which another reclaimer may hold up; a swap charge
+ * over the limit is added and taken back, as the kernel's page counter,
+ * and a reader may see it between). Return: false (failed set) if not.
+ */
+static inline bool check_limits(struct world *w, uint64_t slack)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->ncg; i++) {
+		struct uswap_memcg_stats st;
+
+		uswap_memcg_get_stats(w->cg[i], &st);
+		if (st.memory_current > st.memory_max + (st.memory_max == UINT64_MAX ? 0 : slack) ||
+		    st.swap_current > st.swap_max + (st.swap_max == UINT64_MAX ? 0 : slack)) {
+			fail_at(w, "group %u over its limits: memory %" PRIu64 "/%" PRIu64
+				" swap %" PRIu64 "/%" PRIu64, i, st.memory_current, st.memory_max,
+				st.swap_current, st.swap_max);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Lift every group's limits (before the final check: nothing may be
+ * refused then, and every byte must read back). */
+static inline void lift_limits(struct world *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->ncg; i++) {
+		uswap_memcg_set_memory_max(w->cg[i], UINT64_MAX);
+		uswap_memcg_set_swap_max(w->cg[i], UINT64_MAX);
+	}
+}
+
+/* One address space (or one per group) and the shmem object, all zero.
+ * Return: false if they could not be made (failed is set). */
 static bool world_init(struct world *w)
 {
 	w->nm = 1;
-	if (uswap_mm_create(mem, &w->m[0].mm) || uswap_shmem_create(mem, SHM_PAGES * PAGE, &w->shm)) {
+	if (w->groups ? !world_init_groups(w) : uswap_mm_create(mem, &w->m[0].mm)) {
+		fail_at(w, "create");
+		return false;
+	}
+	if (uswap_shmem_create(mem, SHM_PAGES * PAGE, &w->shm)) {
 		fail_at(w, "create");
 		return false;
 	}
@@ -500,8 +624,14 @@ static bool world_init(struct world *w)
 
 static void world_fini(struct world *w)
 {
+	unsigned int i;
+
 	while (w->nm)
 		mm_drop(w, 0);
+	for (i = 0; i < w->ncg; i++)
+		if (uswap_memcg_destroy(w->cg[i]))
+			fail_at(w, "group %u could not be destroyed", i);
+	w->ncg = 0;
 	uswap_shmem_destroy(w->shm);
 	free(w->shm_data);
 }

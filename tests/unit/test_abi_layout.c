@@ -24,6 +24,10 @@ _Static_assert(sizeof(struct uswap_legacy_stat) == USWAP_LEGACY_STAT_SIZE,
 _Static_assert(sizeof(struct uswap_mem_config) == USWAP_MEM_CONFIG_SIZE, "uswap_mem_config size");
 _Static_assert(sizeof(struct uswap_mem_stats) == USWAP_MEM_STATS_SIZE, "uswap_mem_stats size");
 _Static_assert(sizeof(struct uswap_mm_stats) == USWAP_MM_STATS_SIZE, "uswap_mm_stats size");
+_Static_assert(sizeof(struct uswap_memcg_config) == USWAP_MEMCG_CONFIG_SIZE,
+	       "uswap_memcg_config size");
+_Static_assert(sizeof(struct uswap_memcg_stats) == USWAP_MEMCG_STATS_SIZE,
+	       "uswap_memcg_stats size");
 _Static_assert(sizeof(struct uswap_swapin_info) == USWAP_SWAPIN_INFO_SIZE,
 	       "uswap_swapin_info size");
 
