@@ -82,8 +82,12 @@ struct uswap_workload_config {
 	void *progress_arg;
 	/* Appended from __reserved (the size is unchanged) */
 	unsigned int zero_pct;		/* usemem: % of pages written as zeros */
-	unsigned int __pad0;		/* must be zero */
-	uint64_t __reserved[7];		/* must be zero (ABI rule of <uswap/mm.h>) */
+	unsigned int groups;		/* address spaces in N memory cgroups, in
+					 * turn (0: none, the root) */
+	uint64_t group_memory_max;	/* each group's memory.max, bytes (0: none) */
+	uint64_t group_swap_max;	/* swap.max of the last group, bytes (0: none);
+					 * group i of N gets (i+1)/N of it */
+	uint64_t __reserved[5];		/* must be zero (ABI rule of <uswap/mm.h>) */
 };
 
 struct uswap_workload_figure {

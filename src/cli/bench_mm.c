@@ -122,12 +122,24 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			i++;
 			continue;
 		}
+		if (!strcmp(a, "--group-memory-max") || !strcmp(a, "--group-swap-max")) {
+			if (!v || uswap_parse_size(v, &x) || !x)
+				goto bad;
+			if (!strcmp(a, "--group-memory-max"))
+				cfg->group_memory_max = x;
+			else
+				cfg->group_swap_max = x;
+			i++;
+			continue;
+		}
 		if (uswap_parse_count(v, &x))
 			goto bad;
 		if (!strcmp(a, "--write-pct") && x <= 100)
 			cfg->write_pct = (unsigned int)x;
 		else if (!strcmp(a, "--zero-pct") && x <= 100 && !strcmp(b->name, "usemem"))
 			cfg->zero_pct = (unsigned int)x;
+		else if (!strcmp(a, "--groups") && x >= 1 && x <= 64)
+			cfg->groups = (unsigned int)x;
 		else if (!strcmp(a, "--max-order") && x <= 9)
 			cfg->max_order = (unsigned int)x;
 		else if (!strcmp(a, "--ops"))

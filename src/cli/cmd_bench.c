@@ -43,7 +43,10 @@ static const struct bench_workload workloads[] = {
 	  "             mm workloads: options in [] go after '--', and [--page-cluster N (3)]\n"
 	  "             (vm.page-cluster: readahead up to 2^N pages) and [--zram-charge]\n"
 	  "             (zram's memory counted against --memory; by default reported\n"
-	  "             beside it, zram_peak_bytes); defaults --memory 128M,\n"
+	  "             beside it, zram_peak_bytes), [--groups N] (address spaces in N\n"
+	  "             memory cgroups, in turn) with [--group-memory-max SIZE] (each\n"
+	  "             group's memory.max) and [--group-swap-max SIZE] (group i of N:\n"
+	  "             swap.max (i+1)/N of it); defaults --memory 128M,\n"
 	  "             --swap zram:1G, 1 run" },
 };
 

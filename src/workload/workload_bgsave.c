@@ -187,7 +187,7 @@ USWAP_API int uswap_workload_bgsave(const struct uswap_workload_config *cfg,
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = uswap_mm_create(env.mem, &mm);
+	ret = wl_mm_create(&env, 0, &mm);
 	if (!ret)
 		ret = uswap_mm_mmap(mm, nr * USWAP_PAGE_SIZE, &addr);
 	if (ret)

@@ -141,7 +141,7 @@ USWAP_API int uswap_workload_build(const struct uswap_workload_config *cfg,
 		ret = !sh.nr ? -EINVAL : -ENOMEM;
 		goto out;
 	}
-	ret = uswap_mm_create(env.mem, &sh.make);
+	ret = wl_mm_create(&env, 0, &sh.make);
 	if (!ret)
 		ret = uswap_mm_mmap(sh.make, sh.nr * USWAP_PAGE_SIZE, &sh.addr);
 	if (ret)

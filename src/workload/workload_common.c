@@ -284,11 +284,11 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 		return -EINVAL;
 	}
 	if (cfg->budget_bytes < (1ULL << 20) || cfg->max_order > 9 || cfg->write_pct > 100 ||
-	    cfg->zero_pct > 100 || cfg->data_bytes < USWAP_PAGE_SIZE) {
+	    cfg->zero_pct > 100 || cfg->data_bytes < USWAP_PAGE_SIZE ||
+	    cfg->groups > WL_MAX_GROUPS) {
 		snprintf(res->err, sizeof(res->err),
 			 "%s: budget must be >= 1 MiB, data >= 1 page, max order <= 9, write and "
-			 "zero %% <= 100",
-			 name);
+			 "zero %% <= 100, groups <= %d", name, WL_MAX_GROUPS);
 		return -EINVAL;
 	}
 	env->t0 = wl_now();
@@ -324,13 +324,71 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 		env->types[i] = ret;
 		env->nr_types = i + 1;
 	}
+	for (i = 0; i < cfg->groups; i++) {
+		struct uswap_memcg_config gc = {
+			.memory_max = cfg->group_memory_max ?
+				cfg->group_memory_max / USWAP_PAGE_SIZE : UINT64_MAX,
+			.swap_max = cfg->group_swap_max ?
+				cfg->group_swap_max / USWAP_PAGE_SIZE * (i + 1) / cfg->groups :
+				UINT64_MAX,
+		};
+
+		ret = uswap_memcg_create(env->mem, &gc, &env->memcg[i]);
+		if (ret) {
+			snprintf(res->err, sizeof(res->err), "%s: uswap_memcg_create: %s", name,
+				 strerror(-ret));
+			goto fail;
+		}
+		env->nr_memcg = i + 1;
+	}
 	return 0;
 fail:
+	for (i = 0; i < env->nr_memcg; i++)
+		uswap_memcg_destroy(env->memcg[i]);
+	env->nr_memcg = 0;
 	uswap_mem_destroy(env->mem);
 	env->mem = NULL;
 	for (i = 0; i < env->nr_types; i++)
 		uswap_swapoff_type((unsigned int)env->types[i]);
 	return ret;
+}
+
+/** wl_mm_create() - see workload_internal.h. */
+int wl_mm_create(struct wl_env *env, unsigned int idx, struct uswap_mm **mm)
+{
+	return uswap_mm_create_memcg(env->mem, env->nr_memcg ? env->memcg[idx % env->nr_memcg] :
+				     NULL, mm);
+}
+
+/*
+ * The groups' figures: their limits' events summed, and how many groups
+ * ever went over a limit (a broken limit: must be 0, else the run fails).
+ * Context: the run's thread, its address spaces gone. Return: the number
+ * of groups over a limit.
+ */
+static unsigned int wl_group_figures(struct wl_env *env)
+{
+	uint64_t ev_max = 0, oom = 0, sw_max = 0, sw_peak = 0, refault = 0;
+	unsigned int i, over = 0;
+
+	for (i = 0; i < env->nr_memcg; i++) {
+		struct uswap_memcg_stats gs;
+
+		uswap_memcg_get_stats(env->memcg[i], &gs);
+		ev_max += gs.events_max;
+		oom += gs.events_oom;
+		sw_max += gs.swap_events_max;
+		sw_peak += gs.swap_peak;
+		refault += gs.workingset_refault;
+		over += gs.memory_peak > gs.memory_max || gs.swap_peak > gs.swap_max;
+	}
+	wl_figure(env, "group_memory_max_events", (double)ev_max);
+	wl_figure(env, "group_oom_events", (double)oom);
+	wl_figure(env, "group_swap_max_events", (double)sw_max);
+	wl_figure(env, "group_swap_peak_pages", (double)sw_peak);
+	wl_figure(env, "group_refaults", (double)refault);
+	wl_figure(env, "groups_over_limit", (double)over);
+	return over;
 }
 
 int wl_teardown(struct wl_env *env, int ret)
@@ -380,6 +438,11 @@ int wl_teardown(struct wl_env *env, int ret)
 		wl_figure(env, "metadata_static_bytes", (double)wl_metadata_bytes(env, false));
 		wl_figure(env, "metadata_dynamic_peak_bytes", (double)atomic_load(&env->meta_peak));
 	}
+	if (env->nr_memcg && wl_group_figures(env) && !ret) {
+		snprintf(res->err, sizeof(res->err), "%s: a group went over its memory.max or "
+			 "swap.max", res->workload);
+		ret = -EOVERFLOW;
+	}
 	res->swapins = st.swapins;
 	res->swapouts = st.swapouts;
 	res->major_faults = st.major_faults;
@@ -415,6 +478,9 @@ int wl_teardown(struct wl_env *env, int ret)
 			 res->workload, (unsigned long long)inuse);
 		ret = -EBUSY;
 	}
+	for (i = 0; i < env->nr_memcg; i++)
+		uswap_memcg_destroy(env->memcg[i]);
+	env->nr_memcg = 0;
 	uswap_mem_destroy(env->mem);
 	env->mem = NULL;
 	for (i = 0; i < env->nr_types; i++) {

@@ -15,6 +15,8 @@
 #define WL_PAGE_WORDS	(USWAP_PAGE_SIZE / sizeof(uint64_t))
 
 /* One run's budget and devices, and the counters its threads share. */
+#define WL_MAX_GROUPS	64	/* memory cgroups of one run */
+
 struct wl_env {
 	const struct uswap_workload_config *cfg;
 	struct uswap_workload_result *res;
@@ -23,6 +25,8 @@ struct wl_env {
 	unsigned int nr_types;
 	double t0, t_last_progress;
 	double cpu0;				/* process CPU time at t0, seconds */
+	struct uswap_memcg *memcg[WL_MAX_GROUPS];	/* cfg->groups groups */
+	unsigned int nr_memcg;
 	_Atomic uint64_t bad_pages;
 	_Atomic uint64_t access_errors;
 	_Atomic int first_error;		/* first access error (-errno), 0 if none */
@@ -46,6 +50,13 @@ uint64_t wl_rng_below(struct wl_rng *r, uint64_t n);
 /* Page contents: fill a buffer for (@id, @ver); check one (ver 0: zeros). */
 void wl_page_fill(uint64_t *buf, uint64_t id, uint64_t ver);
 bool wl_page_ok(const uint64_t *buf, uint64_t id, uint64_t ver);
+
+/*
+ * An address space for the workload's process @idx: in group idx mod N
+ * when the run has groups (cfg->groups), else in the root.
+ * Context: any. Return: 0 and *@mm, or -errno.
+ */
+int wl_mm_create(struct wl_env *env, unsigned int idx, struct uswap_mm **mm);
 
 /*
  * Checked accesses of one page: write (@id, @ver) at @addr; read the page

@@ -119,7 +119,7 @@ USWAP_API int uswap_workload_random(const struct uswap_workload_config *cfg,
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = uswap_mm_create(env.mem, &sh.mm);
+	ret = wl_mm_create(&env, 0, &sh.mm);
 	if (!ret)
 		ret = uswap_mm_mmap(sh.mm, sh.nr * USWAP_PAGE_SIZE, &sh.addr);
 	if (ret)

@@ -164,7 +164,7 @@ USWAP_API int uswap_workload_sharedfault(const struct uswap_workload_config *cfg
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = uswap_mm_create(env.mem, &mms[0]);
+	ret = wl_mm_create(&env, 0, &mms[0]);
 	if (!ret)
 		ret = uswap_mm_mmap(mms[0], sh.nr_a * USWAP_PAGE_SIZE, &sh.addr_a);
 	for (k = 0; !ret && k < sh.nr_a; k++)

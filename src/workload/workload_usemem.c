@@ -38,7 +38,7 @@ static void *usemem_fn(void *arg)
 
 	buf = uswap_aligned_alloc(USWAP_PAGE_SIZE, USWAP_PAGE_SIZE);
 	ver = wl_calloc(p->nr_pages, 1);
-	p->err = buf && ver ? uswap_mm_create(env->mem, &mm) : -ENOMEM;
+	p->err = buf && ver ? wl_mm_create(env, p->idx, &mm) : -ENOMEM;
 	if (!p->err)
 		p->err = uswap_mm_mmap(mm, p->nr_pages * USWAP_PAGE_SIZE, &addr);
 	pthread_barrier_wait(p->start);

@@ -156,7 +156,7 @@ static void test_workload_reserved(void **state)
 	static struct uswap_workload_result res;
 
 	(void)state;
-	cfg.__reserved[6] = 1;
+	cfg.__reserved[4] = 1;
 	assert_int_equal(uswap_workload_usemem(&cfg, &res), -EINVAL);
 	assert_non_null(strstr(res.err, "__reserved"));
 	assert_zero(res.__reserved, sizeof(res.__reserved));
