@@ -274,7 +274,7 @@ int wl_setup(struct wl_env *env, const char *name, const struct uswap_workload_c
 	env->res = res;
 	for (i = 0; i < USWAP_WL_MAX_SPECS; i++)
 		env->types[i] = -1;
-	if (!uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved)) || cfg->__pad0) {
+	if (!uswap_mem_is_zero(cfg->__reserved, sizeof(cfg->__reserved))) {
 		snprintf(res->err, sizeof(res->err), "%s: config __reserved is not zero", name);
 		return -EINVAL;
 	}
