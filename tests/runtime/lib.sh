@@ -14,6 +14,18 @@ check_run() {
 	check_devices_empty "$d/json"
 }
 
+# wait_child SUP NAME: the pid of SUP's child process named NAME (the
+# program uswap run started), waited for up to 5 s, in $pid (empty if none).
+wait_child() {
+	local i
+	pid=
+	for i in $(seq 500); do
+		pid=$(pgrep -P "$1" -x "$2" | head -1)
+		[ -n "$pid" ] && return
+		sleep 0.01
+	done
+}
+
 # check_devices_empty JSON: every swap device in JSON (uswap run --json) is
 # empty at the end; sets fail=1 if not.
 check_devices_empty() {

@@ -25,12 +25,7 @@ trap 'rm -rf "$dir"' EXIT
 "$uswap" run --memory ${budget_mb}M --design "$design" --json "$dir/json" --stats \
 	-- "$prog" check $data_mb >"$dir/out" 2>"$dir/err" &
 sup=$!
-pid=
-for _ in $(seq 500); do
-	pid=$(pgrep -P $sup -x rt_prog | head -1)
-	[ -n "$pid" ] && break
-	sleep 0.01
-done
+wait_child $sup rt_prog
 max=0 max_tree=0
 # After the fork, the tree's: the sum of Pss_Anon over the parent
 # and its child (a page they share counts once), within the same limit.

@@ -23,12 +23,7 @@ trap 'rm -rf "$dir"' EXIT
 "$uswap" run --memory ${budget_mb}M --design "$design" --json "$dir/json" --stats \
 	-- "$prog" forkbudget $data_mb >"$dir/out" 2>"$dir/err" &
 sup=$!
-pid=
-for _ in $(seq 500); do
-	pid=$(pgrep -P $sup -x rt_prog | head -1)
-	[ -n "$pid" ] && break
-	sleep 0.01
-done
+wait_child $sup rt_prog
 max_fork=0 max_after=0 samples_fork=0 samples_after=0 kids=
 while [ -n "$pid" ] && [ -r /proc/$pid/smaps_rollup ]; do
 	out=$(<"$dir/out")

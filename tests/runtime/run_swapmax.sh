@@ -19,12 +19,7 @@ trap 'rm -rf "$dir"' EXIT
 "$uswap" run --memory 8M --swap-max 4M --json "$dir/json" --stats \
 	-- "$prog" check 32 >"$dir/out" 2>"$dir/err" &
 sup=$!
-pid=
-for _ in $(seq 500); do
-	pid=$(pgrep -P $sup -x rt_prog | head -1)
-	[ -n "$pid" ] && break
-	sleep 0.01
-done
+wait_child $sup rt_prog
 samples=0 maxs=0
 while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
 	if "$uswap" stat --json "$pid" >"$dir/stat" 2>/dev/null &&
