@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cold-page choice, FIFO against LRU in one run (docs/BENCHMARKS.md,
-# "Issue 13: cold pages"). Two workloads under `uswap run --memory 4M`:
+# "Cold pages"). Two workloads under `uswap run --memory 4M`:
 #   hotcold: rt_lru hotcold 4 2 (a hot quarter of the budget touched
 #     before each chunk of a cold set 3x the budget, two sweeps; ops = the
 #     page touches of both)
