@@ -4,7 +4,9 @@
  * behind the same API: a byte per slot (swap_map) with SWAP_HAS_CACHE as a
  * bit lock, counts above 62 in continuation pages, and the swap-cache
  * bypass for synchronous devices when a slot's count is 1. It exists so
- * that one workload can run through both designs in one process.
+ * that one workload can run through both designs in one process; a device
+ * gets it from uswap_swapon_spec_design() or uswap_swapon_mem_design()
+ * (uswap/swap.h) with the design "legacy".
  *
  * On a legacy device uswap_swap_tb_peek() returns the slot's swap_map byte
  * in *tb (0 free, 1..0x3e count, 0x3f bad, | 0x40 SWAP_HAS_CACHE,
@@ -18,24 +20,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/**
- * uswap_swapon_spec_design() - uswap_swapon_spec() with a slot design:
- * @design "table" (the swap table, as uswap_swapon_spec()) or "legacy".
- * Context: may sleep; takes the global swap lock.
- * Return: the device type (>= 0); -EINVAL (unknown design or bad spec,
- * with the reason in @err), and the errors of uswap_swapon_spec().
- */
-USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *design,
-				       char *err, size_t errlen);
-
-/**
- * uswap_swapon_mem_design() - uswap_swapon_mem() with a slot design
- * ("table" or "legacy"): an in-memory device without a backend (no I/O).
- * Context: may sleep; takes the global swap lock.
- * Return: as uswap_swapon_mem(); -EINVAL for an unknown design.
- */
-USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design);
 
 /*
  * Figures of a legacy device. Fixed size (USWAP_LEGACY_STAT_SIZE): later

@@ -125,6 +125,25 @@ USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t err
 USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen);
 
 /**
+ * uswap_swapon_spec_design() - uswap_swapon_spec() with a slot design:
+ * @design "table" (the swap table, as uswap_swapon_spec()) or "legacy"
+ * (the old swap_map design, uswap/legacy.h).
+ * Context: may sleep; takes the global swap lock.
+ * Return: the device type (>= 0); -EINVAL (unknown design or bad spec,
+ * with the reason in @err), and the errors of uswap_swapon_spec().
+ */
+USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *design,
+				       char *err, size_t errlen);
+
+/**
+ * uswap_swapon_mem_design() - uswap_swapon_mem() with a slot design
+ * ("table" or "legacy"): an in-memory device without a backend (no I/O).
+ * Context: may sleep; takes the global swap lock.
+ * Return: as uswap_swapon_mem(); -EINVAL for an unknown design.
+ */
+USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design);
+
+/**
  * uswap_swapoff() - swap off the device swapped on from @path.
  * The device is found by the real path of @path, then taken off as
  * uswap_swapoff_type() does.

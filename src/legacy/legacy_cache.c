@@ -7,7 +7,7 @@
  * turns PFN words into shadows, then puts the pin (put_swap_folio), which
  * frees the slots nobody references.
  */
-#include "legacy/legacy.h"
+#include "legacy/legacy_internal.h"
 
 /**
  * __legacy_cache_add() - add_to_swap_cache(): slots of @folio at @entry,

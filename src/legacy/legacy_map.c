@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "legacy/legacy.h"
+#include "legacy/legacy_internal.h"
 #include "util/alloc.h"
 
 /* The continuation chain of @offset's map page, or NULL. cont_lock held. */

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The legacy design's vtable, its per-device setup and teardown, its
- * figures, and the public swapon entry points that choose a design.
+ * The legacy design's vtable, its per-device setup and teardown, and its
+ * figures (the design is chosen by name in src/swap/swap_design.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <uswap/legacy.h>
-#include "legacy/legacy.h"
+#include "legacy/legacy_internal.h"
 #include "util/alloc.h"
 
 /* Words of the zero map: a bit per slot. */
@@ -18,7 +18,7 @@ static size_t legacy_zeromap_words(struct swap_info_struct *si)
 }
 
 /*
- * design_setup: the swap_map, with SWAP_MAP_BAD for every slot the generic
+ * ops->setup: the swap_map, with SWAP_MAP_BAD for every slot the generic
  * setup marked SWP_TB_BAD (header, bad pages). Runs before publication.
  * Return: 0, -ENOMEM (nothing left allocated).
  */
@@ -152,61 +152,13 @@ const struct swap_design_ops swap_legacy_ops = {
 	.swapin = legacy_swapin,
 	.swapin_lock = legacy_swapin_lock,
 	.peek = legacy_peek,
+	.setup = legacy_setup,
 	.teardown = legacy_teardown,
 	.stat = legacy_stat_op,
 	.memcg_ids = legacy_memcg_ids,
 	.zero_set = legacy_zero_set,
 	.zero_count = legacy_zero_count,
 };
-
-/* "table" -> 0, "legacy" -> 1, else -EINVAL. */
-static int design_index(const char *design)
-{
-	if (!design || !strcmp(design, "table"))
-		return 0;
-	if (!strcmp(design, "legacy"))
-		return 1;
-	return -EINVAL;
-}
-
-/** uswap_swapon_spec_design() - see uswap/legacy.h. */
-USWAP_API int uswap_swapon_spec_design(const char *spec, int flags, const char *design,
-				       char *err, size_t errlen)
-{
-	int d = design_index(design);
-
-	if (d < 0) {
-		if (err && errlen)
-			snprintf(err, errlen, "unknown slot design '%s' (table or legacy)", design);
-		return -EINVAL;
-	}
-	if (!d)
-		return swapon_spec_design(spec, flags, &swap_table_ops, NULL, err, errlen);
-	return swapon_spec_design(spec, flags, &swap_legacy_ops, legacy_setup, err, errlen);
-}
-
-/** uswap_swapon_mem_design() - see uswap/legacy.h. */
-USWAP_API int uswap_swapon_mem_design(uint64_t nr_pages, int flags, const char *design)
-{
-	struct swap_device_params p = {
-		.nr_pages = nr_pages,
-		.flags = flags,
-		.design = &swap_table_ops,
-	};
-	char err[160] = "";
-	int d = design_index(design), ret;
-
-	if (d < 0)
-		return -EINVAL;
-	if (d) {
-		p.design = &swap_legacy_ops;
-		p.design_setup = legacy_setup;
-	}
-	ret = swap_device_create(&p, err, sizeof(err));
-	if (ret < 0 && err[0])
-		uswap_warn("swapon: %s", err);
-	return ret;
-}
 
 /** uswap_legacy_stat() - see uswap/legacy.h. Context: lockless snapshot. */
 USWAP_API int uswap_legacy_stat(unsigned int type, struct uswap_legacy_stat *st)

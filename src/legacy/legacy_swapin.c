@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "io/backend.h"
-#include "legacy/legacy.h"
+#include "legacy/legacy_internal.h"
 #include "swap/swap_io.h"
 
 #define LEGACY_JIFFY_US		1000	/* schedule_timeout_uninterruptible(1) at HZ=1000 */

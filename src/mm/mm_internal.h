@@ -25,7 +25,7 @@
 #include <uswap/swap.h>
 #include "mm/pte.h"
 #include "mm/workingset.h"
-#include "swap/folio.h"
+#include "swap/folio_internal.h"
 #include "util/lock.h"
 #include "util/rcu.h"
 

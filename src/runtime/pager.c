@@ -97,7 +97,7 @@ static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t va
 	return 0;
 }
 
-/* @addr becomes RESIDENT by @tr, on a list with @flags (lru.h). */
+/* @addr becomes RESIDENT by @tr, on a list with @flags (coldlist.h). */
 static void make_resident(struct pager *p, uint64_t addr, enum pg_trans tr, bool active,
 			  uint64_t flags)
 {
@@ -768,7 +768,7 @@ out:
 
 /* ---- eviction ---- */
 
-/* Read the written bits (lru.c) once a quarter of the resident pages, at
+/* Read the written bits (coldlist.c) once a quarter of the resident pages, at
  * least a batch, were evicted since the last read. */
 static void scan_written(struct pager *p)
 {

@@ -21,7 +21,7 @@
 
 #include <uswap/mm.h>
 
-#include "runtime/lru.h"
+#include "runtime/coldlist.h"
 #include "runtime/pagetab.h"
 #include "runtime/proto.h"
 #include "runtime/ranges.h"
@@ -111,7 +111,7 @@ struct pager {
 	struct pg_tree *t;
 	const struct pg_ops *ops;
 	void *ops_arg;
-	struct pagetab tab;		/* address -> PT_VAL(state, ...) (lru.h) */
+	struct pagetab tab;		/* address -> PT_VAL(state, ...) (coldlist.h) */
 	struct rt_lru lru;		/* RESIDENT pages: inactive, active */
 	struct rt_fifo evict_first;	/* evicted before the lists' pages */
 	uint64_t nr_resident, nr_swapped, nr_unevictable, nr_shared;

@@ -13,7 +13,7 @@
 
 #include <uswap/uswap.h>
 #include "runtime/counters.h"
-#include "runtime/lru.h"
+#include "runtime/coldlist.h"
 #include "runtime/pagetab.h"
 #include "runtime/pager.h"
 #include "runtime/proto.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <urcu/futex.h>
 
-#include "swap/folio.h"
+#include "swap/folio_internal.h"
 
 static void futex_wait_word(_Atomic uint32_t *w, uint32_t val)
 {

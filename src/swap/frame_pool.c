@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "swap/folio.h"
+#include "swap/folio_internal.h"
 #include "util/alloc.h"
 
 static _Atomic(struct uswap_frame_pool *) pool_registry[POOL_MAX];

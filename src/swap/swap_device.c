@@ -594,8 +594,8 @@ int swap_device_create(const struct swap_device_params *p, char *err, size_t err
 	USWAP_BUG_ON(!p->design);
 	si->design = p->design;
 	si->design_priv = NULL;
-	if (p->design_setup) {
-		ret = p->design_setup(si);
+	if (p->design->setup) {
+		ret = p->design->setup(si);
 		if (ret) {
 			seterr(err, errlen, "setting up the %s design: %s", p->design->name,
 			       strerror(-ret));

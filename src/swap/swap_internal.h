@@ -29,7 +29,7 @@
 #include <urcu/list.h>
 
 #include <uswap/swap.h>
-#include "swap/folio.h"
+#include "swap/folio_internal.h"
 #include "swap/swap_table.h"
 #include "util/lock.h"
 #include "util/rcu.h"
@@ -132,6 +132,9 @@ struct swap_design_ops {
 			 unsigned int nr, bool zero);
 	unsigned int (*zero_count)(struct swap_info_struct *si, struct swap_cluster_info *ci,
 				   uint64_t offset, unsigned int nr);
+	/* swapon, after the clusters exist and before publication: the
+	 * design's own memory (NULL: none). Return: 0 or -errno. */
+	int (*setup)(struct swap_info_struct *si);
 	/* swapoff: every slot back to free or bad; free the design's memory */
 	void (*teardown)(struct swap_info_struct *si);
 	/* add the design's own figures to @st */
@@ -418,8 +421,6 @@ struct swap_device_params {
 	struct swap_backend *bdev;	/* taken over on success */
 	struct swap_io_ctx *io;		/* taken over on success */
 	const struct swap_design_ops *design;	/* &swap_table_ops or another design */
-	/* called after the clusters exist, before publication */
-	int (*design_setup)(struct swap_info_struct *si);
 	const char *path;		/* for swapoff by path, or NULL */
 	bool claimed;			/* claim_dev/claim_ino claimed by the caller;
 					 * released by swapoff from then on */
@@ -440,11 +441,15 @@ void swap_cgroup_record(struct swap_info_struct *si, struct swap_cluster_info *c
 void swap_cgroup_clear(struct swap_info_struct *si, struct swap_cluster_info *ci,
 		       uint64_t offset, unsigned int nr);
 
+/* ---- swap_design.c: the slot designs a device may have, by name ---- */
+extern const struct swap_design_ops swap_legacy_ops;	/* src/legacy/legacy_ops.c */
+const struct swap_design_ops *swap_design_lookup(const char *name);
+
 /* ---- swapon.c ---- */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
+		       char *err, size_t errlen);
 int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen);
+		       char *err, size_t errlen);
 
 /* ---- cluster.c ---- */
 int swap_cluster_alloc_table(struct swap_cluster_info *ci);

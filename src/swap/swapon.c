@@ -48,8 +48,7 @@ struct swapon_claim {
  */
 static int swapon_backend(struct swap_backend *be, const char *path,
 			  const struct swapon_claim *claim, int flags,
-			  const struct swap_design_ops *design,
-			  int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+			  const struct swap_design_ops *design, char *err, size_t errlen)
 {
 	struct uswap_swap_header *h;
 	struct swap_device_params p = { 0 };
@@ -85,7 +84,6 @@ static int swapon_backend(struct swap_backend *be, const char *path,
 	p.discard = swap_discard_slots;
 	p.slots_freed = swap_free_slots_notify;
 	p.design = design;
-	p.design_setup = design_setup;
 	if (claim) {
 		p.claimed = true;
 		p.claim_dev = claim->dev;
@@ -122,7 +120,7 @@ int uswap_swapon_backend(struct swap_backend *be, int flags, char *err, size_t e
 {
 	if (!be)
 		return -EINVAL;
-	return swapon_backend(be, NULL, NULL, flags, &swap_table_ops, NULL, err, errlen);
+	return swapon_backend(be, NULL, NULL, flags, &swap_table_ops, err, errlen);
 }
 
 /*
@@ -168,7 +166,7 @@ static int swapon_file_private(struct swap_backend *be, const char *path, char *
  */
 static int swapon_path_rot(const char *path, int flags, int rotational,
 			   enum swap_crypt_cipher cipher, const struct swap_design_ops *design,
-			   int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+			   char *err, size_t errlen)
 {
 	struct swapon_claim claim;
 	struct swap_backend *be;
@@ -221,7 +219,7 @@ static int swapon_path_rot(const char *path, int flags, int rotational,
 	if (!ret)
 		ret = swap_backend_encrypt(&be, cipher, err, errlen);
 	if (!ret)
-		ret = swapon_backend(be, real, &claim, flags, design, design_setup, err, errlen);
+		ret = swapon_backend(be, real, &claim, flags, design, err, errlen);
 	if (ret < 0)
 		swap_inode_release(claim.dev, claim.ino);
 out_destroy:
@@ -233,7 +231,7 @@ out_destroy:
 
 /**
  * swapon_path_design() - swap on a file or block device with a given slot
- * design (&swap_table_ops, or another design and its setup). The file is
+ * design (&swap_table_ops or another, swap_design_lookup()). The file is
  * claimed by identity first, so that of concurrent swapons of one file (by
  * any of its names) one wins. A file on a rotational disk swaps on as
  * rotational (the kernel's nr_rotate_swap, SWP_SOLIDSTATE off).
@@ -241,16 +239,16 @@ out_destroy:
  * or being swapped on).
  */
 int swapon_path_design(const char *path, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+		       char *err, size_t errlen)
 {
 	return swapon_path_rot(path, flags, -1, (flags & USWAP_FLAG_ENCRYPT) ? SWAP_CRYPT_AUTO :
-			       SWAP_CRYPT_NONE, design, design_setup, err, errlen);
+			       SWAP_CRYPT_NONE, design, err, errlen);
 }
 
 /** uswap_swapon_ex() - see uswap/swap.h. */
 USWAP_API int uswap_swapon_ex(const char *path, int flags, char *err, size_t errlen)
 {
-	return swapon_path_design(path, flags, &swap_table_ops, NULL, err, errlen);
+	return swapon_path_design(path, flags, &swap_table_ops, err, errlen);
 }
 
 /** uswap_swapon() - see uswap/swap.h. */
@@ -270,7 +268,7 @@ USWAP_API int uswap_swapon(const char *path, int flags)
  * "uswap-zram") in slot 0. Context: may sleep. Return: type or -errno.
  */
 int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops *design,
-		       int (*design_setup)(struct swap_info_struct *si), char *err, size_t errlen)
+		       char *err, size_t errlen)
 {
 	struct swap_backend_spec sp;
 	struct swap_backend *be;
@@ -285,7 +283,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 		flags |= SWAP_FLAG_DISCARD;
 	if (sp.kind == SWAP_BACKEND_FILE)	/* never in a fault wrapper: parse refuses it */
 		return swapon_path_rot(sp.path, flags, sp.rotational, sp.encrypt, design,
-				       design_setup, err, errlen);
+				       err, errlen);
 	ret = swap_backend_open_spec(spec, &be, err, errlen);
 	if (ret)
 		return ret;
@@ -314,7 +312,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 			return ret;
 		}
 	}
-	ret = swapon_backend(be, NULL, NULL, flags, design, design_setup, err, errlen);
+	ret = swapon_backend(be, NULL, NULL, flags, design, err, errlen);
 	if (ret < 0)
 		swap_backend_destroy(be);
 	return ret;
@@ -323,7 +321,7 @@ int swapon_spec_design(const char *spec, int flags, const struct swap_design_ops
 /** uswap_swapon_spec() - see uswap/swap.h. */
 USWAP_API int uswap_swapon_spec(const char *spec, int flags, char *err, size_t errlen)
 {
-	return swapon_spec_design(spec, flags, &swap_table_ops, NULL, err, errlen);
+	return swapon_spec_design(spec, flags, &swap_table_ops, err, errlen);
 }
 
 /** uswap_swapoff() - see uswap/swap.h. */

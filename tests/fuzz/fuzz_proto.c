@@ -779,7 +779,7 @@ static void fz_base(void)
 
 /* ---- invariants ---- */
 
-/* Every RESIDENT page of @s has its live entry on its list (lru.h; tickets
+/* Every RESIDENT page of @s has its live entry on its list (coldlist.h; tickets
  * are unique, so counting the live entries is enough): otherwise it is
  * never chosen for eviction. */
 static FZ_NO_COVERAGE void fz_check_lru(const struct rt_session *s)
@@ -809,7 +809,7 @@ static FZ_NO_COVERAGE void fz_check_lru(const struct rt_session *s)
 }
 
 /*
- * The invariants of session @s (runtime.h, pagetab.h, lru.h); its counts
+ * The invariants of session @s (runtime.h, pagetab.h, coldlist.h); its counts
  * are added to *@res, *@unev and *@ipages. @deep: the LRU lists too.
  */
 static FZ_NO_COVERAGE void fz_check_session(const struct rt_session *s, uint64_t *res,

@@ -44,7 +44,7 @@
 #include <uswap/mm.h>
 #include <uswap/swap.h>
 #include "io/backend.h"
-#include "swap/folio.h"
+#include "swap/folio_internal.h"
 #include "swap/swap_header.h"
 #include "testutil.h"
 #include "util/alloc.h"

@@ -38,8 +38,8 @@
  * written under ci->lock and read locklessly (relaxed atomics, the kernel's
  * READ_ONCE) where the old code read them without a lock.
  */
-#ifndef USWAP_LEGACY_LEGACY_H
-#define USWAP_LEGACY_LEGACY_H
+#ifndef USWAP_LEGACY_INTERNAL_H
+#define USWAP_LEGACY_INTERNAL_H
 
 #include <stdatomic.h>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The supervisor's page replacement (src/runtime/lru.c) against a plain
+ * The supervisor's page replacement (src/runtime/coldlist.c) against a plain
  * model: random adds, drops and pops keep the lists' counts and the pop
  * order (oldest live inactive entry first, stale entries skipped and
  * compacted away); the active list is aged to half the resident pages;
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "runtime/pagetab.c"
-#include "runtime/lru.c"
+#include "runtime/coldlist.c"
 
 #define BASE	0x7f0000000000ULL
 #define SPAN	3000

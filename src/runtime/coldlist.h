@@ -11,8 +11,8 @@
  * it outgrows half of the process's resident pages.
  * Context: one thread at a time (the caller serializes); no locking.
  */
-#ifndef USWAP_RUNTIME_LRU_H
-#define USWAP_RUNTIME_LRU_H
+#ifndef USWAP_RUNTIME_COLDLIST_H
+#define USWAP_RUNTIME_COLDLIST_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  *   PG_swapcache <=> every slot of folio->swap .. +nr-1 holds this folio's PFN;
  *   folio->swap is written only with the folio locked and the cluster locked.
  */
-#ifndef USWAP_SWAP_FOLIO_H
-#define USWAP_SWAP_FOLIO_H
+#ifndef USWAP_SWAP_FOLIO_INTERNAL_H
+#define USWAP_SWAP_FOLIO_INTERNAL_H
 
 #include <stdatomic.h>
 #include <stdint.h>

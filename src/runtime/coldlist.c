@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The page replacement of lru.h: rings with lazy deletion, and written bits
+/* The page replacement of coldlist.h: rings with lazy deletion, and written bits
  * read and reset by PAGEMAP_SCAN on ranges registered for WP_ASYNC. */
 #include <errno.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "runtime/lru.h"
+#include "runtime/coldlist.h"
 #include "runtime/uffd_compat.h"
 #include "util/alloc.h"
 
