@@ -4,7 +4,7 @@
  * budget of BUDGET MiB on a zram device against the same accesses on plain
  * memory, side by side in each round: fill MB/s, sequential read MB/s,
  * random page reads p50/p99 (us). Medians [min max] over the rounds.
- * Then, on the same device and design (region2):
+ * Then, on the same device and design (the second part):
  *  - hot/cold: a hot set of 1/8 of the budget read between the pages of a
  *    cold stream 4x the budget; swap-ins per 1000 page accesses and the
  *    refault rate, the lists (default) against fault order
@@ -207,8 +207,8 @@ static void fork_time(size_t size, uint64_t budget, uint64_t flags, const char *
 	uswap_region_pool_destroy(pool);
 }
 
-/* The region2 part: hot/cold, total, fork, each side by side per round. */
-static void region2(size_t size, uint64_t budget, int rounds, const char *design)
+/* The second part: hot/cold, total, fork, each side by side per round. */
+static void region_lists(size_t size, uint64_t budget, int rounds, const char *design)
 {
 	double hc[2][4][64], tp[2][3][64], fk[2][3][64], m[3];
 	const char *hc_n[4] = { "swap-ins/1000 accesses", "refaults per M evicted",
@@ -327,6 +327,6 @@ int main(int argc, char **argv)
 		       b[rounds / 2] / a[rounds / 2]);
 	}
 	fflush(stdout);
-	region2(size, budget, rounds, design);
+	region_lists(size, budget, rounds, design);
 	return 0;
 }

@@ -18,8 +18,9 @@
  *               eviction per fault that a process at its budget pays.
  * What a userfaultfd swap-in adds to these (a device read, the choice of
  * pages, the bookkeeping) only raises the floor: a design whose floor is
- * above twice the kernel's swap-in cannot meet issue 13's random p50
- * target on this host whatever it does around it.
+ * above a target ratio to the kernel's swap-in cannot meet it on this
+ * host, whatever it does around it (docs/BENCHMARKS.md, the userfaultfd
+ * floor).
  * Usage: bench_uffd_fault [ROUNDS]   (default 5; medians of the rounds'
  * medians and p99s, us)
  */

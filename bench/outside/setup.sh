@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Issue 13's sweep of outside programs (docs/BENCHMARKS.md, "Issue 13:
-# outside programs (branch outside)"): lays the programs and scripts out
+# The sweep of outside programs (docs/BENCHMARKS.md, "Outside programs"):
+# lays the programs and scripts out
 # in /tmp/sweep (the scripts' fixed work directory), builds op.c, Big.java,
 # a generated C file for gcc and a small make project, and points the
 # scripts at this tree's build/uswap. Then, from /tmp/sweep:

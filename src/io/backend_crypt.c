@@ -436,8 +436,9 @@ static int crypt_flush(struct swap_backend *be)
  * A discarded or freed slot no longer opens: its seal is forgotten. A run
  * of up to CRYPT_MEMSET_MAX bytes of metadata (a cluster's 12 KiB among
  * them) is zeroed in place and stays resident: giving a discarded
- * cluster's pages back with MADV_DONTNEED cost 2.5-5 us per page swapped
- * out here (the flush and the faults that bring them back). A longer run
+ * cluster's pages back with MADV_DONTNEED costs a TLB flush and a fault
+ * to bring each back, per page swapped out (docs/BENCHMARKS.md,
+ * "Encryption"). A longer run
  * (the whole device discarded at swapon) gives its whole pages back: a
  * memset would fault in 24 bytes for every slot (6 GiB for 1 TiB).
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What outside programs do that rt_prog does not (issue 13's sweep of
- * real programs, docs/RUNTIME.md "Outside programs"): each mode is the
+ * What outside programs do that rt_prog does not (the sweep of real
+ * programs, docs/RUNTIME.md "Outside programs"): each mode is the
  * smallest deterministic form of a failure found there. An ordinary
  * program: it knows nothing of uswap and checks what it reads.
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a program sees of uswap (issue 25): nothing in its descriptor
+# What a program sees of uswap: nothing in its descriptor
 # table (the shim's userfaultfd, socket and memfd live only in its own
 # threads' tables), nothing on its stderr by default (the start-up check
 # only with -v), in the first process, in a child followed by fork events

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fault path of issue 13's latency work (docs/RUNTIME.md,
+# The fault path's latency work (docs/RUNTIME.md,
 # "Emptying the staging area without an event", "Eviction", `--poll-us`).
 # rt_prog bench 6 (fill 6 MiB, a sequential pass, 20,000 random page
 # reads) under a 2 MiB budget: table with --poll-us 0, legacy with 100:

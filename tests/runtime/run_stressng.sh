@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# stress-ng's own verification under uswap run (issue 25: "detected 25600
-# memory errors" in 12 of 19 runs before the move lock, docs/RUNTIME.md):
+# stress-ng's own verification under uswap run (without the move lock,
+# docs/RUNTIME.md "The move lock", it reported "detected 25600 memory
+# errors" in 12 of 19 runs):
 # RUNS runs of `stress-ng --vm 2 --vm-bytes 48M --verify` under --memory 24M
 # on DESIGN and POLICY, the vm method taking turns (checkerboard, flip,
 # cache-stripe, all). Required: every run exits 0 with stress-ng's
