@@ -187,6 +187,19 @@ USWAP_API int uswap_mm_mlock(struct uswap_mm *mm, uint64_t addr, bool locked);
 USWAP_API int uswap_mm_read(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len);
 
 /**
+ * uswap_mm_peek() - copy [@addr, @addr + @len) of @mm into @buf without
+ * faulting anything in. A present page is copied as it is; a page never
+ * touched reads as zeros; a swapped-out page is read as MADV_WILLNEED
+ * reads it, into the swap cache (clean, unmapped, on the LRU for reclaim
+ * to drop without I/O), and its swap entry stays: the slot keeps the
+ * data, so a page peeked and then left alone is never written again.
+ * Context: may sleep (reclaim, I/O).
+ * Return: 0; -EFAULT (unmapped), -ENOMEM (no frame to read into), -EIO
+ * (the page's data was lost to a device read error).
+ */
+USWAP_API int uswap_mm_peek(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len);
+
+/**
  * uswap_mm_write() - copy @buf into [@addr, @addr + @len) of @mm.
  * As a program's stores would: faulting pages in (from swap if needed),
  * breaking copy-on-write, marking pages accessed and dirty.

@@ -192,53 +192,75 @@ static int mem_ra_reclaim(void *arg, unsigned int nr)
 	return (int)shrink_memory(mem, nr, true);
 }
 
+/* The readahead state of one swap-in (arrays for struct uswap_swapin_info). */
+struct swapin_ra {
+	struct folio *folios[USWAP_SWAPIN_RA_MAX];
+	swp_entry_t around[USWAP_SWAPIN_RA_MAX];
+	uint64_t shadows[USWAP_SWAPIN_RA_MAX];
+};
+
+/*
+ * Read the swap entry @orig of page @pgno into a folio (mem_swapin()), in
+ * at most @orders, with the kernel's VMA readahead around it (its arrays
+ * in @ra): the swap entries of the PTEs any window may cover, max - 1
+ * pages either side of the fault, inside the vma and the PMD (one PTL
+ * range), read lock-free (the swap layer rechecks each slot);
+ * swap_vma_ra_win() picks the window from them. Counts the mm's readahead.
+ * Context: mmap_lock held for read, no PTL. Return: as mem_swapin().
+ */
+static int fault_swapin(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
+			unsigned long orders, struct swapin_ra *ra, struct uswap_swapin_info *info,
+			struct folio **folio)
+{
+	struct uswap_mem *mem = mm->mem;
+	uint64_t pmd = pgno & ~(uint64_t)(PTES_PER_PTL - 1), lo, hi, j;
+	unsigned int max = mem_ra_max_pages(mem);
+	int err;
+
+	_Static_assert(2 * SWAP_VMA_RA_MAX - 1 <= USWAP_SWAPIN_RA_MAX, "window fits the array");
+	*info = (struct uswap_swapin_info){ .ra_folios = ra->folios, .ra_entries = ra->around,
+					    .ra_addr = pgno,
+					    .ra_info = &vma->swap_readahead_info,
+					    .ra_shadows = ra->shadows,
+					    .ra_reclaim = mem_ra_reclaim, .ra_reclaim_arg = mem };
+	lo = pgno >= vma->start + (max - 1) ? pgno - (max - 1) : vma->start;
+	lo = lo > pmd ? lo : pmd;
+	hi = USWAP_MIN(USWAP_MIN(vma->end, pgno + max), pmd + PTES_PER_PTL);
+	info->ra_first = lo;
+	info->ra_max_pages = max;
+	for (j = lo; j < hi; j++) {
+		pte_t p = pte_get(vma, j);
+
+		ra->around[info->nr_ra_entries++] = pte_is_swap(p) ? pte_to_swp_entry(p) :
+				(swp_entry_t){ 0 };
+	}
+	err = mem_swapin(mem, mm->memcg, pte_to_swp_entry(orig), orders, info, folio);
+	if (!err) {
+		if (info->ra_pages)
+			atomic_fetch_add_explicit(&mm->ra_pages, info->ra_pages, memory_order_relaxed);
+		if (info->ra_hit)
+			atomic_fetch_add_explicit(&mm->ra_hits, 1, memory_order_relaxed);
+	}
+	return err;
+}
+
 static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
 			bool write)
 {
-	struct folio *ra[USWAP_SWAPIN_RA_MAX];
-	swp_entry_t around[USWAP_SWAPIN_RA_MAX];
-	uint64_t ra_shadows[USWAP_SWAPIN_RA_MAX];
-	struct uswap_swapin_info info = { .ra_folios = ra, .ra_entries = around, .ra_addr = pgno,
-					  .ra_info = &vma->swap_readahead_info,
-					  .ra_shadows = ra_shadows,
-					  .ra_reclaim = mem_ra_reclaim, .ra_reclaim_arg = mm->mem };
+	struct swapin_ra ra;
+	struct uswap_swapin_info info;
 	struct uswap_mem *mem = mm->mem;
 	swp_entry_t entry = pte_to_swp_entry(orig);
 	unsigned long orders = 1, nr, idx, j;
 	struct uswap_spinlock *ptl;
 	struct folio *folio;
-	uint64_t head_pg, pmd = pgno & ~(uint64_t)(PTES_PER_PTL - 1), lo, hi;
-	unsigned int max = mem_ra_max_pages(mem);
+	uint64_t head_pg;
 	bool whole = false, activate = false, exclusive;
 	int err;
 
-	_Static_assert(2 * SWAP_VMA_RA_MAX - 1 <= USWAP_SWAPIN_RA_MAX, "window fits the array");
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
-	/*
-	 * VMA readahead (swap_vma_readahead()): the swap entries of the PTEs
-	 * any window may cover, max - 1 pages either side of the fault, inside
-	 * the vma and the PMD (one PTL range), read lock-free (the swap layer
-	 * rechecks each slot); swap_vma_ra_win() picks the window from them.
-	 */
-	lo = pgno >= vma->start + (max - 1) ? pgno - (max - 1) : vma->start;
-	lo = lo > pmd ? lo : pmd;
-	hi = USWAP_MIN(USWAP_MIN(vma->end, pgno + max), pmd + PTES_PER_PTL);
-	info.ra_first = lo;
-	info.ra_max_pages = max;
-	for (j = lo; j < hi; j++) {
-		pte_t p = pte_get(vma, j);
-
-		around[info.nr_ra_entries++] = pte_is_swap(p) ? pte_to_swp_entry(p) :
-				(swp_entry_t){ 0 };
-	}
-	err = mem_swapin(mem, mm->memcg, entry, orders, &info, &folio);
-	if (!err) {
-		if (info.ra_pages)
-			atomic_fetch_add_explicit(&mm->ra_pages, info.ra_pages, memory_order_relaxed);
-		if (info.ra_hit)
-			atomic_fetch_add_explicit(&mm->ra_hits, 1, memory_order_relaxed);
-	}
+	err = fault_swapin(mm, vma, pgno, orig, orders, &ra, &info, &folio);
 	if (err == -ENOENT || err == -EAGAIN)
 		return 0;	/* the PTE changed, or a racing swap-in: look again */
 	if (err == -ENODEV && pte_get(vma, pgno) != orig)
@@ -340,6 +362,61 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 		atomic_fetch_sub(&mm->swapents, 1);
 	}
 	uswap_spin_unlock(ptl);
+	folio_unlock(folio);
+	folio_put(folio);
+	return 0;
+}
+
+/**
+ * peek_swap_page() - copy @len bytes at @off of the swapped-out page
+ * @pgno (swap PTE @orig) into @buf without mapping it. The page is read
+ * as MADV_WILLNEED reads (read_swap_cache_async()): into the swap cache,
+ * where it stays clean and unmapped on the LRU for reclaim to drop
+ * without I/O; or, on the old design's bypass, around the cache, and
+ * freed after the copy. The PTE, the slot and its count are left as
+ * they were, so the slot keeps the page's data.
+ * Context: mmap_lock held for read, no PTL. Return: 0 copied; 1 the PTE
+ * changed (look again); -EIO (the page's data could not be read), -ENOMEM.
+ */
+int peek_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
+		   void *buf, size_t off, size_t len)
+{
+	struct swapin_ra ra;
+	struct uswap_swapin_info info;
+	struct uswap_mem *mem = mm->mem;
+	swp_entry_t entry = pte_to_swp_entry(orig);
+	struct folio *folio;
+	uint64_t pfn;
+	int err;
+
+	err = fault_swapin(mm, vma, pgno, orig, 1, &ra, &info, &folio);
+	if (err == -ENOENT || err == -EAGAIN)
+		return 1;
+	if (err == -ENODEV && pte_get(vma, pgno) != orig)
+		return 1;
+	if (err)
+		return err;
+	err = uswap_swapin_lock(folio, entry);
+	if (err) {
+		if (info.major)
+			lru_add(mem, folio, false);
+		folio_put(folio);
+		if (err == -EIO) {
+			mem_stat_inc(mem, read_errors);
+			return -EIO;
+		}
+		return 1;
+	}
+	/* On the LRU, as a fault's folio: one in the cache waits there for
+	 * reclaim, as readahead's do; a bypass folio gives its SWAP_HAS_CACHE
+	 * pins back below (the counts stay) and reclaim frees it. */
+	if (info.major)
+		lru_add(mem, folio, false);
+	pfn = folio->pfn + (swp_offset(entry) - swp_offset(folio->swap));
+	memcpy(buf, (char *)folio->pool->mem + ((pfn - folio->pool->base_pfn) << USWAP_PAGE_SHIFT) +
+	       off, len);
+	if (!folio_test_swapcache(folio))
+		folio_free_swap(folio);
 	folio_unlock(folio);
 	folio_put(folio);
 	return 0;

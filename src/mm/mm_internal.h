@@ -228,6 +228,8 @@ unsigned long try_to_free_mem_cgroup_pages(struct uswap_memcg *cg, unsigned long
 
 /* ---- memory.c ---- */
 int handle_mm_fault(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, bool write);
+int peek_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
+		   void *buf, size_t off, size_t len);
 void zap_pte_range(struct uswap_vma *vma, uint64_t start, uint64_t end);
 int copy_vma_ptes(struct uswap_vma *dst, struct uswap_vma *src);
 struct uswap_vma *find_vma(struct uswap_mm *mm, uint64_t pgno);

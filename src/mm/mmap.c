@@ -338,6 +338,68 @@ USWAP_API int uswap_mm_write(struct uswap_mm *mm, uint64_t addr, const void *buf
 	return mm_copy(mm, addr, (void *)buf, len, true);
 }
 
+/* One page's part of uswap_mm_peek(). Context: may sleep. */
+static int peek_page(struct uswap_mm *mm, uint64_t pgno, void *buf, size_t off, size_t len)
+{
+	int err;
+
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	for (;;) {
+		struct uswap_vma *vma = find_vma(mm, pgno);
+		struct uswap_spinlock *ptl;
+		pte_t p;
+
+		if (!vma) {
+			err = -EFAULT;
+			break;
+		}
+		ptl = vma_ptl(vma, pgno);
+		uswap_spin_lock(ptl);
+		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
+		if (pte_present(p)) {
+			struct folio *f = pfn_folio(pte_pfn(p));
+
+			memcpy(buf, (char *)f->pool->mem +
+			       ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT) + off, len);
+			uswap_spin_unlock(ptl);
+			err = 0;
+			break;
+		}
+		uswap_spin_unlock(ptl);
+		if (pte_none(p)) {
+			memset(buf, 0, len);
+			err = 0;
+			break;
+		}
+		if (pte_is_poison(p)) {
+			err = -EIO;
+			break;
+		}
+		err = peek_swap_page(mm, vma, pgno, p, buf, off, len);
+		if (err != 1)
+			break;
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return err;
+}
+
+/** uswap_mm_peek() - see uswap/mm.h. */
+USWAP_API int uswap_mm_peek(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len)
+{
+	while (len) {
+		size_t off = addr & (USWAP_PAGE_SIZE - 1);
+		size_t n = USWAP_MIN(len, USWAP_PAGE_SIZE - off);
+		int err = peek_page(mm, addr >> USWAP_PAGE_SHIFT, buf, off, n);
+
+		if (err)
+			return err;
+		addr += n;
+		buf = (char *)buf + n;
+		len -= n;
+	}
+	return 0;
+}
+
 /** uswap_mm_touch() - see uswap/mm.h. */
 USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write)
 {

@@ -54,6 +54,8 @@ enum rt_stat_line {
 	  "pages placed ahead of a swap-in fault")				\
 	X(PG, evicted, "evicted", MAIN, "evicted %llu",			\
 	  "pages moved out of the processes and stored")			\
+	X(PG, evict_clean, "evict_clean", MAIN, "clean %llu",			\
+	  "evicted pages whose kept copy held their bytes: nothing written")	\
 	X(PG, evict_batches, "evict_batches", MAIN, "batches %llu",		\
 	  "eviction batches sent to agents")				\
 	X(PG, evict_busy, "evict_busy", MAIN, "busy %llu",			\

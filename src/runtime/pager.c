@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include <uswap/swap.h>
+
 #include "runtime/pager.h"
 #include "runtime/uffd_compat.h"
 #include "util/alloc.h"
@@ -49,6 +51,15 @@ static uint32_t state_bit(bool known, uint64_t val)
 {
 	return known ? ST_BIT(PT_STATE(val)) : ABSENT;
 }
+
+/* The transitions after which a page's kept copy still holds its bytes
+ * (or holds none yet); any other forgets the copy. pager_settle() takes
+ * the copy itself before PGT_STORE. */
+#define KEEPS_COPY	((1U << PGT_FIRST_TOUCH) | (1U << PGT_LEARN) | (1U << PGT_PICK) |	\
+			 (1U << PGT_PUTBACK) | (1U << PGT_STORE) | (1U << PGT_SWAPIN) |	\
+			 (1U << PGT_OWN) | (1U << PGT_INHERIT))
+
+static void forget_kept(struct pager *p, uint64_t addr);
 
 /*
  * The one transition function: the page at @addr goes by @tr to @val (a
@@ -94,6 +105,8 @@ static int transit(struct pager *p, uint64_t addr, enum pg_trans tr, uint64_t va
 		p->nr_swapped += nb == ST_BIT(PS_SWAPPED) ? 1 : (uint64_t)-1;
 	if ((ob == ST_BIT(PS_SHARED)) != (nb == ST_BIT(PS_SHARED)))
 		p->nr_shared += nb == ST_BIT(PS_SHARED) ? 1 : (uint64_t)-1;
+	if (p->kept.count && (KEEPS_COPY & (1U << tr)) == 0)
+		forget_kept(p, addr);
 	return 0;
 }
 
@@ -150,6 +163,82 @@ static void mirror_free(struct pager *p, uint32_t idx)
 	p->free_idx[p->nr_free++] = idx;
 }
 
+/*
+ * ---- kept copies (docs/RUNTIME.md, "Clean pages") ----
+ * A page swapped in keeps the mirror page it came from, its slot still
+ * holding the bytes (uswap_mm_peek() read them without taking them), in
+ * p->kept: address -> index + 1. When the page is evicted again with the
+ * same bytes, the copy is its store: nothing is written. Any transition
+ * that ends the page's bytes here forgets the copy (transit()).
+ */
+
+/* Whether swap is short for the mirrors (mem_cgroup_swap_full()). */
+static bool swap_short(const struct pg_tree *t)
+{
+	return uswap_swap_cgroup_full(t->memcg ? uswap_memcg_id(t->memcg) : 0);
+}
+
+/* The RESIDENT page @addr came in from mirror page @idx: keep it as the
+ * page's copy, unless copies are off or swap is short. */
+static void keep_copy(struct pager *p, uint64_t addr, uint32_t idx, bool keep)
+{
+	if (!keep || pt_set(&p->kept, addr, (uint64_t)idx + 1))
+		mirror_free(p, idx);
+}
+
+/* Take @addr's kept copy off the map into *@idx. Return: whether it had one. */
+static bool take_kept(struct pager *p, uint64_t addr, uint32_t *idx)
+{
+	uint64_t v;
+
+	if (!p->kept.count || !pt_get(&p->kept, addr, &v))
+		return false;
+	pt_del(&p->kept, addr);
+	*idx = (uint32_t)(v - 1);
+	return true;
+}
+
+/* @addr's bytes end here: its kept copy, if any, is freed. */
+static void forget_kept(struct pager *p, uint64_t addr)
+{
+	uint32_t idx;
+
+	if (take_kept(p, addr, &idx))
+		mirror_free(p, idx);
+}
+
+/* Free every kept copy of @p (swap ran out: their slots are wanted).
+ * Return: the copies freed. */
+static uint64_t drop_kept(struct pager *p)
+{
+	struct pt_ent *e;
+	size_t n;
+	uint64_t freed = 0;
+
+	if (!p->kept.count)
+		return 0;
+	if (pt_collect(&p->kept, 0, ~0ULL, &e, &n)) {
+		/* no memory for the list: walk the map in place, restarting
+		 * after each delete (a delete may move entries) */
+		for (size_t k = 0; k < p->kept.cap;) {
+			if (p->kept.e[k].key) {
+				forget_kept(p, p->kept.e[k].key);
+				freed++;
+				k = 0;
+			} else {
+				k++;
+			}
+		}
+		return freed;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pt_del(&p->kept, e[i].key);
+		mirror_free(p, (uint32_t)(e[i].val - 1));
+	}
+	free(e);
+	return n;
+}
+
 /* ---- USWAP_DEBUG >= 2: pages of zeros where data was (docs/RUNTIME.md) ---- */
 
 /* Count one under @what, naming the first 16 on stderr. */
@@ -204,6 +293,7 @@ int pg_tree_init(struct pg_tree *t, struct uswap_mem *mem, uint64_t budget,
 	t->mem = mem;
 	t->budget = budget;
 	t->policy = policy;
+	t->keep_copies = true;
 	t->buf = uswap_malloc((size_t)PG_RUN * PAGE);
 	return t->buf ? 0 : -ENOMEM;
 }
@@ -223,7 +313,13 @@ static int space_init(struct pager *p, struct pg_tree *t, const struct pg_ops *o
 	p->ops = ops;
 	p->ops_arg = arg;
 	p->pagemap = -1;
-	return pt_init(&p->tab);
+	if (pt_init(&p->kept))
+		return -ENOMEM;
+	if (pt_init(&p->tab)) {
+		pt_free(&p->kept);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /**
@@ -234,8 +330,10 @@ int pager_init(struct pager *p, struct pg_tree *t, const struct pg_ops *ops, voi
 {
 	int err = space_init(p, t, ops, arg);
 
-	if (!err && (err = uswap_mm_create_memcg(t->mem, t->memcg, &p->mm)))
+	if (!err && (err = uswap_mm_create_memcg(t->mem, t->memcg, &p->mm))) {
 		pt_free(&p->tab);
+		pt_free(&p->kept);
+	}
 	t->nr_spaces += !err;
 	return err;
 }
@@ -265,6 +363,7 @@ void pager_destroy(struct pager *p)
 	t->nr_spaces--;
 	uswap_mm_destroy(p->mm);
 	pt_free(&p->tab);
+	pt_free(&p->kept);
 	fifo_free(&p->evict_first);
 	pt_free(&p->passed);
 	rt_lru_free(&p->lru);
@@ -319,8 +418,10 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 {
 	int err = space_init(c, parent->t, ops, arg);
 
-	if (!err && (err = uswap_mm_fork(parent->mm, &c->mm)))
+	if (!err && (err = uswap_mm_fork(parent->mm, &c->mm))) {
 		pt_free(&c->tab);
+		pt_free(&c->kept);
+	}
 	if (err)
 		return err;
 	c->t->nr_spaces++;
@@ -338,6 +439,11 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 		memcpy(c->free_idx, parent->free_idx, parent->nr_free * sizeof(*c->free_idx));
 		c->nr_free = c->cap_free = parent->nr_free;
 	}
+	/* The parent's kept copies came along in the forked mirror; the
+	 * child's pages are SHARED, with no copy of their own: freed. */
+	for (size_t k = 0; k < parent->kept.cap; k++)
+		if (parent->kept.e[k].key)
+			mirror_free(c, (uint32_t)(parent->kept.e[k].val - 1));
 	if (rt_ranges_copy(&c->ranges, &parent->ranges))
 		goto fail;
 	if ((err = copy_states(c, parent)))
@@ -427,6 +533,7 @@ static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 	struct pg_tree *t = p->t;
 	uint32_t idx[PG_RUN];
 	uint64_t n = 0, v, done = 0, old[PG_RUN];
+	bool keep;
 	int err = 0;
 
 	if (addr != p->ra_next)
@@ -439,7 +546,7 @@ static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 	       PT_STATE(v) == PS_SWAPPED) {
 		idx[n] = PT_IDX(v);
 		old[n] = v;
-		err = uswap_mm_read(p->mm, mirror_addr(p, idx[n]), t->buf + n * PAGE, PAGE);
+		err = uswap_mm_peek(p->mm, mirror_addr(p, idx[n]), t->buf + n * PAGE, PAGE);
 		if (err)
 			break;
 		dbg_read(p, idx[n], addr + n * PAGE, t->buf + n * PAGE);
@@ -449,12 +556,13 @@ static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 		return err ? lost_page(p, addr, idx[0], err) : 0;
 	err = p->ops->copy(p->ops_arg, addr, t->buf, n * PAGE, &done);
 	done /= PAGE;
+	keep = done && t->keep_copies && !swap_short(t);
 	for (uint64_t i = 0; i < done; i++) {
 		bool active = t->policy == RT_EVICT_LRU &&
 			      rt_lru_refault(old[i], t->st.evicted, t->budget / 2);
 
-		mirror_free(p, idx[i]);
 		make_resident(p, addr + i * PAGE, PGT_SWAPIN, active, LRU_AHEAD);
+		keep_copy(p, addr + i * PAGE, idx[i], keep);
 		t->lru_st.refaults++;
 		t->lru_st.swapin_pages++;
 		t->lru_st.activated += active;
@@ -730,6 +838,12 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 	uint64_t cancelled = 0, v;
 	size_t n, nd;
 
+	/* kept copies do not follow a remap (not a transition) */
+	for (uint64_t k = 0; p->kept.count && k < len; k += PAGE) {
+		forget_kept(p, from + k);
+		forget_kept(p, to + k);
+	}
+
 	if (pt_collect(&p->tab, from, from + len, &e, &n)) {
 		/* No memory for the lists: page by page, the same steps (the
 		 * two ranges do not overlap). */
@@ -875,6 +989,35 @@ static void settle_heir(struct pager *h, uint32_t i, int status, const void *byt
 		h->ops->lost(h->ops_arg, PG_NO_ROOM);
 }
 
+/*
+ * Keep the evicted bytes of @a: in its kept copy if they are the same
+ * (nothing written), else in a new mirror page. When the mm layer has no
+ * room, the space's kept copies go and the write is tried once more.
+ * Return: 0 and *@idx; -errno (nothing kept).
+ */
+static int store(struct pager *p, uint64_t a, const void *bytes, uint32_t *idx)
+{
+	struct pg_tree *t = p->t;
+	int err;
+
+	if (take_kept(p, a, idx)) {
+		/* t->buf: no swap-in run is being copied while a batch settles */
+		if (!uswap_mm_peek(p->mm, mirror_addr(p, *idx), t->buf, PAGE) &&
+		    !memcmp(t->buf, bytes, PAGE)) {
+			t->st.evict_clean++;
+			return 0;
+		}
+		mirror_free(p, *idx);
+	}
+	for (int tries = 0;; tries++) {
+		err = mirror_alloc(p, idx);
+		if (!err && (err = uswap_mm_write(p->mm, mirror_addr(p, *idx), bytes, PAGE)))
+			mirror_free(p, *idx);
+		if (!err || tries || !drop_kept(p))
+			return err;
+	}
+}
+
 /**
  * pager_settle() - slot @i of the batch out is answered: @status >= 0
  * moved, its bytes at @bytes (1: after make_exclusive()); -EBUSY,
@@ -910,10 +1053,8 @@ int pager_settle(struct pager *p, uint32_t i, int status, const void *bytes)
 		goto done;
 	}
 	if (status >= 0) {
-		int err = mirror_alloc(p, &idx);
+		int err = store(p, a, bytes, &idx);
 
-		if (!err && (err = uswap_mm_write(p->mm, mirror_addr(p, idx), bytes, PAGE)))
-			mirror_free(p, idx);
 		if (err)
 			return -ENOSPC;
 		dbg_stored(p, idx, bytes);
@@ -1054,6 +1195,22 @@ void pager_check(const struct pager *p)
 			broken(p, "an unknown state", e->key, PT_STATE(v), 0);
 		}
 	}
+	for (size_t k = 0; k < p->kept.cap; k++) {
+		const struct pt_ent *e = &p->kept.e[k];
+		uint64_t v;
+
+		if (!e->key)
+			continue;
+		if (!e->val || e->val - 1 >= p->next_idx || (used && used[e->val - 1]))
+			broken(p, "a kept copy's mirror index free, shared or unknown", e->key,
+			       e->val - 1, p->next_idx);
+		if (used)
+			used[e->val - 1] = 1;
+		if (!pt_get(&p->tab, e->key, &v) ||
+		    (PT_STATE(v) != PS_RESIDENT && PT_STATE(v) != PS_EVICTING))
+			broken(p, "a kept copy of a page neither resident nor evicting", e->key,
+			       e->val - 1, 0);
+	}
 	free(used);
 	if (res != p->nr_resident)
 		broken(p, "nr_resident", 0, p->nr_resident, res);
@@ -1063,9 +1220,9 @@ void pager_check(const struct pager *p)
 		broken(p, "nr_unevictable", 0, p->nr_unevictable, unev);
 	if (sh != p->nr_shared)
 		broken(p, "nr_shared", 0, p->nr_shared, sh);
-	if (p->next_idx != sw + p->nr_free + p->nr_lost_idx)
-		broken(p, "a mirror index neither swapped nor free (leaked)", 0, p->next_idx,
-		       sw + p->nr_free + p->nr_lost_idx);
+	if (p->next_idx != sw + p->kept.count + p->nr_free + p->nr_lost_idx)
+		broken(p, "a mirror index neither swapped, kept nor free (leaked)", 0, p->next_idx,
+		       sw + p->kept.count + p->nr_free + p->nr_lost_idx);
 	for (int l = 0; l < 2; l++)
 		if (p->lru.nr[l] > listed[l])
 			broken(p, "a list counts more pages than it holds", 0, p->lru.nr[l],

@@ -60,7 +60,7 @@ enum pg_wait { PG_WAIT_EVENT, PG_WAIT_EVICTING, PG_WAIT_BUDGET };
 #define PG_STATS(X)								\
 	X(zero_fills) X(zero_pages) X(swapins) X(prefetched) X(evict_batches)	\
 	X(evicted) X(evict_busy) X(evict_gone) X(evict_other) X(evict_cancelled)	\
-	X(evict_unshared) X(poisoned) X(deferred) X(wait_budget) X(wait_evicting)	\
+	X(evict_unshared) X(evict_clean) X(poisoned) X(deferred) X(wait_budget) X(wait_evicting)	\
 	X(wait_event) X(peak_resident) X(peak_unevictable) X(dbg_zero_tracked)	\
 	X(dbg_mirror_zero) X(dbg_resident_absent)
 
@@ -81,6 +81,7 @@ struct pg_tree {
 	uint64_t unevictable;		/* sum of their nr_unevictable */
 	uint64_t inflight_pages;	/* pages of batches out, not settled */
 	enum rt_evict_policy policy;
+	bool keep_copies;		/* swapped-in pages keep their mirror copy */
 	struct rt_lru_stats lru_st;
 	struct pg_stats st;		/* st.evicted is the eviction clock */
 	unsigned int nr_spaces;
@@ -112,6 +113,7 @@ struct pager {
 	const struct pg_ops *ops;
 	void *ops_arg;
 	struct pagetab tab;		/* address -> PT_VAL(state, ...) (coldlist.h) */
+	struct pagetab kept;		/* RESIDENT/EVICTING address -> its copy's mirror index + 1 */
 	struct rt_lru lru;		/* RESIDENT pages: inactive, active */
 	struct rt_fifo evict_first;	/* evicted before the lists' pages */
 	uint64_t nr_resident, nr_swapped, nr_unevictable, nr_shared;

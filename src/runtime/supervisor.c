@@ -1024,6 +1024,9 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
 		goto out_swap;
 	}
+	/* Under --memory-total a kept copy would count twice (resident and
+	 * compressed) and shrink the budget: copies off. */
+	sup.tree.keep_copies = !sup.total;
 	if (cfg->swap_max) {
 		/* The program tree's swap limit: memory.swap.max of the group
 		 * its mirrors are in (docs/RUNTIME.md, "--swap-max"). */

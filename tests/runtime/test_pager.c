@@ -751,13 +751,20 @@ int main(int argc, char **argv)
 		printf("test_pager: %" PRIu64 " worlds, %" PRIu64 " steps, every invariant held\n",
 		       worlds, worlds * WORLD_STEPS);
 		printf("test_pager: zero fills %" PRIu64 ", swap-ins %" PRIu64 " (%" PRIu64
-		       " refaults), batches %" PRIu64 ", evicted %" PRIu64 ", busy %" PRIu64
+		       " refaults), batches %" PRIu64 ", evicted %" PRIu64 " (clean %" PRIu64
+		       "), busy %" PRIu64
 		       ", gone %" PRIu64 ", refused %" PRIu64 ", cancelled %" PRIu64
 		       ", deferred %" PRIu64 " (evicting %" PRIu64 ", event %" PRIu64 "), forks %"
 		       PRIu64 "\n", sum.zero_fills, sum.swapins, sum_refaults, sum.evict_batches,
-		       sum.evicted, sum.evict_busy, sum.evict_gone, sum.evict_other,
+		       sum.evicted, sum.evict_clean, sum.evict_busy, sum.evict_gone, sum.evict_other,
 		       sum.evict_cancelled, sum.deferred, sum.wait_evicting, sum.wait_event,
 		       sum_forks);
+		/* Pages read back and evicted unchanged take their kept copy:
+		 * a run without one has lost the path (docs/RUNTIME.md). */
+		if (!sum.evict_clean) {
+			fprintf(stderr, "test_pager: no eviction found its kept copy\n");
+			return 1;
+		}
 	}
 	uswap_mem_destroy(mem);
 	uswap_swapoff_type((unsigned int)type);

@@ -366,6 +366,14 @@ static uint64_t inuse(int type)
 	return st.inuse_pages;
 }
 
+static struct uswap_swap_stat dstats(int type)
+{
+	struct uswap_swap_stat st;
+
+	assert_int_equal(uswap_swap_stat((unsigned int)type, &st), 0);
+	return st;
+}
+
 static struct uswap_mem_stats mstats(void)
 {
 	struct uswap_mem_stats st;
@@ -708,6 +716,93 @@ static void test_fault_swapin(void **state)
 	check_page(mm, addr, 20, 7, 2);
 	check_range(mm, addr, 21, n - 21, 7, 1);
 	assert_int_equal(inuse(type), 0);
+}
+
+/* Compare [@addr + @pg pages + @off, + @len) of a peek with the pattern. */
+static void check_peek(struct uswap_mm *mm, uint64_t addr, uint64_t pg, size_t off, size_t len,
+		       uint64_t tag, uint64_t ver)
+{
+	static uint64_t want[2 * PAGE / 8];
+	static uint8_t got[2 * PAGE];
+	int err;
+
+	pat_fill(want, tag, pg, ver);
+	pat_fill(want + PAGE / 8, tag, pg + 1, ver);
+	memset(got, 0xa5, sizeof(got));
+	err = uswap_mm_peek(mm, addr + pg * PAGE + off, got, len);
+	if (err)
+		fail_msg("peek page %" PRIu64 "+%zu: %d", pg, off, err);
+	if (memcmp((uint8_t *)want + off, got, len))
+		fail_msg("peek mismatch: page %" PRIu64 "+%zu expected v%" PRIu64, pg, off, ver);
+}
+
+/*
+ * uswap_mm_peek() on @design: a swapped page is read without being
+ * mapped, its slot and swap PTE stay, and once reclaim has dropped the
+ * read folios (clean) nothing was written again; a later fault, a present
+ * page, a page never touched (zeros) and an unmapped address (-EFAULT).
+ */
+static void peek_case(const char *design)
+{
+	struct uswap_swap_stat a, b;
+	struct uswap_mm *mm;
+	uint64_t addr, n = 64, u;
+	char err[256] = "";
+	uint8_t buf[64];
+	int type;
+
+	mem_setup(4, 0, true);
+	type = uswap_swapon_spec_design("zram:64M", 0, design, err, sizeof(err));
+	if (type < 0)
+		fail_msg("swapon %s: %d %s", design, type, err);
+	add_type(type);
+	mm = new_mm();
+	assert_int_equal(uswap_mm_mmap(mm, (n + 4) * PAGE, &addr), 0);
+	write_range(mm, addr, 0, n, 11, 1);
+	reclaim_all();
+	assert_int_equal(mm_swap_pages(mm), n);
+	u = inuse(type);
+	a = dstats(type);
+	for (uint64_t i = 0; i < n; i++)
+		check_peek(mm, addr, i, 0, PAGE, 11, 1);
+	check_peek(mm, addr, 7, 100, PAGE, 11, 1);	/* across two pages */
+	check_peek(mm, addr, 9, 4000, 96, 11, 1);
+	assert_int_equal(mm_swap_pages(mm), n);		/* nothing mapped */
+	assert_int_equal(mm_rss(mm), 0);
+	assert_int_equal(inuse(type), u);		/* every slot kept */
+	reclaim_all();
+	b = dstats(type);
+	assert_true(b.reads > a.reads);
+	assert_int_equal(b.writes, a.writes);		/* dropped clean */
+	assert_int_equal(inuse(type), u);
+	check_peek(mm, addr, 3, 0, PAGE, 11, 1);	/* read again */
+
+	/* A fault after a peek maps the same bytes; a present page peeks as is. */
+	check_page(mm, addr, 5, 11, 1);
+	write_page(mm, addr, 6, 11, 2);
+	check_peek(mm, addr, 6, 0, PAGE, 11, 2);
+	check_peek(mm, addr, 5, 0, PAGE, 11, 1);
+	assert_int_equal(mm_rss(mm), 2);
+	/* Never touched: zeros, nothing faulted in. */
+	check_peek(mm, addr, n + 1, 0, PAGE, 11, 0);
+	assert_int_equal(mm_rss(mm), 2);
+	assert_int_equal(uswap_mm_peek(mm, addr + (n + 8) * PAGE, buf, sizeof(buf)), -EFAULT);
+	check_range(mm, addr, 0, 5, 11, 1);
+	check_range(mm, addr, 7, n - 7, 11, 1);
+}
+
+static void test_peek_table(void **state)
+{
+	(void)state;
+	peek_case("table");
+}
+
+/* The old design reads a count-1 slot of a synchronous device around the
+ * cache (the bypass): the peek gives its SWAP_HAS_CACHE pin back. */
+static void test_peek_legacy(void **state)
+{
+	(void)state;
+	peek_case("legacy");
 }
 
 /* COW after fork: each side sees its own data; copies and reuses counted,
@@ -1210,14 +1305,6 @@ static int dev_fault(uint64_t pages, bool file, struct swap_backend **fault)
 	return add_type(type);
 }
 
-static struct uswap_swap_stat dstats(int type)
-{
-	struct uswap_swap_stat st;
-
-	assert_int_equal(uswap_swap_stat((unsigned int)type, &st), 0);
-	return st;
-}
-
 /*
  * Read errors: a failed device read loses that page only. The fault
  * returns -EIO (SIGBUS in a real process), counted as a read error by the
@@ -1383,6 +1470,8 @@ int main(void)
 		T(test_direct_reclaim),
 		T(test_swapout_workflow),
 		T(test_fault_swapin),
+		T(test_peek_table),
+		T(test_peek_legacy),
 		T(test_cow_after_fork),
 		T(test_fork_dup_swap),
 		T(test_exit_munmap_madvise),
