@@ -15,6 +15,13 @@
 # back in each round, in an order that alternates between rounds. Ratios
 # uswap/kernel of the medians with a 95% interval (percentile bootstrap of
 # the paired rounds, as src/cli/bench_stats.c does).
+# The floor: each rt_prog round also runs bench/bench_uffd_fault once on
+# the same zram device: "same+move" (a handler on the faulting CPU, one
+# UFFDIO_COPY and one UFFDIO_MOVE per fault) is the least a userfaultfd
+# swap-in costs on this machine, "swapin" the kernel's own swap-in of a
+# page. Printed: uswap's random p50 against the floor, and redis GET rps
+# against what the floor allows (the kernel's rps x the kernel's swap-in
+# p50 / the floor p50), beside the plain ratios.
 #
 # Everything it sets up is torn down on exit, failure or signal (trap):
 # the cgroup, the zram device, the redis-servers it started.
@@ -38,11 +45,11 @@ set -euo pipefail
 build=${1:-build} rounds=${2:-5} mb=${3:-96} keys=${4:-60000} base=${5:-}
 rt=() poll_us=${KC_POLL_US:-100} redis_headroom=${KC_REDIS_HEADROOM_MB:-0}
 [ "${KC_CHRT:-0}" = 1 ] && rt=(chrt -f 1)
-uswap=$build/uswap prog=$build/tests/runtime/rt_prog
+uswap=$build/uswap prog=$build/tests/runtime/rt_prog floor_bench=$build/bench/bench_uffd_fault
 limit_mb=$((mb / 3))
 
 [ "$(id -u)" = 0 ] || { echo "kernel_compare.sh: needs root (zram, cgroups)" >&2; exit 1; }
-for f in "$uswap" "$prog"; do
+for f in "$uswap" "$prog" "$floor_bench"; do
 	[ -x "$f" ] || { echo "kernel_compare.sh: $f missing: make build first" >&2; exit 1; }
 done
 for b in redis-server redis-benchmark redis-cli mkswap swapon swapoff; do
@@ -154,6 +161,16 @@ def ci(u, k):
     rs.sort()
     return rs[int(0.025 * len(rs))], rs[int(0.975 * len(rs)) - 1]
 
+def floor_rows():
+    try:
+        return rows("floor")
+    except OSError:
+        return []
+
+def ratio_ci(u, k):
+    lo, hi = ci(u, k)
+    return "%.2f [%.2f-%.2f]" % (statistics.median(u) / statistics.median(k), lo, hi)
+
 def cell(v):
     return "%.1f (%.1f-%.1f)" % (statistics.median(v), min(v), max(v))
 
@@ -193,6 +210,19 @@ if what == "rt":
         [("fill MB/s", "fill_MBps"), ("sequential swap-in MB/s", "seq_read_MBps"),
          ("random read p50 us", "rand_p50_us"), ("random read p99 us", "rand_p99_us")],
         cfg, "kernel", bench)
+  fl = floor_rows()
+  ok = [i for i in range(len(fl)) if fl[i]["floor_p50_us"] == fl[i]["floor_p50_us"] and
+        all(i < len(bench[c]) and bench[c][i]["rand_p50_us"] == bench[c][i]["rand_p50_us"]
+            for c in cfg)]
+  if ok:
+      f50 = [fl[i]["floor_p50_us"] for i in ok]
+      ks = [fl[i]["swapin_p50_us"] for i in ok]
+      print("\nthe userfaultfd floor (bench_uffd_fault, same+move p50): %s us; the kernel's "
+            "swap-in p50 there: %s us; floor/kernel swap-in %s" %
+            (cell(f50), cell(ks), ratio_ci(f50, ks)))
+      print("| random read p50 against the floor | " + " | ".join(
+          "%s: %s" % (c, ratio_ci([bench[c][i]["rand_p50_us"] for i in ok], f50))
+          for c in cfg if c != "kernel") + " |")
   table("rt_prog forkbench %s MB, limit %s MiB" % (mb, lim),
         [("parent ops/s, fork to child exit", "fork_parent_ops"), ("fork() ms", "fork_ms"),
          ("window ms", "fork_window_ms")], cfg, "kernel", fork)
@@ -205,6 +235,19 @@ if what == "redis":
   table("redis-benchmark -r %s -n %s -d 1024 -c 12 -P 32 -t get during BGSAVE, limit %s MiB" %
         (keys, keys, rlim), [("GET requests/s", "rps"), ("BGSAVE + GET ms", "bgsave_ms")],
         rcfg, "kernel", redis)
+  fl = [r for r in floor_rows() if r["floor_p50_us"] == r["floor_p50_us"]]
+  kr = [r["rps"] for r in redis["kernel"] if r["rps"] == r["rps"]]
+  if fl and kr:
+      f50 = statistics.median([r["floor_p50_us"] for r in fl])
+      ks = statistics.median([r["swapin_p50_us"] for r in fl])
+      allowed = statistics.median(kr) * ks / f50
+      print("\nGET rps the floor allows: kernel %.0f x swap-in %.1f us / floor %.1f us = %.0f" %
+            (statistics.median(kr), ks, f50, allowed))
+      for c in rcfg[1:]:
+          v = [r["rps"] for r in redis[c] if r["rps"] == r["rps"]]
+          if v:
+              print("| %s GET rps / floor-allowed | %.2f | plain %s/kernel %.2f |" %
+                    (c, statistics.median(v) / allowed, c, statistics.median(v) / statistics.median(kr)))
 PY
 }
 
@@ -222,9 +265,23 @@ nan_on_fail() {
 		echo "kernel_compare: a run failed under $c (round $r; for the kernel: see dmesg for the OOM killer); its round is left out" >&2
 	fi
 }
+# floor_round: bench_uffd_fault once, as "floor_p50_us X swapin_p50_us Y".
+floor_round() {
+	local out
+	if out=$(${rt[@]+"${rt[@]}"} "$floor_bench" 1 2>&1); then
+		# a mode's p50 is the first number on its line
+		awk 'function p50(i) { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+$/) return $i }
+		     $1 == "same+move" {f = p50()} $1 == "swapin" {k = p50()}
+		     END {print "floor_p50_us " (f ? f : "nan") " swapin_p50_us " (k ? k : "nan")}' <<<"$out"
+	else
+		echo "floor_p50_us nan swapin_p50_us nan"
+		echo "kernel_compare: bench_uffd_fault failed (round $r): $out" >&2
+	fi
+}
 configs="kernel uswap-table${base:+ uswap-base}"
 ((poll_us > 0)) && configs="$configs uswap-poll"
 for r in $(seq "$rounds"); do
+	floor_round >>"$dir/floor"
 	for c in $(order "$r" "$configs"); do
 		case $c in
 		kernel) nan_on_fail "$dir/bench.$c" "$bench_keys" kernel $limit_mb "$prog" bench "$mb"

@@ -3,6 +3,12 @@
 # comment points at a document outside the repository (the seeds' numbering,
 # notes kept elsewhere), every docs/ path named in the tree exists, and no
 # source refers to a src/ directory that does not exist.
+# It reads as a reference, not a diary: no heading in docs/ is named by an
+# issue, a branch, a date or an hour; no code carries a date, an issue
+# number or a milestone tag (the names of merged branches: rtfork2,
+# alloc3...), and no src/ comment one host's timing; every section a file
+# cites as `docs/NAME.md, "Heading"` exists; and no two source files in
+# different rooms share a name.
 set -euo pipefail
 cd "${1:-$(dirname "$0")/..}"
 bad=0
@@ -36,4 +42,68 @@ for dir in $(grep -ohE '(^|[^$A-Za-z0-9_/])src/[a-z_]+/' $code 2>/dev/null |
 		echo "reference to a missing directory $dir:"; echo "$hits"; bad=1
 	fi
 done
+# Milestone tags: the merged branches whose names are not words (a digit,
+# a hyphen, or the runtime's rt prefix), and any word-digit tag.
+tags=$(git log --format=%s 2>/dev/null | sed -nE "s/^Merge branch '([^']+)'.*/\1/p" |
+       grep -E '[0-9-]|^rt[a-z]' | sort -u | paste -sd'|' || true)
+tagre="\\b(${tags:-rtfork2})\\b"
+heads=$(grep -nE '^#+ ' docs/*.md README.md 2>/dev/null |
+	grep -iE "\\bissues? #?[0-9]+|\\(branch |\\bbranch [a-z0-9-]+\\)|\\((lead|rt[a-z]+[0-9]*|[a-z]+[0-9])[,)]|\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b|\\b[0-2]?[0-9]:[0-5][0-9]\\b|$tagre" || true)
+if [ -n "$heads" ]; then
+	echo "headings named by an issue, a branch, a date or an hour (name them for what they hold):"
+	echo "$heads"; bad=1
+fi
+
+history=$(grep -nEi "\\b20[0-9]{2}-[01][0-9]-[0-3][0-9]\\b|\\bissues? #?[0-9]+\\b|$tagre" $code 2>/dev/null || true)
+if [ -n "$history" ]; then
+	echo "dates, issue numbers or milestone tags in code (history belongs in commit messages):"
+	echo "$history"; bad=1
+fi
+
+hosts=$(grep -nE '(/\*|^\s*\*|//).*(\bPVM\b|on this (host|guest|machine|VM)\b)' \
+	$(grep -E '^(src|include)/' <<<"$code") 2>/dev/null || true)
+if [ -n "$hosts" ]; then
+	echo "one host's measurements in src/ comments (figures go to docs/BENCHMARKS.md):"
+	echo "$hosts"; bad=1
+fi
+
+dups=$(grep -E '^(src|include|tests|bench)/.*\.[ch]$' <<<"$files" | awk -F/ '{print $NF}' |
+       sort | uniq -d)
+for name in $dups; do
+	echo "two source files named $name:"; grep -E "/$name\$" <<<"$files"; bad=1
+done
+
+# Cited sections: `docs/NAME.md, "Heading"` (also across comment lines) must
+# start some heading of that document, or a list item's bold lead.
+python3 - $code docs/*.md <<'PYEOF' || bad=1
+import re, sys, os
+heads = {}
+def headings(doc):
+    if doc not in heads:
+        try:
+            lines = open(doc, encoding='utf-8').read().splitlines()
+        except OSError:
+            lines = []
+        # headings, and list items that lead with a bold name
+        names = [l.lstrip('#') for l in lines if re.match(r'#+ ', l)]
+        names += [m.group(1) for l in lines
+                  for m in [re.match(r'\s*(?:[-*]|[0-9]+\.)\s+\*\*(.+?)\*\*', l)] if m]
+        heads[doc] = [re.sub(r'\s+', ' ', n.strip().replace('`', '')).lower() for n in names]
+    return heads[doc]
+bad = 0
+for path in sys.argv[1:]:
+    try:
+        text = open(path, encoding='utf-8', errors='replace').read()
+    except OSError:
+        continue
+    joined = ' '.join(re.sub(r'^\s*(/\*+|\*+/?|//|#+|>)?\s?', '', l) for l in text.splitlines())
+    for m in re.finditer(r'(docs/[A-Za-z0-9_-]+\.md)[,:]?\s*\(?"([^"]{2,200})"', joined):
+        doc, name = m.group(1), re.sub(r'\s+', ' ', m.group(2).replace('`', '')).strip().lower()
+        if not os.path.exists(doc):
+            continue  # reported above as a dangling reference
+        if not any(h.startswith(name) for h in headings(doc)):
+            print(f'{path}: cites {doc}, "{m.group(2)}": no heading starts so')
+            bad = 1
+sys.exit(bad)
+PYEOF
 exit $bad
