@@ -20,7 +20,7 @@ if [ -n "$leftovers" ]; then
 fi
 
 code=$(grep -E '^(src|include|tests|bench|man|fuzz)/.*\.(c|h|sh|py|in|map|txt)$|CMakeLists.txt$|^README.md$' <<<"$files" |
-	grep -v '^tests/check_tree.sh$' || true)
+	grep -vE '^tests/check_tree(_rules)?.sh$' || true)
 # "seed 007", "seed-010", "KERNEL-FACTS", "shared CONVENTIONS", "DESIGN.md": outside documents
 refs=$(grep -nE '[Ss]eed[ -]?0[0-9]{2}|KERNEL-FACTS|CONVENTIONS( #|\.md)|shared/|DESIGN\.md' $code 2>/dev/null || true)
 if [ -n "$refs" ]; then

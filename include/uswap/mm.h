@@ -70,7 +70,9 @@ struct uswap_mem_stats {
 	uint64_t swapin_cache_hits, swap_frees_after_map;
 	uint64_t swapoff_lost;		/* pages swapoff could not read back (a
 					 * failed device): now -EIO on access */
-	uint64_t __reserved[18];	/* zeroed; later fields come from here */
+	uint64_t peek_drops;		/* folios uswap_mm_peek() read and freed
+					 * after copying (drop-behind) */
+	uint64_t __reserved[17];	/* zeroed; later fields come from here */
 };
 
 /**
@@ -198,6 +200,21 @@ USWAP_API int uswap_mm_read(struct uswap_mm *mm, uint64_t addr, void *buf, size_
  * (the page's data was lost to a device read error).
  */
 USWAP_API int uswap_mm_peek(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len);
+
+/**
+ * uswap_mm_same() - whether the page at @addr (page-aligned) of @mm holds
+ * exactly the page of bytes at @buf. Nothing is faulted in or mapped and
+ * no frame is taken: a present page is compared as it is, a page never
+ * touched as zeros, a swapped-out page with its swap-cache folio if one
+ * is cached, else with its slot read straight from the device.
+ * The caller is the only writer of @mm's pages (a concurrent write to
+ * the page may be seen half done).
+ * Context: may sleep (I/O).
+ * Return: 1 the same, 0 different; -EINVAL (@addr not aligned), -EFAULT
+ * (unmapped), -EIO (the page's data was lost to a device read error),
+ * -EOPNOTSUPP (a swapped page of a device without a backend).
+ */
+USWAP_API int uswap_mm_same(struct uswap_mm *mm, uint64_t addr, const void *buf);
 
 /**
  * uswap_mm_write() - copy @buf into [@addr, @addr + @len) of @mm.

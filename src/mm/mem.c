@@ -405,6 +405,7 @@ USWAP_API void uswap_mem_get_stats(struct uswap_mem *mem, struct uswap_mem_stats
 	S(direct_reclaims); S(kswapd_wakeups); S(reclaimed);
 	S(swapin_cache_hits); S(swap_frees_after_map);
 	S(swapoff_lost);
+	S(peek_drops);
 #undef S
 }
 

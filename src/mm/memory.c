@@ -407,16 +407,32 @@ int peek_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pt
 		}
 		return 1;
 	}
-	/* On the LRU, as a fault's folio: one in the cache waits there for
-	 * reclaim, as readahead's do; a bypass folio gives its SWAP_HAS_CACHE
-	 * pins back below (the counts stay) and reclaim frees it. */
-	if (info.major)
-		lru_add(mem, folio, false);
 	pfn = folio->pfn + (swp_offset(entry) - swp_offset(folio->swap));
 	memcpy(buf, (char *)folio->pool->mem + ((pfn - folio->pool->base_pfn) << USWAP_PAGE_SHIFT) +
 	       off, len);
-	if (!folio_test_swapcache(folio))
+	/*
+	 * Drop-behind: the caller keeps the bytes and the slot keeps the
+	 * data, so a clean, unmapped cache folio goes now rather than taking
+	 * a frame until reclaim finds it (a bypass folio gives its
+	 * SWAP_HAS_CACHE pins back and goes with our reference). One that
+	 * reclaim has isolated is left to reclaim.
+	 */
+	if (!folio_test_swapcache(folio)) {
 		folio_free_swap(folio);
+		mem_stat_inc(mem, peek_drops);
+	} else if (!folio_test_dirty(folio) && !folio_test_writeback(folio) &&
+		   !atomic_load(&folio->mapcount)) {
+		bool listed = lru_del(mem, folio);
+
+		if ((listed || info.major) && uswap_remove_mapping(folio, 0) == 1) {
+			mem_stat_inc(mem, peek_drops);
+			return 0;
+		}
+		if (listed || info.major)
+			lru_add(mem, folio, false);
+	} else if (info.major) {
+		lru_add(mem, folio, false);
+	}
 	folio_unlock(folio);
 	folio_put(folio);
 	return 0;

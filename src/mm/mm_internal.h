@@ -106,6 +106,7 @@ struct uswap_mem {
 		_Atomic uint64_t direct_reclaims, kswapd_wakeups, reclaimed;
 		_Atomic uint64_t swapin_cache_hits, swap_frees_after_map;
 		_Atomic uint64_t swapoff_lost;
+		_Atomic uint64_t peek_drops;
 	} stat;
 };
 

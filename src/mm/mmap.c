@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mm/mm_internal.h"
+#include "swap/swap_io.h"
 #include "util/alloc.h"
 
 #define MMAP_ALIGN_PAGES 512	/* 2 MiB: a PTL range, the largest folio */
@@ -398,6 +399,53 @@ USWAP_API int uswap_mm_peek(struct uswap_mm *mm, uint64_t addr, void *buf, size_
 		len -= n;
 	}
 	return 0;
+}
+
+/** uswap_mm_same() - see uswap/mm.h. */
+USWAP_API int uswap_mm_same(struct uswap_mm *mm, uint64_t addr, const void *buf)
+{
+	static _Thread_local uint64_t tmp[USWAP_PAGE_SIZE / 8];
+	uint64_t pgno = addr >> USWAP_PAGE_SHIFT;
+	struct uswap_vma *vma;
+	int ret;
+
+	if (addr & (USWAP_PAGE_SIZE - 1))
+		return -EINVAL;
+	pthread_rwlock_rdlock(&mm->mmap_lock);
+	vma = find_vma(mm, pgno);
+	if (!vma) {
+		ret = -EFAULT;
+	} else {
+		struct uswap_spinlock *ptl = vma_ptl(vma, pgno);
+		pte_t p;
+
+		uswap_spin_lock(ptl);
+		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
+		if (pte_present(p)) {
+			struct folio *f = pfn_folio(pte_pfn(p));
+
+			ret = !memcmp(buf, (char *)f->pool->mem +
+				      ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT),
+				      USWAP_PAGE_SIZE);
+			uswap_spin_unlock(ptl);
+		} else {
+			uswap_spin_unlock(ptl);
+			if (pte_none(p)) {
+				memset(tmp, 0, sizeof(tmp));
+				ret = 0;
+			} else if (pte_is_poison(p)) {
+				ret = -EIO;
+			} else {
+				/* the PTE's count holds the slot; only the
+				 * caller writes this mm */
+				ret = swap_read_entry(pte_to_swp_entry(p), tmp);
+			}
+			if (!ret)
+				ret = !memcmp(buf, tmp, USWAP_PAGE_SIZE);
+		}
+	}
+	pthread_rwlock_unlock(&mm->mmap_lock);
+	return ret;
 }
 
 /** uswap_mm_touch() - see uswap/mm.h. */

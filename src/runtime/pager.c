@@ -1000,10 +1000,11 @@ static int store(struct pager *p, uint64_t a, const void *bytes, uint32_t *idx)
 	struct pg_tree *t = p->t;
 	int err;
 
+	/* The copy is read for the comparison without a frame of the mm
+	 * layer (uswap_mm_same()): it is about to be dropped or kept as it
+	 * is, and no reclaim should run for it. */
 	if (take_kept(p, a, idx)) {
-		/* t->buf: no swap-in run is being copied while a batch settles */
-		if (!uswap_mm_peek(p->mm, mirror_addr(p, *idx), t->buf, PAGE) &&
-		    !memcmp(t->buf, bytes, PAGE)) {
+		if (uswap_mm_same(p->mm, mirror_addr(p, *idx), bytes) == 1) {
 			t->st.evict_clean++;
 			return 0;
 		}

@@ -424,6 +424,71 @@ static bool swap_read_zero(struct swap_info_struct *si, struct folio *folio)
 }
 
 /**
+ * swap_read_entry() - copy the data of the swapped-out page @entry into
+ * @buf (one page) without a folio of its own: from its swap-cache folio
+ * when one is cached and uptodate, zeros for a zero-flagged slot, else
+ * read straight from the device (no cache, no readahead, no frame).
+ * The caller holds a reference to the slot (a count) and nobody writes
+ * the page meanwhile, so the slot's data is stable.
+ * Context: may sleep (I/O, folio lock); takes ci->lock. Return: 0;
+ * -EINVAL, -ENODEV (no such device), -EOPNOTSUPP (no backend: an
+ * in-memory device keeps no data), -EIO (the read failed).
+ */
+int swap_read_entry(swp_entry_t entry, void *buf)
+{
+	struct swap_info_struct *si;
+	struct swap_cluster_info *ci;
+	struct folio *folio = swap_cache_get_folio(entry);
+	uint64_t offset = swp_offset(entry);
+	unsigned int zero;
+	int err;
+
+	if (folio) {
+		bool done = false;
+
+		folio_lock(folio);
+		if (folio_matches_swap_entry(folio, entry) && folio_test_uptodate(folio)) {
+			memcpy(buf, (char *)folio_address(folio) +
+			       (size_t)(offset - swp_offset(folio->swap)) * USWAP_PAGE_SIZE,
+			       USWAP_PAGE_SIZE);
+			done = true;
+		}
+		folio_unlock(folio);
+		folio_put(folio);
+		if (done)
+			return 0;
+	}
+	err = swap_entry_pin(entry, &si);
+	if (err)
+		return err;
+	ci = swap_cluster_lock(si, offset);
+	zero = si->design->zero_count(si, ci, offset, 1);
+	swap_cluster_unlock(ci);
+	if (zero) {
+		memset(buf, 0, USWAP_PAGE_SIZE);
+		atomic_fetch_add(&si->nr_zero_in, 1);
+	} else if (!si->bdev) {
+		err = -EOPNOTSUPP;
+	} else {
+		struct swap_io_req req = {
+			.op = SWAP_IO_READ, .nr = 1, .offset = offset, .buf = buf,
+		};
+
+		err = swap_backend_rw_sync(si->bdev, &req, 1);
+		if (!err)
+			err = req.result;
+		if (err) {
+			atomic_fetch_add(&si->nr_read_errors, 1);
+			err = -EIO;
+		} else {
+			atomic_fetch_add(&si->nr_reads, 1);
+		}
+	}
+	put_swap_device(si);
+	return err;
+}
+
+/**
  * swap_read_folios() - read @n (at most SWAP_READ_BATCH_MAX) locked
  * swap-cache folios of device @si from their slots, in one batch, on the
  * calling thread. Each is marked uptodate (or PG_error) and unlocked

@@ -29,6 +29,8 @@
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
+ *   rt_prog readback MB  fill, read everything three times, rewrite every
+ *                      fourth page, read everything twice (kept copies).
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
@@ -915,6 +917,36 @@ static long rss_anon_kib(void)
 }
 
 /*
+ * readback MB: fill MB once, read it back three times, then rewrite every
+ * fourth page and read everything twice more. Under a budget each read
+ * pass swaps every page in and evicts it again unchanged (the kept copies
+ * of docs/RUNTIME.md, "Clean pages"), and the rewritten pages come back
+ * with their new bytes. Prints the time and the wrong words.
+ */
+static int readback(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0 = now_us();
+
+	if (a == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int pass = 0; pass < 3; pass++)
+		for (uint64_t p = 0; p < pages; p++)
+			report("readback", check_page(a + p * (PG / 8), p, 1));
+	for (uint64_t p = 0; p < pages; p += 4)
+		fill_page(a + p * (PG / 8), p, 2);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t p = 0; p < pages; p++)
+			report("readback rewritten", check_page(a + p * (PG / 8), p, p % 4 ? 1 : 2));
+	printf("readback_ms %.0f wrong %lu\n", (now_us() - t0) / 1e3, wrong);
+	return wrong ? 1 : 0;
+}
+
+/*
  * Large blocks of glibc's malloc filled by the kernel at once: each round
  * a fresh @mb MiB block gets the whole of a file with one pread(), is
  * checked and freed. glibc maps such a block with its own mmap() and
@@ -1012,6 +1044,8 @@ int main(int argc, char **argv)
 		return execfill(mb, argv[0]);
 	if (argc > 1 && !strcmp(argv[1], "mallocread"))
 		return mallocread(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill|mallocread [MB]\n");
+	if (argc > 1 && !strcmp(argv[1], "readback"))
+		return readback(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill|mallocread|readback [MB]\n");
 	return 2;
 }

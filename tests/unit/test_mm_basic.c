@@ -770,6 +770,9 @@ static void peek_case(const char *design)
 	assert_int_equal(mm_swap_pages(mm), n);		/* nothing mapped */
 	assert_int_equal(mm_rss(mm), 0);
 	assert_int_equal(inuse(type), u);		/* every slot kept */
+	/* drop-behind: the folios read for the peeks are gone already */
+	assert_true(mstats().peek_drops > 0);
+	assert_true(mstats().free_frames >= E.frames - 8);
 	reclaim_all();
 	b = dstats(type);
 	assert_true(b.reads > a.reads);
@@ -789,6 +792,75 @@ static void peek_case(const char *design)
 	assert_int_equal(uswap_mm_peek(mm, addr + (n + 8) * PAGE, buf, sizeof(buf)), -EFAULT);
 	check_range(mm, addr, 0, 5, 11, 1);
 	check_range(mm, addr, 7, n - 7, 11, 1);
+}
+
+/* uswap_mm_same() on @design: a swapped page against its bytes and
+ * others (read from the device, or its cache folio), a present page, an
+ * untouched one (zeros), a zero-flagged slot; no frame taken, nothing
+ * mapped, nothing written; -EINVAL, -EFAULT. */
+static void same_case(const char *design)
+{
+	static uint64_t page[PAGE / 8];
+	struct uswap_mem_stats m0, m1;
+	struct uswap_swap_stat a, b;
+	struct uswap_mm *mm;
+	uint64_t addr, n = 32;
+	char err[256] = "";
+	int type;
+
+	mem_setup(4, 0, true);
+	type = uswap_swapon_spec_design("zram:64M", 0, design, err, sizeof(err));
+	if (type < 0)
+		fail_msg("swapon %s: %d %s", design, type, err);
+	add_type(type);
+	mm = new_mm();
+	assert_int_equal(uswap_mm_mmap(mm, (n + 4) * PAGE, &addr), 0);
+	write_range(mm, addr, 0, n, 13, 1);
+	memset(page, 0, PAGE);
+	assert_int_equal(uswap_mm_write(mm, addr + (n - 1) * PAGE, page, PAGE), 0);
+	reclaim_all();
+	assert_int_equal(mm_swap_pages(mm), n);
+	a = dstats(type);
+	m0 = mstats();
+	for (uint64_t i = 0; i + 1 < n; i++) {
+		pat_fill(page, 13, i, 1);
+		assert_int_equal(uswap_mm_same(mm, addr + i * PAGE, page), 1);
+		page[i % (PAGE / 8)] ^= 1;
+		assert_int_equal(uswap_mm_same(mm, addr + i * PAGE, page), 0);
+	}
+	memset(page, 0, PAGE);
+	assert_int_equal(uswap_mm_same(mm, addr + (n - 1) * PAGE, page), 1);	/* zero slot */
+	assert_int_equal(uswap_mm_same(mm, addr + n * PAGE, page), 1);		/* untouched */
+	page[7] = 1;
+	assert_int_equal(uswap_mm_same(mm, addr + (n - 1) * PAGE, page), 0);
+	assert_int_equal(uswap_mm_same(mm, addr + n * PAGE, page), 0);
+	m1 = mstats();
+	b = dstats(type);
+	assert_int_equal(m1.free_frames, m0.free_frames);	/* no frame taken */
+	assert_int_equal(m1.swapins, m0.swapins);
+	assert_int_equal(mm_swap_pages(mm), n);			/* nothing mapped */
+	assert_int_equal(mm_rss(mm), 0);
+	assert_int_equal(b.writes, a.writes);
+	assert_true(b.reads - a.reads >= 2 * (n - 1) - 2);	/* each read, none cached */
+	/* A cached folio answers too (a read fault maps one in the cache). */
+	check_page(mm, addr, 3, 13, 1);
+	pat_fill(page, 13, 3, 1);
+	assert_int_equal(uswap_mm_same(mm, addr + 3 * PAGE, page), 1);
+	assert_int_equal(uswap_mm_same(mm, addr + 3 * PAGE + 8, page), -EINVAL);
+	assert_int_equal(uswap_mm_same(mm, addr + (n + 8) * PAGE, page), -EFAULT);
+	check_range(mm, addr, 0, n - 1, 13, 1);
+}
+
+static void test_same_table(void **state)
+{
+	(void)state;
+	same_case("table");
+}
+
+static void test_same_legacy(void **state)
+{
+	(void)state;
+	same_case("legacy");
 }
 
 static void test_peek_table(void **state)
@@ -1472,6 +1544,8 @@ int main(void)
 		T(test_fault_swapin),
 		T(test_peek_table),
 		T(test_peek_legacy),
+		T(test_same_table),
+		T(test_same_legacy),
 		T(test_cow_after_fork),
 		T(test_fork_dup_swap),
 		T(test_exit_munmap_madvise),
