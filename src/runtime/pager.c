@@ -906,6 +906,12 @@ static void scan_written(struct pager *p)
 static void take(struct pager *p, uint64_t a, uint64_t *addr)
 {
 	uint32_t i = p->batch_n;
+	uint64_t v;
+
+	/* Written since a scan after its copy came in (coldlist.h): the
+	 * kept copy is stale, and store() need not read it to know. */
+	if (p->kept.count && pt_get(&p->tab, a, &v) && (v & LRU_WRITTEN))
+		forget_kept(p, a);
 
 	if (transit(p, a, PGT_PICK, PT_VAL(PS_EVICTING, i))) {
 		rt_lru_add(&p->lru, &p->tab, a, false);	/* no room in the map: stays */
