@@ -29,8 +29,9 @@
 # usage: bench/kernel_compare.sh [BUILD_DIR] [ROUNDS] [MB] [REDIS_KEYS] [BASE_USWAP]
 #   defaults: build 5 96 60000; LIMIT is a third of MB for rt_prog, and a
 #   third of redis's resident size after the SET pass (measured) for redis.
-#   BASE_USWAP: another build's uswap binary (its shim next to it), run in
-#   the rt_prog rounds as "uswap-base": before/after figures in one run.
+#   BASE_USWAP: another build's uswap binary (its shim next to it), or a
+#   script that runs uswap with other options, run in every round as
+#   "uswap-base" (table design): before/after figures in one run.
 # Environment:
 #   KC_CHRT=1     run each measured program (each under a minute) at
 #                 real-time priority, `chrt -f 1`, on both sides: the
@@ -227,7 +228,7 @@ if what == "rt":
         [("parent ops/s, fork to child exit", "fork_parent_ops"), ("fork() ms", "fork_ms"),
          ("window ms", "fork_window_ms")], cfg, "kernel", fork)
 if what == "redis":
-  rcfg = ["kernel", "uswap-table", "uswap-legacy"]
+  rcfg = ["kernel", "uswap-table", "uswap-legacy"] + (["uswap-base"] if "uswap-base" in cfg else [])
   redis = {}
   for c in rcfg:
       redis[c] = [dict(rps=float(l.split()[0]), bgsave_ms=float(l.split()[1]))
@@ -319,8 +320,10 @@ redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
 		oom0=$(awk '/^oom_kill / {print $2}' "$cg/memory.oom_control")
 		sh -c 'echo $$ >"$0/cgroup.procs"; exec "$@"' "$cg" ${rt[@]+"${rt[@]}"} "${args[@]}" \
 			>/dev/null 2>&1 & ;;
-	uswap-*) ${rt[@]+"${rt[@]}"} "$uswap" run --memory "${l}M" --swap zram:4G:lz4 \
-			--design "${c#uswap-}" --json "$dir/json.$c" -- \
+	uswap-*) local bin=$uswap d=${c#uswap-}
+		[ "$c" = uswap-base ] && bin=$base d=table
+		${rt[@]+"${rt[@]}"} "$bin" run --memory "${l}M" --swap zram:4G:lz4 \
+			--design "$d" --json "$dir/json.$c" -- \
 			"${args[@]}" >/dev/null 2>"$dir/err.$c" & ;;
 	esac
 	pid=$!
@@ -380,7 +383,7 @@ wait "${redis_pids[-1]}" 2>/dev/null || true
 redis_limit=$((rss_kb / 1024 / 3))
 echo "kernel_compare: redis ${keys} keys (${dbsize} set), resident ${rss_kb} KiB, limit ${redis_limit} MiB (the kernel's cgroup: + ${redis_base_mb} MiB of baseline)"
 for r in $(seq "$rounds"); do
-	for c in $(order "$r" "kernel uswap-table uswap-legacy"); do
+	for c in $(order "$r" "kernel uswap-table uswap-legacy${base:+ uswap-base}"); do
 		redis_round "$c" "$redis_limit" >>"$dir/redis.$c"
 	done
 	echo "  redis round $r done: $(cut -d" " -f1-3 /proc/loadavg)"

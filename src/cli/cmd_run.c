@@ -19,7 +19,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
-		"[--design table|legacy] [--memory-total SIZE] [--swap-max SIZE] [--evict lru|fifo] [--poll-us N] [--stats] "
+		"[--design table|legacy] [--memory-total SIZE] [--swap-max SIZE] [--evict lru|fifo] [--poll-us N] "
+		"[--no-fork-events] [--no-keep-clean] [--stats] "
 		"[--json FILE] [-v] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
@@ -43,6 +44,8 @@ static void usage(FILE *f)
 		"                  guarantees) even when everything is there\n"
 		"  --no-fork-events  bring a parent's pages in before fork() instead of\n"
 		"                  following the child with fork events\n"
+		"  --no-keep-clean   store every evicted page anew: no swapped-in page keeps\n"
+		"                  its stored copy to be evicted again without a write\n"
 		"  --poll-us N     after serving a fault, poll for the next one for up to N us\n"
 		"                  (0-10000) before sleeping, while one process faults in a\n"
 		"                  tight loop: lower fault latency for a CPU spent spinning\n"
@@ -99,6 +102,7 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 		{ "stats", no_argument, NULL, 'S' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-fork-events", no_argument, NULL, 'F' },
+		{ "no-keep-clean", no_argument, NULL, 'K' },
 		{ "memory-total", required_argument, NULL, 'T' },
 		{ "swap-max", required_argument, NULL, 'X' },
 		{ "evict", required_argument, NULL, 'E' },
@@ -174,6 +178,9 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 			break;
 		case 'F':
 			cfg->no_fork_events = true;
+			break;
+		case 'K':
+			cfg->no_keep_clean = true;
 			break;
 		case 'v':
 			cfg->verbose = true;

@@ -31,6 +31,7 @@ struct uswap_run_config {
 	int json_fd;				/* ... opened by the cli, or -1 */
 	char **argv;				/* the program */
 	bool no_fork_events;			/* the prefork path even with fork events */
+	bool no_keep_clean;			/* no kept copies (docs/RUNTIME.md, "Clean pages") */
 	uint64_t memory_total;			/* bound of resident + compressed bytes, 0 none */
 	uint64_t swap_max;			/* --swap-max: bytes of swap, 0 none */
 	int policy;				/* enum rt_evict_policy */

@@ -1026,7 +1026,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	}
 	/* Under --memory-total a kept copy would count twice (resident and
 	 * compressed) and shrink the budget: copies off. */
-	sup.tree.keep_copies = !sup.total;
+	sup.tree.keep_copies = !sup.total && !cfg->no_keep_clean;
 	if (cfg->swap_max) {
 		/* The program tree's swap limit: memory.swap.max of the group
 		 * its mirrors are in (docs/RUNTIME.md, "--swap-max"). */
