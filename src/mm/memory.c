@@ -206,7 +206,11 @@ struct swapin_ra {
  * pages either side of the fault, inside the vma and the PMD (one PTL
  * range), read lock-free (the swap layer rechecks each slot);
  * swap_vma_ra_win() picks the window from them. Counts the mm's readahead.
- * Context: mmap_lock held for read, no PTL. Return: as mem_swapin().
+ * Then lock the folio (uswap_swapin_lock()).
+ * Context: mmap_lock held for read, no PTL. Return: 0 and *@folio locked,
+ * uptodate and caching the entry (a reference held); 1 look again (the PTE
+ * changed, a racing swap-in, swapoff brought the page in); -EIO the read
+ * failed (counted); -ENOMEM, -errno.
  */
 static int fault_swapin(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
 			unsigned long orders, struct swapin_ra *ra, struct uswap_swapin_info *info,
@@ -235,13 +239,28 @@ static int fault_swapin(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 				(swp_entry_t){ 0 };
 	}
 	err = mem_swapin(mem, mm->memcg, pte_to_swp_entry(orig), orders, info, folio);
-	if (!err) {
-		if (info->ra_pages)
-			atomic_fetch_add_explicit(&mm->ra_pages, info->ra_pages, memory_order_relaxed);
-		if (info->ra_hit)
-			atomic_fetch_add_explicit(&mm->ra_hits, 1, memory_order_relaxed);
+	if (err == -ENOENT || err == -EAGAIN)
+		return 1;	/* the PTE changed, or a racing swap-in */
+	if (err == -ENODEV && pte_get(vma, pgno) != orig)
+		return 1;	/* swapoff brought the page in meanwhile */
+	if (err)
+		return err;
+	if (info->ra_pages)
+		atomic_fetch_add_explicit(&mm->ra_pages, info->ra_pages, memory_order_relaxed);
+	if (info->ra_hit)
+		atomic_fetch_add_explicit(&mm->ra_hits, 1, memory_order_relaxed);
+	err = uswap_swapin_lock(*folio, pte_to_swp_entry(orig));
+	if (err) {
+		if (info->major)
+			lru_add(mem, *folio, false);
+		folio_put(*folio);
+		if (err == -EIO) {
+			mem_stat_inc(mem, read_errors);
+			return -EIO;
+		}
+		return 1;
 	}
-	return err;
+	return 0;
 }
 
 static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t orig,
@@ -261,24 +280,12 @@ static int do_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgn
 	if (mem->cfg.max_order && uswap_swap_synchronous(entry))
 		orders = swapin_orders(vma, pgno, entry, mem->cfg.max_order);
 	err = fault_swapin(mm, vma, pgno, orig, orders, &ra, &info, &folio);
-	if (err == -ENOENT || err == -EAGAIN)
-		return 0;	/* the PTE changed, or a racing swap-in: look again */
-	if (err == -ENODEV && pte_get(vma, pgno) != orig)
-		return 0;	/* swapoff brought the page in meanwhile */
+	if (err == 1)
+		return 0;	/* look again */
+	if (err == -EIO)
+		mem_stat_inc(mem, sigbus);
 	if (err)
 		return err;
-	err = uswap_swapin_lock(folio, entry);
-	if (err) {
-		if (info.major)
-			lru_add(mem, folio, false);
-		folio_put(folio);
-		if (err == -EIO) {
-			mem_stat_inc(mem, read_errors);
-			mem_stat_inc(mem, sigbus);
-			return -EIO;
-		}
-		return 0;
-	}
 	nr = folio_nr_pages(folio);
 	if (info.major) {
 		/* Judged at the group that evicted it, whichever mm faults. */
@@ -390,23 +397,8 @@ int peek_swap_page(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pt
 	int err;
 
 	err = fault_swapin(mm, vma, pgno, orig, 1, &ra, &info, &folio);
-	if (err == -ENOENT || err == -EAGAIN)
-		return 1;
-	if (err == -ENODEV && pte_get(vma, pgno) != orig)
-		return 1;
 	if (err)
 		return err;
-	err = uswap_swapin_lock(folio, entry);
-	if (err) {
-		if (info.major)
-			lru_add(mem, folio, false);
-		folio_put(folio);
-		if (err == -EIO) {
-			mem_stat_inc(mem, read_errors);
-			return -EIO;
-		}
-		return 1;
-	}
 	pfn = folio->pfn + (swp_offset(entry) - swp_offset(folio->swap));
 	memcpy(buf, (char *)folio->pool->mem + ((pfn - folio->pool->base_pfn) << USWAP_PAGE_SHIFT) +
 	       off, len);

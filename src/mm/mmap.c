@@ -246,6 +246,33 @@ USWAP_API int uswap_mm_fork(struct uswap_mm *parent, struct uswap_mm **childp)
 }
 
 /*
+ * Page @pgno's VMA in *@vmap and its PTE in *@p, with the PTL held.
+ * Context: mmap_lock held. Return: the PTL (unlock it), or NULL (no VMA).
+ */
+static struct uswap_spinlock *pte_lock(struct uswap_mm *mm, uint64_t pgno,
+				       struct uswap_vma **vmap, pte_t *p)
+{
+	struct uswap_vma *vma = find_vma(mm, pgno);
+	struct uswap_spinlock *ptl;
+
+	if (!vma)
+		return NULL;
+	ptl = vma_ptl(vma, pgno);
+	uswap_spin_lock(ptl);
+	*p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
+	*vmap = vma;
+	return ptl;
+}
+
+/* The data of the present PTE @p. */
+static void *pte_data(pte_t p)
+{
+	struct folio *f = pfn_folio(pte_pfn(p));
+
+	return (char *)f->pool->mem + ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT);
+}
+
+/*
  * Run @fn on page @pgno's data with its PTE present (writable for @write)
  * and the PTL held. Faults as needed. Context: may sleep.
  */
@@ -256,26 +283,20 @@ static int with_page(struct uswap_mm *mm, uint64_t pgno, bool write,
 
 	pthread_rwlock_rdlock(&mm->mmap_lock);
 	for (;;) {
-		struct uswap_vma *vma = find_vma(mm, pgno);
-		struct uswap_spinlock *ptl;
+		struct uswap_vma *vma;
 		pte_t p;
+		struct uswap_spinlock *ptl = pte_lock(mm, pgno, &vma, &p);
 
-		if (!vma) {
+		if (!ptl) {
 			err = -EFAULT;
 			break;
 		}
-		ptl = vma_ptl(vma, pgno);
-		uswap_spin_lock(ptl);
-		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
 		if (pte_present(p) && (!write || pte_write(p))) {
-			struct folio *f = pfn_folio(pte_pfn(p));
-
 			/* Only a page of ours alone is ever written. */
 			uswap_assert(!pte_write(p) || pte_excl(p));
 			p |= PTE_YOUNG | (write ? PTE_DIRTY : 0);
 			atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_relaxed);
-			fn((char *)f->pool->mem + ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT),
-			   arg);
+			fn(pte_data(p), arg);
 			uswap_spin_unlock(ptl);
 			break;
 		}
@@ -346,22 +367,16 @@ static int peek_page(struct uswap_mm *mm, uint64_t pgno, void *buf, size_t off, 
 
 	pthread_rwlock_rdlock(&mm->mmap_lock);
 	for (;;) {
-		struct uswap_vma *vma = find_vma(mm, pgno);
-		struct uswap_spinlock *ptl;
+		struct uswap_vma *vma;
 		pte_t p;
+		struct uswap_spinlock *ptl = pte_lock(mm, pgno, &vma, &p);
 
-		if (!vma) {
+		if (!ptl) {
 			err = -EFAULT;
 			break;
 		}
-		ptl = vma_ptl(vma, pgno);
-		uswap_spin_lock(ptl);
-		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
 		if (pte_present(p)) {
-			struct folio *f = pfn_folio(pte_pfn(p));
-
-			memcpy(buf, (char *)f->pool->mem +
-			       ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT) + off, len);
+			memcpy(buf, (char *)pte_data(p) + off, len);
 			uswap_spin_unlock(ptl);
 			err = 0;
 			break;
@@ -406,43 +421,34 @@ USWAP_API int uswap_mm_same(struct uswap_mm *mm, uint64_t addr, const void *buf)
 {
 	static _Thread_local uint64_t tmp[USWAP_PAGE_SIZE / 8];
 	uint64_t pgno = addr >> USWAP_PAGE_SHIFT;
-	struct uswap_vma *vma;
+	struct uswap_spinlock *ptl;
+	struct uswap_vma *vma;	/* unused: pte_lock() names it */
+	pte_t p;
 	int ret;
 
 	if (addr & (USWAP_PAGE_SIZE - 1))
 		return -EINVAL;
 	pthread_rwlock_rdlock(&mm->mmap_lock);
-	vma = find_vma(mm, pgno);
-	if (!vma) {
+	ptl = pte_lock(mm, pgno, &vma, &p);
+	if (!ptl) {
 		ret = -EFAULT;
+	} else if (pte_present(p)) {
+		ret = !memcmp(buf, pte_data(p), USWAP_PAGE_SIZE);
+		uswap_spin_unlock(ptl);
 	} else {
-		struct uswap_spinlock *ptl = vma_ptl(vma, pgno);
-		pte_t p;
-
-		uswap_spin_lock(ptl);
-		p = atomic_load_explicit(vma_pte(vma, pgno), memory_order_relaxed);
-		if (pte_present(p)) {
-			struct folio *f = pfn_folio(pte_pfn(p));
-
-			ret = !memcmp(buf, (char *)f->pool->mem +
-				      ((pte_pfn(p) - f->pool->base_pfn) << USWAP_PAGE_SHIFT),
-				      USWAP_PAGE_SIZE);
-			uswap_spin_unlock(ptl);
+		uswap_spin_unlock(ptl);
+		if (pte_none(p)) {
+			memset(tmp, 0, sizeof(tmp));
+			ret = 0;
+		} else if (pte_is_poison(p)) {
+			ret = -EIO;
 		} else {
-			uswap_spin_unlock(ptl);
-			if (pte_none(p)) {
-				memset(tmp, 0, sizeof(tmp));
-				ret = 0;
-			} else if (pte_is_poison(p)) {
-				ret = -EIO;
-			} else {
-				/* the PTE's count holds the slot; only the
-				 * caller writes this mm */
-				ret = swap_read_entry(pte_to_swp_entry(p), tmp);
-			}
-			if (!ret)
-				ret = !memcmp(buf, tmp, USWAP_PAGE_SIZE);
+			/* the PTE's count holds the slot; only the caller
+			 * writes this mm */
+			ret = swap_read_entry(pte_to_swp_entry(p), tmp);
 		}
+		if (!ret)
+			ret = !memcmp(buf, tmp, USWAP_PAGE_SIZE);
 	}
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	return ret;
