@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # A page read back and evicted unchanged is not written again
-# (docs/RUNTIME.md, "Clean pages"). rt_prog readback 32 writes 32 MiB
-# (8,192 pages) once, reads it back three times, rewrites every fourth page
-# and reads everything twice more, under --memory 8M, on DESIGN: each read
+# (docs/RUNTIME.md, "Clean pages"). rt_prog readback 16 writes 16 MiB
+# (4,096 pages) once, reads it back three times, rewrites every fourth page
+# and reads everything twice more, under --memory 4M, on DESIGN: each read
 # pass swaps every page in and evicts it again. Required: 0 wrong words,
-# at most 1.3 device writes per page written by the program (8,192 + 2,048
+# at most 1.3 device writes per page written by the program (4,096 + 1,024
 # rewritten), clean evictions counted, the devices empty at the end; and
-# with --memory-total (no copies kept) the same data and more writes.
-# usage: run_clean.sh USWAP RT_PROG DESIGN
+# with --no-keep-clean (MODES "kept nokeep", the default) and with
+# --memory-total, where no copy is kept, the same data and more writes.
+# usage: run_clean.sh USWAP RT_PROG DESIGN [MODES]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 uswap=$1 prog=$2 design=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
-for mode in kept total; do
+for mode in ${4:-kept nokeep total}; do
 	extra=()
+	[ $mode = nokeep ] && extra=(--no-keep-clean)
 	[ $mode = total ] && extra=(--memory-total 256M)
-	"$uswap" run --memory 8M --design "$design" "${extra[@]}" --json "$dir/json" \
-		-- "$prog" readback 32 >"$dir/out" 2>"$dir/err"
+	"$uswap" run --memory 4M --design "$design" "${extra[@]}" --json "$dir/json" \
+		-- "$prog" readback 16 >"$dir/out" 2>"$dir/err"
 	rc=$?
 	cat "$dir/out"
 	grep -v '^  ' "$dir/err"
@@ -29,14 +31,14 @@ for mode in kept total; do
 import json, sys
 j, mode = json.load(open(sys.argv[1])), sys.argv[2]
 writes = sum(d["writes"] for d in j["devices"])
-per = writes / (8192 + 2048)
+per = writes / (4096 + 1024)
 print("%s: %d device writes, %.2f per page written, %d clean evictions of %d" %
       (mode, writes, per, j["evict_clean"], j["evicted"]))
 if mode == "kept":
     assert per <= 1.3, "more than 1.3 writes per page"
-    assert j["evict_clean"] > 3 * 8192 // 2, "too few clean evictions"
+    assert j["evict_clean"] > 3 * 4096 // 2, "too few clean evictions"
 else:
-    assert j["evict_clean"] == 0, "copies kept under --memory-total"
+    assert j["evict_clean"] == 0, "copies kept under " + mode
     assert per > 2, "a read pass without copies writes every page again"
 PY
 done
