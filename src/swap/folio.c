@@ -141,16 +141,23 @@ USWAP_API unsigned int folio_order(const struct folio *folio)
 	return folio->order;
 }
 
-/** folio_set_memcg_id() - see uswap/folio.h. Context: folio locked or private. */
+/*
+ * The id is written and read with relaxed atomics: a swap-in charges its
+ * folio (mem_cgroup_commit_charge()) after the read that published it in
+ * the swap cache, so a fault on the same entry in another mm may read the
+ * id meanwhile (and see the old one: the root's, for a moment).
+ */
+
+/** folio_set_memcg_id() - see uswap/folio.h. Context: any. */
 USWAP_API void folio_set_memcg_id(struct folio *folio, uint16_t id)
 {
-	folio->memcg_id = id;
+	__atomic_store_n(&folio->memcg_id, id, __ATOMIC_RELAXED);
 }
 
-/** folio_memcg_id() - see uswap/folio.h. */
+/** folio_memcg_id() - see uswap/folio.h. Context: any. */
 USWAP_API uint16_t folio_memcg_id(const struct folio *folio)
 {
-	return folio->memcg_id;
+	return __atomic_load_n(&folio->memcg_id, __ATOMIC_RELAXED);
 }
 
 USWAP_API unsigned long folio_nr_pages(const struct folio *folio)

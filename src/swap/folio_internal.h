@@ -46,7 +46,8 @@ struct folio {
 	_Atomic int mapcount;		/* mm: page-table mappings of the folio */
 	uint8_t order;			/* set at allocation; run of 2^order frames */
 	uint8_t buddy_order;		/* pool: order of a free run (PG_buddy) */
-	uint16_t memcg_id;		/* memory cgroup, 0 for the root; reset at allocation */
+	uint16_t memcg_id;		/* memory cgroup, 0 for the root; reset at allocation;
+					 * relaxed atomics (folio_memcg_id()) */
 	swp_entry_t swap;		/* first entry while PG_swapcache; folio lock */
 	uint64_t pfn;			/* head frame number, global */
 	struct uswap_frame_pool *pool;

@@ -239,7 +239,7 @@ USWAP_API struct folio *uswap_folio_alloc(struct uswap_frame_pool *pool, unsigne
 	atomic_store_explicit(&f->lockword, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->mapcount, 0, memory_order_relaxed);
 	f->swap.val = 0;
-	f->memcg_id = 0;
+	folio_set_memcg_id(f, 0);
 	f->mapping = NULL;
 	f->index = 0;
 	f->private = NULL;
@@ -264,7 +264,7 @@ void uswap_folio_split_frames(struct folio *folio)
 		atomic_store(&t->mapcount, 0);
 		atomic_store(&t->refcount, 0);
 		t->swap.val = 0;
-		t->memcg_id = folio->memcg_id;	/* split_page_memcg(): pieces keep the group */
+		folio_set_memcg_id(t, folio_memcg_id(folio));	/* split_page_memcg(): pieces keep the group */
 		t->mapping = folio->mapping;
 		t->index = folio->index + i;
 		t->private = NULL;

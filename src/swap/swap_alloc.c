@@ -449,7 +449,7 @@ static bool __swap_cluster_alloc_entries(struct swap_info_struct *si, struct swa
 	if (!ci->count)
 		ci->order = (uint8_t)order;
 	si->design->alloc_fill(si, ci, folio, off, order);
-	swap_cgroup_record(si, ci, cluster_offset(si, ci) + off, nr, folio ? folio->memcg_id : 0);
+	swap_cgroup_record(si, ci, cluster_offset(si, ci) + off, nr, folio ? folio_memcg_id(folio) : 0);
 	ci->count += nr;
 	swap_range_alloc(si, nr);
 	return true;

@@ -67,10 +67,10 @@ USWAP_API int folio_alloc_swap(struct folio *folio)
 	 * id it returns in the slots (swap_cgroup_record()); a group gone
 	 * meanwhile leaves the root's 0.
 	 */
-	id = swap_cgroup_try_charge(folio->memcg_id, nr);
+	id = swap_cgroup_try_charge(folio_memcg_id(folio), nr);
 	if (id < 0)
 		return id;
-	folio->memcg_id = (uint16_t)id;
+	folio_set_memcg_id(folio, (uint16_t)id);
 	err = swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);
 	if (err) {
 		swap_cgroup_uncharge((uint16_t)id, nr);
