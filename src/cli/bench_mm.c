@@ -18,6 +18,7 @@
  *                   beside the budget (zram_peak_bytes)
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -117,7 +118,8 @@ static int parse_extra(const struct bench_opts *o, const struct mm_bench *b,
 			char *end;
 
 			*multiple = v ? strtod(v, &end) : 0;
-			if (!v || *end || *multiple <= 0)
+			/* finite, > 0, and small enough that multiple x budget fits */
+			if (!v || *end || !(*multiple > 0) || !isfinite(*multiple) || *multiple > 1e6)
 				goto bad;
 			i++;
 			continue;

@@ -171,9 +171,12 @@ static int swapon_one(const char *arg, const char *design)
 	snprintf(spec, sizeof(spec), "%s", arg);
 	p = strstr(spec, ",prio=");
 	if (p) {
-		long prio = strtol(p + 6, NULL, 10);
+		char *end;
+		long prio;
 
-		if (prio < 0 || prio > SWAP_FLAG_PRIO_MASK) {
+		errno = 0;
+		prio = strtol(p + 6, &end, 10);
+		if (end == p + 6 || *end || errno || prio < 0 || prio > SWAP_FLAG_PRIO_MASK) {
 			fprintf(stderr, "uswap run: --swap %s: bad priority\n", arg);
 			return -EINVAL;
 		}

@@ -97,4 +97,13 @@ if [ -z "$name" ] || ! [[ $f1 =~ ^[0-9]+$ && $f2 =~ ^[0-9]+$ ]] || ((f2 <= f1));
 else
 	echo "ok: a silent client connected: uswap stat answered, faults $f1 -> $f2"
 fi
+# A priority that is not a number from 0 to 32767 is refused, whatever follows it.
+for prio in 5x 5,junk "" -1 32768 99999999999999999999; do
+	if "$uswap" run --memory 2M --swap "zram:64M,prio=$prio" -- true >"$out" 2>"$err"; then
+		echo "FAIL: --swap zram:64M,prio=$prio was accepted"; fail=1
+	elif ! grep -q "bad priority" "$err"; then
+		echo "FAIL: --swap zram:64M,prio=$prio: no reason"; cat "$err"; fail=1
+	fi
+done
+"$uswap" run --memory 2M --swap "zram:64M,prio=7" -- true || { echo "FAIL: prio=7 refused"; fail=1; }
 exit $fail

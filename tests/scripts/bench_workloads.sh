@@ -102,6 +102,11 @@ fi
 if "$USWAP" bench --workload random --json -- --bogus 1 >/dev/null 2>"$tmp/e2"; then
 	echo "FAIL: an unknown workload option was accepted"; fails=$((fails + 1))
 fi
+for m in nan inf -1 0 1e300 2x; do
+	if "$USWAP" bench --workload random --json -- --multiple "$m" >/dev/null 2>"$tmp/e3"; then
+		echo "FAIL: --multiple $m was accepted"; fails=$((fails + 1))
+	fi
+done
 
 # Both designs in one process: five runs of each, figures and ratios.
 if timeout 120 "$USWAP" bench --workload bgsave --design both --swap zram:256M --memory 16M \
