@@ -303,6 +303,9 @@ void pg_tree_fini(struct pg_tree *t)
 {
 	free(t->buf);
 	t->buf = NULL;
+	free(t->check_bits);
+	t->check_bits = NULL;
+	t->check_words = 0;
 }
 
 /* @p, empty, in tree @t with @ops(@arg), its map made. Return: 0, -ENOMEM. */
@@ -1146,21 +1149,52 @@ static void broken(const struct pager *p, const char *what, uint64_t addr, uint6
 	abort();
 }
 
+static bool bit_test(const uint64_t *b, uint64_t i)
+{
+	return (b[i / 64] >> (i % 64)) & 1;
+}
+
+static void bit_set(uint64_t *b, uint64_t i)
+{
+	b[i / 64] |= 1ULL << (i % 64);
+}
+
+/* @t's scratch bitmap for pager_check(), cleared, of at least @n bits
+ * (kept between walks: a fresh allocation each walk page-faulted in
+ * every time). Return: it, or NULL (no memory: the checks that need it
+ * are skipped). */
+static uint64_t *check_bits(struct pg_tree *t, uint64_t n)
+{
+	size_t words = (size_t)(n + 63) / 64;
+
+	if (words > t->check_words) {
+		uint64_t *b = uswap_realloc(t->check_bits, words * sizeof(*b));
+
+		if (!b)
+			return NULL;
+		t->check_bits = b;
+		t->check_words = words;
+	}
+	memset(t->check_bits, 0, words * sizeof(*t->check_bits));
+	return t->check_bits;
+}
+
 /** pager_check() - check @p's invariants; abort on the first broken. */
 void pager_check(const struct pager *p)
 {
 	uint64_t res = 0, sw = 0, unev = 0, sh = 0, listed[2] = { 0, 0 };
-	uint8_t *used = NULL;
+	uint64_t *used = NULL;	/* a bit per mirror index: free, swapped or kept */
+	bool states;
 
 	if (!p->t)
 		return;
 	if (p->next_idx)
-		used = uswap_calloc(p->next_idx, 1);
+		used = check_bits(p->t, p->next_idx);
 	for (size_t k = 0; used && k < p->nr_free; k++) {
-		if (p->free_idx[k] >= p->next_idx || used[p->free_idx[k]])
+		if (p->free_idx[k] >= p->next_idx || bit_test(used, p->free_idx[k]))
 			broken(p, "a free mirror index out of range or free twice", 0,
 			       p->free_idx[k], p->next_idx);
-		used[p->free_idx[k]] = 1;
+		bit_set(used, p->free_idx[k]);
 	}
 	for (size_t k = 0; k < p->tab.cap; k++) {
 		const struct pt_ent *e = &p->tab.e[k];
@@ -1189,11 +1223,11 @@ void pager_check(const struct pager *p)
 		case PS_SWAPPED:
 			sw++;
 			/* (no memory for @used: the shared check is skipped) */
-			if (PT_IDX(v) >= p->next_idx || (used && used[PT_IDX(v)]))
+			if (PT_IDX(v) >= p->next_idx || (used && bit_test(used, PT_IDX(v))))
 				broken(p, "a swapped page's mirror index free, shared or unknown",
 				       e->key, PT_IDX(v), p->next_idx);
 			if (used)
-				used[PT_IDX(v)] = 1;
+				bit_set(used, PT_IDX(v));
 			break;
 		case PS_SHARED:
 			sh++;
@@ -1202,23 +1236,26 @@ void pager_check(const struct pager *p)
 			broken(p, "an unknown state", e->key, PT_STATE(v), 0);
 		}
 	}
+	/* The copies' pages are looked up on one walk in eight (a lookup
+	 * each doubled the model test's time): a copy left behind by a
+	 * transition stays, so it is still found. */
+	states = !(p->t->kept_checks++ & 7);
 	for (size_t k = 0; k < p->kept.cap; k++) {
 		const struct pt_ent *e = &p->kept.e[k];
 		uint64_t v;
 
 		if (!e->key)
 			continue;
-		if (!e->val || e->val - 1 >= p->next_idx || (used && used[e->val - 1]))
+		if (!e->val || e->val - 1 >= p->next_idx || (used && bit_test(used, e->val - 1)))
 			broken(p, "a kept copy's mirror index free, shared or unknown", e->key,
 			       e->val - 1, p->next_idx);
 		if (used)
-			used[e->val - 1] = 1;
-		if (!pt_get(&p->tab, e->key, &v) ||
-		    (PT_STATE(v) != PS_RESIDENT && PT_STATE(v) != PS_EVICTING))
+			bit_set(used, e->val - 1);
+		if (states && (!pt_get(&p->tab, e->key, &v) ||
+			       (PT_STATE(v) != PS_RESIDENT && PT_STATE(v) != PS_EVICTING)))
 			broken(p, "a kept copy of a page neither resident nor evicting", e->key,
 			       e->val - 1, 0);
 	}
-	free(used);
 	if (res != p->nr_resident)
 		broken(p, "nr_resident", 0, p->nr_resident, res);
 	if (sw != p->nr_swapped)

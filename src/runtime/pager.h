@@ -82,6 +82,9 @@ struct pg_tree {
 	uint64_t inflight_pages;	/* pages of batches out, not settled */
 	enum rt_evict_policy policy;
 	bool keep_copies;		/* swapped-in pages keep their mirror copy */
+	uint64_t kept_checks;		/* pager_check() walks, for its sampling */
+	uint64_t *check_bits;		/* pager_check()'s scratch bitmap */
+	size_t check_words;
 	struct rt_lru_stats lru_st;
 	struct pg_stats st;		/* st.evicted is the eviction clock */
 	unsigned int nr_spaces;
