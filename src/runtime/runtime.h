@@ -160,6 +160,7 @@ struct rt_sup {
 	uint64_t resident_budget;		/* pages: --memory */
 	uint64_t total;				/* pages: --memory-total, 0 none */
 	uint64_t compressed;			/* bytes the compressed devices hold (last read) */
+	uint64_t compressed_ns;			/* when read (now_ns()) */
 	uint64_t peak_compressed;		/* bytes */
 	uint64_t peak_total;			/* pages: resident + compressed, rounded up */
 	/* The swap limit (--swap-max): the mirrors' memory cgroup */

@@ -338,12 +338,18 @@ out:
  * compressed store (zram's pool; its slot array, fixed at swapon, counts as
  * our overhead), within [PG_TOTAL_FLOOR, --memory] pages; a store that
  * leaves less than the floor kills the program as an OOM would. Peaks are
- * kept with or without the bound.
+ * kept with or without the bound: without it, the store is read once a
+ * millisecond at most (RT_STORE_EVERY_NS), not at every turn.
  */
+#define RT_STORE_EVERY_NS	1000000	/* the store's size read, without --memory-total */
+
 static void bound_total(struct rt_sup *sup)
 {
-	uint64_t cp, room, sum = 0;
+	uint64_t cp, room, sum = 0, now = now_ns();
 
+	if (!sup->total && now - sup->compressed_ns < RT_STORE_EVERY_NS)
+		return;
+	sup->compressed_ns = now;
 	for (unsigned int i = 0; i < sup->nr_types; i++) {
 		struct uswap_swap_stat st;
 
