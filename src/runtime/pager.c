@@ -430,7 +430,6 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 	c->t->nr_spaces++;
 	c->wp = parent->wp;
 	c->ra_next = parent->ra_next;
-	c->ra_async = parent->ra_async;	/* the tail stays the parent's */
 	memcpy(c->chunk, parent->chunk, sizeof(c->chunk));
 	c->nr_chunks = parent->nr_chunks;
 	c->next_idx = parent->next_idx;
@@ -527,42 +526,41 @@ static int lost_page(struct pager *p, uint64_t addr, uint32_t idx, int err)
 }
 
 /*
- * Copy in the SWAPPED pages from @addr on, up to @max and the first page
- * that is not SWAPPED, in one copy; each goes on a list by the workingset
- * test and keeps its mirror page as its copy. *@done gets the pages
- * copied; *@read_err the error reading the page at @addr (nothing copied).
- * Return: the copy's: 0, -EAGAIN (an event is pending), -EEXIST (present).
+ * Swap @addr in with the SWAPPED pages after it, in one copy, up to @room
+ * and the prefetch window (doubled by a sequential fault up to PG_RUN,
+ * else one page). Each page goes on a list by the workingset test.
+ * Return: 0, -EAGAIN, -EHWPOISON (the page was poisoned), or a read error.
  */
-static int copy_run(struct pager *p, uint64_t addr, uint64_t max, uint64_t *done,
-		    int *read_err)
+static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 {
 	struct pg_tree *t = p->t;
 	uint32_t idx[PG_RUN];
-	uint64_t n = 0, v, old[PG_RUN];
+	uint64_t n = 0, v, done = 0, old[PG_RUN];
 	bool keep;
 	int err = 0;
 
-	*done = 0;
-	*read_err = 0;
-	while (n < PG_RUN && n < max && pt_get(&p->tab, addr + n * PAGE, &v) &&
+	if (addr != p->ra_next)
+		p->ra_win = 1;
+	else
+		p->ra_win = p->ra_win < 2 ? 2 : p->ra_win * 2 > PG_RUN ? PG_RUN : p->ra_win * 2;
+	if (room > p->ra_win)
+		room = p->ra_win;
+	while (n < PG_RUN && (n == 0 || n < room) && pt_get(&p->tab, addr + n * PAGE, &v) &&
 	       PT_STATE(v) == PS_SWAPPED) {
 		idx[n] = PT_IDX(v);
 		old[n] = v;
 		err = uswap_mm_peek(p->mm, mirror_addr(p, idx[n]), t->buf + n * PAGE, PAGE);
-		if (err) {
-			if (!n)
-				*read_err = err;
-			break;	/* a later page's error is met by its own fault */
-		}
+		if (err)
+			break;
 		dbg_read(p, idx[n], addr + n * PAGE, t->buf + n * PAGE);
 		n++;
 	}
 	if (!n)
-		return 0;
-	err = p->ops->copy(p->ops_arg, addr, t->buf, n * PAGE, done);
-	*done /= PAGE;
-	keep = *done && t->keep_copies && !swap_short(t);
-	for (uint64_t i = 0; i < *done; i++) {
+		return err ? lost_page(p, addr, idx[0], err) : 0;
+	err = p->ops->copy(p->ops_arg, addr, t->buf, n * PAGE, &done);
+	done /= PAGE;
+	keep = done && t->keep_copies && !swap_short(t);
+	for (uint64_t i = 0; i < done; i++) {
 		bool active = t->policy == RT_EVICT_LRU &&
 			      rt_lru_refault(old[i], t->st.evicted, t->budget / 2);
 
@@ -572,83 +570,16 @@ static int copy_run(struct pager *p, uint64_t addr, uint64_t max, uint64_t *done
 		t->lru_st.swapin_pages++;
 		t->lru_st.activated += active;
 	}
-	return *done ? 0 : err;
-}
-
-/*
- * Swap @addr in with the SWAPPED pages after it, up to @room and the
- * prefetch window: doubled (up to PG_RUN) by a fault on the page after
- * the last run or in its tail, else one page. With ra_async, the fault
- * waits for the first PG_RA_SYNC pages only; the rest of the window is
- * the run's tail, copied later by pager_prefetch() steps, after the
- * faults read meanwhile (the kernel's asynchronous readahead).
- * Return: 0, -EAGAIN, -EHWPOISON (the page was poisoned), or a read error.
- */
-static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
-{
-	struct pg_tree *t = p->t;
-	uint64_t first, done = 0, v;
-	int rerr;
-	bool seq = addr == p->ra_next ||
-		   (p->ra_tail_n && addr >= p->ra_tail && addr < p->ra_tail + p->ra_tail_n * PAGE);
-	int err;
-
-	p->ra_tail_n = 0;	/* a fault in the tail starts the next run there */
-	if (!seq)
-		p->ra_win = 1;
-	else
-		p->ra_win = p->ra_win < 2 ? 2 : p->ra_win * 2 > PG_RUN ? PG_RUN : p->ra_win * 2;
-	if (room > p->ra_win)
-		room = p->ra_win;
-	first = p->ra_async && room > PG_RA_SYNC ? PG_RA_SYNC : room;
-	err = copy_run(p, addr, first, &done, &rerr);
-	if (rerr)
-		return pt_get(&p->tab, addr, &v) ? lost_page(p, addr, PT_IDX(v), rerr) : rerr;
 	if (done) {
 		p->ra_next = addr + done * PAGE;
 		t->st.swapins++;
 		t->st.prefetched += done - 1;
-		if (done == first && room > first) {
-			p->ra_tail = p->ra_next;
-			p->ra_tail_n = (uint32_t)(room - first);
-		}
 	}
 	if (err == -EAGAIN && !done)
 		return -EAGAIN;
 	if (err == -EEXIST && !done)
 		p->ops->wake(p->ops_arg, addr);	/* cannot happen to a SWAPPED page */
 	return 0;
-}
-
-/**
- * pager_prefetch() - copy up to @max pages of the last swap-in run's tail
- * (serve_swapin()); the tail ends at the first page that is not SWAPPED
- * any more, or at any error (the pages stay SWAPPED: a fault reads them).
- * Context: the transport's thread, between faults. Return: the pages
- * copied.
- */
-uint32_t pager_prefetch(struct pager *p, uint32_t max)
-{
-	uint64_t n = p->ra_tail_n < max ? p->ra_tail_n : max, done = 0;
-	int rerr;
-
-	if (!n)
-		return 0;
-	if (copy_run(p, p->ra_tail, n, &done, &rerr) || rerr || done < n) {
-		p->ra_tail_n = 0;	/* cut short: the run ends here */
-	} else {
-		p->ra_tail_n -= (uint32_t)done;
-	}
-	p->ra_tail += done * PAGE;
-	p->ra_next = p->ra_tail;
-	p->t->st.prefetched += done;
-	return (uint32_t)done;
-}
-
-/** pager_prefetch_drop() - forget the run's tail (no room, or no copies now). */
-void pager_prefetch_drop(struct pager *p)
-{
-	p->ra_tail_n = 0;
 }
 
 /**
@@ -768,13 +699,9 @@ int pager_swapin_all(struct pager *p)
 
 		if (!pt_get(&p->tab, e[i].key, &v) || PT_STATE(v) != PS_SWAPPED)
 			continue;	/* a run took it */
-		bool async = p->ra_async;
-
 		p->ra_next = e[i].key;	/* long runs, as a sequential read */
 		p->ra_win = PG_RUN;
-		p->ra_async = false;	/* all of each run now */
 		err = serve_swapin(p, e[i].key, PG_RUN);
-		p->ra_async = async;
 		if (err == -EHWPOISON)
 			err = 0;
 	}
@@ -864,8 +791,6 @@ uint64_t pager_drop(struct pager *p, uint64_t start, uint64_t end)
 	free(e);
 	if (p->ra_next > start && p->ra_next <= end)
 		p->ra_next = 0;
-	if (p->ra_tail_n && p->ra_tail < end && p->ra_tail + p->ra_tail_n * PAGE > start)
-		p->ra_tail_n = 0;
 	return cancelled;
 }
 
@@ -955,7 +880,6 @@ uint64_t pager_remap(struct pager *p, uint64_t from, uint64_t to, uint64_t len)
 out:
 	rt_ranges_move(&p->ranges, from, to, len);
 	p->ra_next = 0;
-	p->ra_tail_n = 0;
 	return cancelled;
 }
 

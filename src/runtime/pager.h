@@ -29,7 +29,6 @@
 #define PG_PAGE		RT_PAGE
 #define PG_BATCH	RT_BATCH	/* pages per eviction batch */
 #define PG_RUN		64		/* pages per swap-in run (sequential prefetch) */
-#define PG_RA_SYNC	8		/* pages of a run a fault waits for (ra_async) */
 #define PG_ZERO_RUN	16		/* pages per zero-fill run (first touches) */
 #define PG_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define PG_MIRROR_MAX	256		/* mirror mappings per space (64 GiB) */
@@ -135,9 +134,6 @@ struct pager {
 	/* sequential prefetch */
 	uint64_t ra_next;		/* the page after the last swap-in run */
 	uint32_t ra_win;		/* its window (pages) */
-	bool ra_async;			/* a run's tail is left to pager_prefetch() */
-	uint64_t ra_tail;		/* the tail's first page */
-	uint32_t ra_tail_n;		/* its pages left (0: none) */
 	/* the batch out: slot i names batch_addr[i] */
 	bool inflight;
 	uint32_t batch_n;
@@ -171,8 +167,6 @@ size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void
 		   void (*served)(void *arg, uint64_t t0));
 void pager_forget_pending(struct pager *p, uint64_t start, uint64_t end);
 int pager_swapin_all(struct pager *p);
-uint32_t pager_prefetch(struct pager *p, uint32_t max);
-void pager_prefetch_drop(struct pager *p);
 
 void pager_learn(struct pager *p, uint64_t addr);
 bool pager_own(struct pager *p, uint64_t addr);

@@ -68,7 +68,6 @@ struct rt_stats {
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
-#define RT_RA_STEP	16	/* pages of a swap-in run's tail copied per loop turn */
 
 /* Where a process's agent is (docs/RUNTIME.md, "One process, one supervisor record"). */
 enum rt_phase {
@@ -186,7 +185,6 @@ void rt_session_kill(struct rt_session *s, const char *why);
 #define IS_ERR_XFER(x)	((uintptr_t)(x) >= (uintptr_t)-4095)
 int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);
-bool rt_session_prefetch(struct rt_session *s);
 bool rt_session_batch_step(struct rt_session *s, uint32_t max);
 bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);

@@ -183,31 +183,6 @@ bool rt_session_retry(struct rt_session *s)
 	return pager_retry(&s->pg, serve_fault, s, fault_served) != 0;
 }
 
-/**
- * rt_session_prefetch() - copy the next RT_RA_STEP pages of the last
- * swap-in run's tail (pager_prefetch()), after the turn's faults of every
- * process were served: a run of a process reading in sequence waits
- * behind no other process's fault, and no other fault behind more than a
- * step of it. Only in RUN, and while the tree has room for the step under
- * budget + slack; else the tail is dropped (its pages fault in later).
- * Context: supervisor thread. Return: true if a tail is left.
- */
-bool rt_session_prefetch(struct rt_session *s)
-{
-	struct rt_sup *sup = s->sup;
-	struct pg_tree *t = &sup->tree;
-
-	if (!s->pg.ra_tail_n)
-		return false;
-	if (s->dead || s->phase != RT_PH_RUN || t->resident + RT_RA_STEP > t->budget + sup->slack) {
-		pager_prefetch_drop(&s->pg);
-		return false;
-	}
-	pager_prefetch(&s->pg, RT_RA_STEP);
-	PAGER_CHECK(&s->pg);
-	return s->pg.ra_tail_n != 0;
-}
-
 /* ---- events ---- */
 
 /*
@@ -656,7 +631,6 @@ int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
 		free(s);
 		return err;
 	}
-	s->pg.ra_async = true;	/* a run's tail after the other faults: rt_session_prefetch() */
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
 	s->pg.pagemap = open(path, O_RDONLY | O_CLOEXEC);
 	s->pidfd = pidfd;

@@ -887,7 +887,6 @@ static void loop_sessions(struct rt_loop *lp)
 		if (!gone) {
 			rt_session_batch_step(s, RT_STEP_PAGES);
 			rt_session_retry(s);
-			rt_session_prefetch(s);
 			rt_session_prefork(s);
 			pp = &s->next;
 			continue;
@@ -942,8 +941,7 @@ static int serve(struct rt_loop *lp)
 			loop_watch(lp, s);
 			busy |= s->pg.nr_pending || s->phase == RT_PH_PREFORK ||
 				s->phase == RT_PH_ORPHAN || s->uffd_held;
-			/* a batch to store, a run's tail to copy: no sleep */
-			stepping |= s->batch == RT_B_ANSWERED || s->pg.ra_tail_n;
+			stepping |= s->batch == RT_B_ANSWERED;	/* a batch to store: no sleep */
 		}
 		n = loop_wait(lp, evs, stepping, stepping ? 0 : busy ? 1 : idle_ms);
 		if (n < 0 && errno != EINTR)

@@ -89,7 +89,7 @@ static uint64_t rng, step, world_seed, next_tok = 1;
 static bool no_cancel;
 static const char *op = "";
 static struct pg_stats sum;		/* the worlds' counters, added up */
-static uint64_t sum_refaults, sum_forks, sum_tail;	/* pages pager_prefetch() copied */
+static uint64_t sum_refaults, sum_forks;
 
 static void say(bool data, const char *fmt, va_list ap) __attribute__((noreturn));
 
@@ -252,12 +252,11 @@ static void check_all(void)
 
 /* ---- faults and accesses ---- */
 
-/* The transport's fault path: room by the budget, as the supervisor's,
- * and now and then a long run over it (the supervisor's slack). */
+/* The transport's fault path: room by the budget, as the supervisor's. */
 static int serve(void *arg, uint64_t addr)
 {
 	struct mproc *m = arg;
-	uint64_t room = tree.resident + PG_RUN <= tree.budget || !rnd(4) ? PG_RUN : 1 + rnd(3);
+	uint64_t room = tree.resident + PG_RUN <= tree.budget ? PG_RUN : 1 + rnd(3);
 	int err = pager_serve(&m->pg, addr, room);
 
 	if (err && err != -EAGAIN && err != -EBUSY)
@@ -528,31 +527,6 @@ static void do_answer(struct mproc *m)
 	m->batch = B_NONE;
 }
 
-/* Evict whole batches of @m, each moved and settled at once, a few times:
- * most of its pages swapped, in long runs of addresses (a process paged
- * out while it slept). */
-static void do_sweep(struct mproc *m)
-{
-	for (int round = 0; round < 6; round++) {
-		if (m->batch == B_NONE && !m->pg.inherited) {
-			m->n = pager_pick(&m->pg, PG_BATCH, m->req);
-			if (!m->n)
-				return;
-			m->batch = B_OUT;
-			m->cancel = 0;
-			memset(m->decided, 0, sizeof(m->decided));
-			memset(m->shared_slot, 0, sizeof(m->shared_slot));
-		}
-		for (uint32_t s = 0; m->batch == B_OUT && s < m->n; s++)
-			if (!m->decided[s])
-				agent_slot(m, s);
-		for (int k = 0; k <= PG_BATCH && m->batch != B_NONE; k++)
-			do_answer(m);
-		if (m->batch != B_NONE)
-			return;		/* an heir's batch, settled by its owner */
-	}
-}
-
 /* ---- fork and exit ---- */
 
 static void do_fork(struct mproc *m)
@@ -658,18 +632,6 @@ static void one_step(void)
 		op = "own";
 		if (state_of(m, a, &(uint64_t){ 0 }) == PS_SHARED && m->present[a] && !m->share[a])
 			pager_own(&m->pg, ADDR(a));
-	} else if (r < 945) {
-		op = "stream";	/* reads in sequence: prefetch windows grow, tails are left */
-		if (rnd(2))
-			do_sweep(m);
-		for (size_t i = a / 2, e = i + 16 + rnd(W); i < e && i < W; i++) {
-			access_page(m, i, false);
-			if (!rnd(3))	/* the supervisor's turn between two faults */
-				sum_tail += pager_prefetch(&m->pg, 1 + (uint32_t)rnd(16));
-		}
-	} else if (r < 960) {
-		op = "prefetch";	/* a step of the last run's tail, as the supervisor's turn */
-		sum_tail += pager_prefetch(&m->pg, 1 + (uint32_t)rnd(16));
 	} else {
 		op = "retry";
 		for (k = 0; k < NPROC; k++)
@@ -692,7 +654,6 @@ static void world(uint64_t seed, uint64_t steps)
 	}
 	if (pager_init(&P[0].pg, &tree, &ops, &P[0]))
 		fail("pager_init");
-	P[0].pg.ra_async = rnd(2);	/* children inherit it */
 	P[0].live = true;
 	do_mmap(&P[0], 0, W / 2);
 	do_mmap(&P[0], W / 2 + 8, W - 8);
@@ -794,20 +755,14 @@ int main(int argc, char **argv)
 		       "), busy %" PRIu64
 		       ", gone %" PRIu64 ", refused %" PRIu64 ", cancelled %" PRIu64
 		       ", deferred %" PRIu64 " (evicting %" PRIu64 ", event %" PRIu64 "), forks %"
-		       PRIu64 ", run tails %" PRIu64 " pages\n", sum.zero_fills, sum.swapins,
-		       sum_refaults, sum.evict_batches, sum.evicted, sum.evict_clean, sum.evict_busy,
-		       sum.evict_gone, sum.evict_other, sum.evict_cancelled, sum.deferred,
-		       sum.wait_evicting, sum.wait_event, sum_forks, sum_tail);
+		       PRIu64 "\n", sum.zero_fills, sum.swapins, sum_refaults, sum.evict_batches,
+		       sum.evicted, sum.evict_clean, sum.evict_busy, sum.evict_gone, sum.evict_other,
+		       sum.evict_cancelled, sum.deferred, sum.wait_evicting, sum.wait_event,
+		       sum_forks);
 		/* Pages read back and evicted unchanged take their kept copy:
 		 * a run without one has lost the path (docs/RUNTIME.md). */
 		if (!sum.evict_clean) {
 			fprintf(stderr, "test_pager: no eviction found its kept copy\n");
-			return 1;
-		}
-		/* Sequential reads with ra_async leave tails: a run without
-		 * one copied has not tested them. */
-		if (!sum_tail) {
-			fprintf(stderr, "test_pager: no run's tail was copied\n");
 			return 1;
 		}
 	}
