@@ -226,7 +226,9 @@ if what == "rt":
           for c in cfg if c != "kernel") + " |")
   table("rt_prog forkbench %s MB, limit %s MiB" % (mb, lim),
         [("parent ops/s, fork to child exit", "fork_parent_ops"), ("fork() ms", "fork_ms"),
-         ("window ms", "fork_window_ms")], cfg, "kernel", fork)
+         ("window ms", "fork_window_ms"), ("parent op p50 us (bucket's upper bound)", "fork_op_p50_us"),
+         ("share of the parent's time in ops of 1 ms or more", "fork_slow_share")],
+        cfg, "kernel", fork)
 if what == "redis":
   rcfg = ["kernel", "uswap-table", "uswap-legacy"] + (["uswap-base"] if "uswap-base" in cfg else [])
   redis = {}
@@ -256,7 +258,7 @@ PY
 # that fails (the kernel's cgroup OOM-killed it) appends a line of nan for
 # KEYS, so that its round is left out of every table, and says so.
 bench_keys="fill_MBps seq_read_MBps rand_p50_us rand_p99_us"
-fork_keys="fork_ms fork_parent_ops fork_window_ms"
+fork_keys="fork_ms fork_parent_ops fork_window_ms fork_op_p50_us fork_slow_share"
 nan_on_fail() {
 	local file=$1 keys=$2 k line=""
 	shift 2

@@ -34,9 +34,13 @@
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
  *                      reads: MB/s and the random reads' p50/p99 (a
  *                      benchmark, not a test: it prints, it checks data).
- *   rt_prog forkbench MB  fill, fork a child that reads every page while the
- *                      parent writes random pages: the parent's ops/s from
- *                      fork() to the child's exit (a benchmark).
+ *   rt_prog forkbench MB [read|sleep|nofork]  fill, fork a child that reads
+ *                      every page (sleep: that sleeps 1.5 s; nofork: no
+ *                      child, for 1.5 s) while the parent
+ *                      reads and writes random pages: the parent's ops/s
+ *                      from fork() to the child's exit, and its ops' latency
+ *                      (p50, p90, the share of the time in ops of 1 ms or
+ *                      more) (a benchmark).
  *   rt_prog follow MB  bind itself to its last allowed CPU, fill, read
  *                      pages at random (scattered evictions), then say
  *                      whether another thread of the process (the shim's
@@ -56,6 +60,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -557,43 +562,94 @@ static int threads(uint64_t mb)
  * the parent writes one word in random pages; the parent's rate counts
  * from just before fork() to the child's exit (fork's own time included).
  */
-static int forkbench(uint64_t mb)
+/* forkbench's op latencies: log2 buckets of whole microseconds, with
+ * the time each bucket's ops took (no array of samples: the benchmark's
+ * own memory stays out of the budget's way). */
+struct op_hist {
+	uint64_t n[32];
+	double us[32];
+};
+
+static void op_note(struct op_hist *h, double us)
+{
+	int b = 0;
+
+	while (b < 31 && (double)(2ULL << b) <= us)
+		b++;
+	h->n[b]++;
+	h->us[b] += us;
+}
+
+/* The upper bound (us) of the bucket holding the @q quantile of @h. */
+static double op_quantile(const struct op_hist *h, double q)
+{
+	uint64_t total = 0, seen = 0;
+
+	for (int b = 0; b < 32; b++)
+		total += h->n[b];
+	for (int b = 0; b < 32; b++) {
+		seen += h->n[b];
+		if (total && (double)seen >= q * (double)total)
+			return (double)(2ULL << b);
+	}
+	return 0;
+}
+
+/* rt_prog forkbench MB MODE: see the top of the file. */
+static int forkbench(uint64_t mb, const char *mode)
 {
 	uint64_t pages = mb << 8, seed = 777, ops = 0;
 	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	double t0, t1, tf;
-	pid_t pid;
-	int st;
+	bool sleeper = !strcmp(mode, "sleep"), nofork = !strcmp(mode, "nofork");
+	static struct op_hist h;
+	double t0, t1, tf, slow = 0, all = 0;
+	pid_t pid = 0;
+	int st = 0;
 
-	if (a == MAP_FAILED)
+	if (a == MAP_FAILED || (!sleeper && !nofork && strcmp(mode, "read")))
 		return 2;
 	for (uint64_t p = 0; p < pages; p++)
 		fill_page(a + p * (PG / 8), p, 1);
 	t0 = now_us();
-	pid = fork();
+	pid = nofork ? 0 : fork();
 	if (pid < 0)
 		return 2;
-	if (pid == 0) {
+	if (pid == 0 && !nofork) {
+		if (sleeper) {
+			usleep(1500000);
+			_exit(0);
+		}
 		for (uint64_t p = 0; p < pages; p++)
 			report("child snapshot", check_page(a + p * (PG / 8), p, 1));
 		_exit(wrong ? 1 : 0);
 	}
 	tf = now_us();
-	while (waitpid(pid, &st, WNOHANG) == 0) {
+	for (;;) {
+		if (nofork ? now_us() - t0 >= 1.5e6 : waitpid(pid, &st, WNOHANG) != 0)
+			break;
 		for (int i = 0; i < 64; i++) {
 			uint64_t p = rnd(&seed) % pages;
+			double o = now_us();
 
 			report("parent", a[p * (PG / 8) + 9] != word(p, 9, 1));
 			a[p * (PG / 8) + 9] = word(p, 9, 1);	/* a write of the same value */
+			op_note(&h, now_us() - o);
 		}
 		ops += 64;
 	}
 	t1 = now_us();
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
+	if (!nofork && (!WIFEXITED(st) || WEXITSTATUS(st)))
 		wrong++;
-	printf("fork_ms %.2f fork_parent_ops %.0f fork_window_ms %.1f wrong %lu\n",
-	       (tf - t0) / 1e3, (double)ops / ((t1 - t0) / 1e6), (t1 - t0) / 1e3, wrong);
+	for (int b = 0; b < 32; b++) {
+		all += h.us[b];
+		if ((1ULL << b) >= 1024)
+			slow += h.us[b];
+	}
+	printf("fork_ms %.2f fork_parent_ops %.0f fork_window_ms %.1f fork_op_p50_us %.0f "
+	       "fork_op_p90_us %.0f fork_slow_share %.2f wrong %lu\n",
+	       (tf - t0) / 1e3, (double)ops / ((t1 - t0) / 1e6), (t1 - t0) / 1e3,
+	       op_quantile(&h, 0.5), op_quantile(&h, 0.9), all > 0 ? slow / all : 0, wrong);
 	return wrong ? 1 : 0;
 }
 
@@ -1018,7 +1074,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "rawclone"))
 		return rawclone(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkbench"))
-		return forkbench(mb);
+		return forkbench(mb, argc > 3 ? argv[3] : "read");
 	if (argc > 1 && !strcmp(argv[1], "forkbudget"))
 		return forkbudget(mb);
 	if (argc > 1 && !strcmp(argv[1], "forkrace"))
@@ -1046,6 +1102,7 @@ int main(int argc, char **argv)
 		return mallocread(mb);
 	if (argc > 1 && !strcmp(argv[1], "readback"))
 		return readback(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill|mallocread|readback [MB]\n");
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill|mallocread|readback [MB]\n"
+		"       rt_prog forkbench MB [read|sleep|nofork]\n");
 	return 2;
 }
