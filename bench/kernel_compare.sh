@@ -29,8 +29,8 @@
 # usage: bench/kernel_compare.sh [BUILD_DIR] [ROUNDS] [MB] [REDIS_KEYS] [BASE_USWAP]
 #   defaults: build 5 96 60000; LIMIT is a third of MB for rt_prog, and a
 #   third of redis's resident size after the SET pass (measured) for redis.
-#   BASE_USWAP: another build's uswap binary (its shim next to it), or a
-#   script that runs uswap with other options, run in every round as
+#   BASE_USWAP: another build's uswap binary (its shim next to it) or build
+#   directory, or a script that runs uswap with other options, run in every round as
 #   "uswap-base" (table design): before/after figures in one run.
 # Environment:
 #   KC_CHRT=1     run each measured program (each under a minute) at
@@ -53,6 +53,11 @@ limit_mb=$((mb / 3))
 for f in "$uswap" "$prog" "$floor_bench"; do
 	[ -x "$f" ] || { echo "kernel_compare.sh: $f missing: make build first" >&2; exit 1; }
 done
+# A base given as a build directory means its uswap; anything else must be
+# a program to run (its runs' errors go nowhere once the rounds start).
+[ -n "$base" ] && [ -d "$base" ] && base=$base/uswap
+[ -z "$base" ] || { [ -f "$base" ] && [ -x "$base" ]; } ||
+	{ echo "kernel_compare.sh: BASE_USWAP $base is not a uswap binary, a build directory or a script" >&2; exit 1; }
 for b in redis-server redis-benchmark redis-cli mkswap swapon swapoff; do
 	command -v $b >/dev/null || { echo "kernel_compare.sh: $b is not installed" >&2; exit 1; }
 done
