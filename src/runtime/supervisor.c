@@ -19,6 +19,7 @@
 #include <linux/capability.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -578,6 +579,25 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
  * child that could not make it would run without the shim, unswapped and
  * unbudgeted, with nobody told. Return: its pid, or -1 (errno) if that
  * allocation or fork failed. */
+/*
+ * Each followed process holds four of the supervisor's descriptors (its
+ * socket, uffd, pidfd and pagemap), and a hello needs a few more while it
+ * is checked: take the soft RLIMIT_NOFILE up to the hard one, after the
+ * program started with the limits it was given. Out of descriptors all the
+ * same, a new process is refused and runs without a budget (it says so),
+ * and a child met by a fork event is killed (docs/RUNTIME.md, "Known
+ * limits").
+ */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
@@ -650,6 +670,9 @@ struct rt_loop {
 	uint64_t spin_faults;		/* --poll-us: st.faults at the last spin's decision */
 	uint64_t idle_from;		/* when the last turn that read a fault went to wait */
 	bool near;			/* this turn's fault came within the spin window */
+	int reserve_fd;			/* /dev/null, closed to refuse a connection when out of them */
+	uint64_t listen_resume_ns;	/* not even that: accept again then (0: watching) */
+	bool said_nofile;		/* out of descriptors was said */
 };
 
 typedef void rt_ev_fn(struct rt_loop *lp, struct rt_ev *ev, uint32_t events);
@@ -773,14 +796,55 @@ static int hello_expire(struct rt_loop *lp, int max)
 	return (int)((left + 999999) / 1000000);
 }
 
+#define RT_LISTEN_PAUSE_NS	10000000	/* no descriptor even to refuse: 10 ms between tries */
+
+/*
+ * accept4() found no descriptor (@err): take the connection with the one
+ * held in reserve and refuse it at once (RT_HELLO_ACK, -@err): the process
+ * runs without a budget and says so, or, a child met by a fork event,
+ * kills itself. Left queued, it would wait for a descriptor that the
+ * processes holding them, waiting for it, might never free. With no
+ * reserve either, the socket is left unwatched for RT_LISTEN_PAUSE_NS
+ * (level-triggered, it would wake every turn: a spin; loop_listen()).
+ */
+static void refuse_nofile(struct rt_loop *lp, struct rt_ev *ev, int err)
+{
+	struct rt_hello_ack ack = { .type = RT_HELLO_ACK, .err = -err };
+	int fd = -1;
+
+	if (!lp->said_nofile)
+		fprintf(stderr, "uswap run: out of descriptors (%s): new processes of the tree are "
+			"refused and run without a budget\n", strerror(err));
+	lp->said_nofile = true;
+	if (lp->reserve_fd >= 0) {
+		close(lp->reserve_fd);
+		fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0) {
+			send(fd, &ack, sizeof(ack), MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			lp->sup->nr_refused++;
+		}
+		lp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		ev_del(lp, ev);
+		lp->listen_resume_ns = now_ns() + RT_LISTEN_PAUSE_NS;
+	}
+}
+
 /* Handler: a process connects. Its first message is taken if it has come;
- * else it waits in a hello slot (the oldest closed when all are taken). */
+ * else it waits in a hello slot (the oldest closed when all are taken).
+ * Out of descriptors: refuse_nofile(). */
 static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 {
 	struct rt_sup *sup = lp->sup;
 	int fd = accept4(ev->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	unsigned int k, old = 0;
 
+	if (fd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+		refuse_nofile(lp, ev, errno);
+		return;
+	}
 	if (fd < 0 || rt_sup_hello(sup, fd))
 		return;
 	for (k = 0; k < RT_HELLO_WAIT && sup->hello[k].fn; k++)
@@ -792,6 +856,23 @@ static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 	}
 	sup->hello_ns[k] = now_ns();
 	hello_keep(lp, &sup->hello[k], fd);
+}
+
+/* Watch the listening socket again once its pause (on_listen()) is over.
+ * Return: ms until then, or @max if it is watched (at least 1). */
+static int loop_listen(struct rt_loop *lp, int max)
+{
+	uint64_t now = now_ns();
+
+	if (!lp->listen_resume_ns)
+		return max;
+	if (now >= lp->listen_resume_ns) {
+		lp->listen_resume_ns = 0;
+		ev_set(lp, &lp->listen, lp->listen.fd, on_listen, NULL);
+		return max;
+	}
+	now = (lp->listen_resume_ns - now + 999999) / 1000000;
+	return now < (uint64_t)max ? (int)now : max;
 }
 
 /* Handler: signals came: SIGCHLD reaps, the others are passed on. */
@@ -908,7 +989,7 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 {
 	int err;
 
-	*lp = (struct rt_loop){ .sup = sup };
+	*lp = (struct rt_loop){ .sup = sup, .reserve_fd = -1 };
 	lp->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (lp->epfd < 0)
 		return -errno;
@@ -917,6 +998,7 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 		close(lp->epfd);
 		return err;
 	}
+	lp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	return 0;
 }
 
@@ -952,7 +1034,7 @@ static int serve(struct rt_loop *lp)
 			if (ev->fn)
 				ev->fn(lp, ev, evs[i].events);
 		}
-		idle_ms = hello_expire(lp, 100);
+		idle_ms = loop_listen(lp, hello_expire(lp, 100));
 		loop_check_flags(lp);
 		if (lp->child_done)
 			note_daemons(sup, lp->status, lp->done_ns, &lp->said_daemons);
@@ -963,6 +1045,8 @@ static int serve(struct rt_loop *lp)
 	}
 	rt_fork_free_hellos(sup);
 	close(lp->epfd);
+	if (lp->reserve_fd >= 0)
+		close(lp->reserve_fd);
 	return lp->status;
 }
 
@@ -1070,8 +1154,11 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
 		close(loop.epfd);
+		if (loop.reserve_fd >= 0)
+			close(loop.reserve_fd);
 		goto out_sock;
 	}
+	raise_nofile();
 	drop_privileges();
 	ws = serve(&loop);
 	ran = true;
