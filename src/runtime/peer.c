@@ -172,8 +172,10 @@ int rt_peer(int fd, pid_t *pid, uid_t *uid, int *pidfd)
 	int pfd = -1;
 	socklen_t pl = sizeof(pfd);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) || cl != sizeof(cr))
-		return -errno ? -errno : -EPROTO;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl))
+		return -errno;
+	if (cl != sizeof(cr))
+		return -EPROTO;	/* errno is not set: not an old value of it */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pfd, &pl) || pl != sizeof(pfd))
 		pfd = -1;
 	if (pfd < 0 && cr.pid > 0)

@@ -198,8 +198,8 @@ static int ask(const char *path, bool json)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	struct rt_hello h = { .type = RT_STAT, .pid = getpid() };
 	static char buf[1 << 16];
-	ssize_t r;
-	int fd, err;
+	ssize_t r = 0, s;
+	int fd, err = 0;
 
 	if (strlen(path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
@@ -207,12 +207,16 @@ static int ask(const char *path, bool json)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
-	    send(fd, &h, sizeof(h), MSG_NOSIGNAL) != sizeof(h))
-		r = -1;
-	else
-		r = recv(fd, buf, sizeof(buf) - 1, 0);
-	err = r > 0 ? 0 : errno ? -errno : -EIO;
+	/* Each error from the call that failed: a short send or an empty
+	 * answer sets no errno, and an old one would be taken for it. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		err = -errno;
+	else if ((s = send(fd, &h, sizeof(h), MSG_NOSIGNAL)) != sizeof(h))
+		err = s < 0 ? -errno : -EIO;
+	else if ((r = recv(fd, buf, sizeof(buf) - 1, 0)) < 0)
+		err = -errno;
+	else if (!r)
+		err = -EIO;
 	close(fd);
 	if (err)	/* ECONNRESET, EIO: closed without an answer, refused */
 		return err == -ECONNRESET || err == -EIO ? -EACCES : err;
