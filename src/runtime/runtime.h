@@ -69,7 +69,7 @@ struct rt_stats {
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
 
-/* Where a process's agent is (docs/RUNTIME.md, "One process, one supervisor record"). */
+/* Where a process's agent is (docs/RUNTIME.md, "The supervisor's record of a process"). */
 enum rt_phase {
 	RT_PH_UNMET,		/* a forked child whose shim has not said hello */
 	RT_PH_RUN,		/* batches may be sent (once agent_up) */

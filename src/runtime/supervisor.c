@@ -574,11 +574,6 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
 	return each_child(sup, of_tree, NULL);
 }
 
-/* Fork and exec @argv with the shim preloaded, @sock in its environment and
- * signal mask @oldmask. The LD_PRELOAD value is made before the fork: a
- * child that could not make it would run without the shim, unswapped and
- * unbudgeted, with nobody told. Return: its pid, or -1 (errno) if that
- * allocation or fork failed. */
 /*
  * Each followed process holds four of the supervisor's descriptors (its
  * socket, uffd, pidfd and pagemap), and a hello needs a few more while it
@@ -586,7 +581,7 @@ static bool reap(struct rt_sup *sup, int *status, bool *done)
  * program started with the limits it was given. Out of descriptors all the
  * same, a new process is refused and runs without a budget (it says so),
  * and a child met by a fork event is killed (docs/RUNTIME.md, "Known
- * limits").
+ * limits"). Context: start-up, after start_program().
  */
 static void raise_nofile(void)
 {
@@ -598,6 +593,11 @@ static void raise_nofile(void)
 	}
 }
 
+/* Fork and exec @argv with the shim preloaded, @sock in its environment and
+ * signal mask @oldmask. The LD_PRELOAD value is made before the fork: a
+ * child that could not make it would run without the shim, unswapped and
+ * unbudgeted, with nobody told. Return: its pid, or -1 (errno) if that
+ * allocation or fork failed. */
 static pid_t start_program(char **argv, const char *shim, const char *sock,
 			   const sigset_t *oldmask)
 {
@@ -806,6 +806,7 @@ static int hello_expire(struct rt_loop *lp, int max)
  * processes holding them, waiting for it, might never free. With no
  * reserve either, the socket is left unwatched for RT_LISTEN_PAUSE_NS
  * (level-triggered, it would wake every turn: a spin; loop_listen()).
+ * Context: supervisor thread (on_listen()).
  */
 static void refuse_nofile(struct rt_loop *lp, struct rt_ev *ev, int err)
 {
@@ -858,8 +859,9 @@ static void on_listen(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 	hello_keep(lp, &sup->hello[k], fd);
 }
 
-/* Watch the listening socket again once its pause (on_listen()) is over.
- * Return: ms until then, or @max if it is watched (at least 1). */
+/* Watch the listening socket again once its pause (refuse_nofile()) is
+ * over. Context: supervisor thread, each turn. Return: ms until then (at
+ * least 1), or @max if it is watched. */
 static int loop_listen(struct rt_loop *lp, int max)
 {
 	uint64_t now = now_ns();
@@ -1002,6 +1004,14 @@ static int loop_init(struct rt_loop *lp, struct rt_sup *sup, int lfd, int sfd)
 	return 0;
 }
 
+/* Close what loop_init() opened. Context: supervisor thread, at the end. */
+static void loop_fini(struct rt_loop *lp)
+{
+	close(lp->epfd);
+	if (lp->reserve_fd >= 0)
+		close(lp->reserve_fd);
+}
+
 /* The event loop, until the program's tree has gone (we are its subreaper:
  * none of it can be between an exec() and its new shim's HELLO when we
  * leave). Return: the program's wait status. */
@@ -1044,9 +1054,7 @@ static int serve(struct rt_loop *lp)
 			rt_sup_check(sup);
 	}
 	rt_fork_free_hellos(sup);
-	close(lp->epfd);
-	if (lp->reserve_fd >= 0)
-		close(lp->reserve_fd);
+	loop_fini(lp);
 	return lp->status;
 }
 
@@ -1153,9 +1161,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	sup.child = start_program(cfg->argv, shim, sock, &old);
 	if (sup.child < 0) {
 		fprintf(stderr, "uswap run: cannot start %s: %s\n", cfg->argv[0], strerror(errno));
-		close(loop.epfd);
-		if (loop.reserve_fd >= 0)
-			close(loop.reserve_fd);
+		loop_fini(&loop);
 		goto out_sock;
 	}
 	raise_nofile();
