@@ -253,7 +253,8 @@ struct uswap_swap_cgroup_stat {
 	uint64_t peak;		/* highest usage (memory.swap.peak) */
 	uint64_t max;		/* the limit, or USWAP_SWAP_MAX_NONE */
 	uint64_t events_max;	/* allocations refused at the limit ("max" event) */
-	uint64_t events_fail;	/* allocations that found no free slot ("fail") */
+	uint64_t events_fail;	/* allocations that failed ("fail"): at the
+				 * limit, or no free slot */
 	uint64_t __reserved[3];	/* zeroed */
 };
 

@@ -73,9 +73,10 @@ USWAP_API int folio_alloc_swap(struct folio *folio)
 	folio_set_memcg_id(folio, (uint16_t)id);
 	err = swap_alloc_slots(folio, folio_order(folio), false, -1, &entry);
 	if (err) {
+		/* No free slot: the group's "fail" event, as the kernel counts
+		 * it when mem_cgroup_try_charge_swap() meets an empty entry. */
+		swap_cgroup_count_fail((uint16_t)id);
 		swap_cgroup_uncharge((uint16_t)id, nr);
-		if (err == -ENOSPC)
-			swap_cgroup_count_fail((uint16_t)id);
 	}
 	return err;
 }

@@ -141,7 +141,8 @@ USWAP_API bool uswap_swap_cgroup_full(uint16_t id)
  * limit (mem_cgroup_try_charge_swap()). An id no live group holds is
  * charged nowhere, as the root.
  * Context: any; lockless. Return: the id the slots are to keep (@id, or
- * 0), or -ENOMEM over the limit (the group's "max" event counted).
+ * 0), or -ENOMEM over the limit (the group's "max" and "fail" events
+ * counted).
  */
 int swap_cgroup_try_charge(uint16_t id, unsigned int nr)
 {
@@ -157,7 +158,9 @@ int swap_cgroup_try_charge(uint16_t id, unsigned int nr)
 	}
 	if ((uint64_t)usage > atomic_load(&cg->max)) {
 		atomic_fetch_sub(&cg->usage, (long)nr);
+		/* Both events, as memcg's: "max" says why, "fail" that it did. */
 		atomic_fetch_add(&cg->events_max, 1);
+		atomic_fetch_add(&cg->events_fail, 1);
 		swap_cgroup_try_release(cg);
 		return -ENOMEM;
 	}

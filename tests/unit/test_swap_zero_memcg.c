@@ -264,6 +264,7 @@ static void memcg_case(const char *design)
 	assert_false(folio_test_swapcache(g));
 	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
 	assert_int_equal(cs.events_max, 1);
+	assert_int_equal(cs.events_fail, 1);	/* memcg counts both */
 	assert_int_equal(cs.usage, 4);
 	/* Another group is not held by the first one's limit. */
 	folio_set_memcg_id(g, id2);
@@ -285,6 +286,9 @@ static void memcg_case(const char *design)
 	assert_int_equal(folio_alloc_swap(f), -ENOMEM);
 	folio_unlock(f);
 	folio_put(f);
+	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
+	assert_int_equal(cs.events_max, 2);
+	assert_int_equal(cs.events_fail, 2);
 	f = zt_cached(&t, 0, 0x55, id, &e[0]);
 	zt_evict(f);
 	/* Destroyed with slots charged: the id stays taken until they free. */
@@ -317,6 +321,55 @@ static void memcg_case(const char *design)
 	zt_fini(&t);
 }
 
+/*
+ * A device with no free slot: the group's "fail" event without "max"
+ * (the kernel's mem_cgroup_try_charge_swap() with an empty entry), and
+ * nothing stays charged.
+ */
+static void memcg_full_case(const char *design)
+{
+	swp_entry_t e[16];
+	struct uswap_swap_cgroup_stat cs;
+	struct folio *f;
+	uint64_t n = 0, i;
+	uint16_t id;
+	struct zt t;
+
+	zt_init(&t, "zram:64K", design);
+	assert_int_equal(uswap_swap_cgroup_create(USWAP_SWAP_MAX_NONE, &id), 0);
+	assert_true(zt_stat(&t).pages <= 16);
+	while (n < zt_stat(&t).pages) {
+		f = zt_cached(&t, 0, 0x60 + (int)n, id, &e[n]);
+		zt_evict(f);
+		n++;
+	}
+	f = uswap_folio_alloc(t.pool, 0);
+	assert_non_null(f);
+	folio_mark_uptodate(f);
+	folio_set_memcg_id(f, id);
+	folio_lock(f);
+	assert_int_equal(folio_alloc_swap(f), -ENOMEM);
+	folio_unlock(f);
+	folio_put(f);
+	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
+	assert_int_equal(cs.events_fail, 1);
+	assert_int_equal(cs.events_max, 0);
+	assert_int_equal(cs.usage, n);
+	for (i = 0; i < n; i++)
+		assert_int_equal(swap_put_entries_direct(e[i], 1), 0);
+	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
+	assert_int_equal(cs.usage, 0);
+	assert_int_equal(uswap_swap_cgroup_destroy(id), 0);
+	zt_fini(&t);
+}
+
+static void test_memcg_full(void **state)
+{
+	(void)state;
+	memcg_full_case("table");
+	memcg_full_case("legacy");
+}
+
 static void test_memcg_table(void **state)
 {
 	(void)state;
@@ -337,6 +390,7 @@ int main(void)
 						swaptest_dir_teardown),
 		cmocka_unit_test(test_memcg_table),
 		cmocka_unit_test(test_memcg_legacy),
+		cmocka_unit_test(test_memcg_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
