@@ -113,7 +113,8 @@ static int measure_design(struct inspect_result *r)
 	snprintf(spec, sizeof(spec), r->nbd ? "%s" : "file:%s", r->path);
 	type = uswap_swapon_spec_design(spec, 0, r->design, err, sizeof(err));
 	if (type < 0) {
-		snprintf(r->err, sizeof(r->err), "swapon with the %s design: %s", r->design,
+		/* Bounded so that the whole message fits r->err (256). */
+		snprintf(r->err, sizeof(r->err), "swapon with the %.16s design: %.200s", r->design,
 			 err[0] ? err : strerror(-type));
 		return type;
 	}
