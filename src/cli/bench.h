@@ -27,7 +27,8 @@ struct bench_opts {
 	double seconds;			/* duration where a workload runs for a time */
 	bool json;
 	bool csv;
-	const char *plot;
+	const char *plot;		/* --plot's path, for messages */
+	int plot_fd;			/* the file it names, opened (-1: none) */
 	bool quiet;
 	int argc;			/* what remains for the workload */
 	char **argv;
@@ -61,7 +62,7 @@ int bench_compare(const struct bench_result *t, const struct bench_result *l, un
 
 /* bench_plot.c */
 bool bench_plot_headline(const char *key);
-int bench_plot_svg(const char *path, const struct bench_opts *o, const struct bench_result *t,
+int bench_plot_svg(int out_fd, const struct bench_opts *o, const struct bench_result *t,
 		   unsigned int nt, const struct bench_result *l, unsigned int nl);
 
 /* bench_stats.c */

@@ -268,7 +268,7 @@ int bench_drive(const struct bench_opts *o,
 		bench_devices_print(out, false);
 	}
 	if (o->plot) {
-		int err = bench_plot_svg(o->plot, o, nt ? t : l, nt ? nt : nl, nt ? l : NULL, nt ? nl : 0);
+		int err = bench_plot_svg(o->plot_fd, o, nt ? t : l, nt ? nt : nl, nt ? l : NULL, nt ? nl : 0);
 
 		if (err) {
 			fprintf(stderr, "uswap bench: --plot %s: gnuplot failed (%s)\n", o->plot,

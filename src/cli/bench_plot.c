@@ -11,10 +11,13 @@
  * (gnuplot's enhanced text is off, so '_' is no subscript).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/bench.h"
@@ -54,21 +57,59 @@ static int write_panel(const char *path, const struct bench_summary *a,
 	return fclose(f) ? -EIO : 0;
 }
 
+extern char **environ;
+
+/*
+ * Start gnuplot reading its script from a pipe and writing its output to
+ * @out_fd (> 2), truncated first. Return: the script's stream and *@pid,
+ * or NULL with errno (ENOENT: no gnuplot on PATH).
+ */
+static FILE *gnuplot_start(int out_fd, pid_t *pid)
+{
+	char *argv[] = { "gnuplot", NULL };
+	posix_spawn_file_actions_t fa;
+	int p[2], err;
+	FILE *f;
+
+	if (ftruncate(out_fd, 0) || lseek(out_fd, 0, SEEK_SET) < 0 || pipe2(p, O_CLOEXEC))
+		return NULL;
+	err = posix_spawn_file_actions_init(&fa);
+	if (!err)
+		err = posix_spawn_file_actions_adddup2(&fa, p[0], 0);
+	if (!err)
+		err = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+	if (!err)
+		err = posix_spawnp(pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[0]);
+	f = err ? NULL : fdopen(p[1], "w");
+	if (!f) {
+		err = err ? err : errno;
+		close(p[1]);
+		if (*pid > 0)
+			waitpid(*pid, NULL, 0);
+		errno = err;
+	}
+	return f;
+}
+
 /**
  * bench_plot_svg() - draw the runs of @t (and @l, NULL for one design)
- * into the SVG file @path with gnuplot (see the file comment).
+ * as SVG into @out_fd (an opened --plot file, rewritten whole) with
+ * gnuplot (see the file comment).
  * Context: process context; runs gnuplot. Return: 0, -ENOENT (no
  * gnuplot), -EIO (gnuplot failed), -errno of a temporary file.
  */
-int bench_plot_svg(const char *path, const struct bench_opts *o, const struct bench_result *t,
+int bench_plot_svg(int out_fd, const struct bench_opts *o, const struct bench_result *t,
 		   unsigned int nt, const struct bench_result *l, unsigned int nl)
 {
 	char dir[] = "/tmp/uswap-plot-XXXXXX", file[PLOT_MAX + 1][64];
 	const char *keys[PLOT_MAX];
 	double q[PLOT_MAX], lo[PLOT_MAX], hi[PLOT_MAX];
 	unsigned int n = 0, j, cols, rows, panels;
+	pid_t pid = -1;
 	FILE *gp, *f;
-	int rc = 0;
+	int rc = 0, status;
 
 	if (!mkdtemp(dir))
 		return -errno;
@@ -102,18 +143,18 @@ int bench_plot_svg(const char *path, const struct bench_opts *o, const struct be
 		goto out;
 	cols = panels < 3 ? panels : 3;
 	rows = (panels + cols - 1) / cols;
-	gp = popen("gnuplot", "w");
+	gp = gnuplot_start(out_fd, &pid);
 	if (!gp) {
-		rc = -ENOENT;
+		rc = -errno;
 		goto out;
 	}
 	fprintf(gp, "set terminal svg size %u,%u dynamic noenhanced font 'sans,11'\n"
-		    "set output '%s'\nset termoption noenhanced\n"
+		    "set output\nset termoption noenhanced\n"
 		    "set multiplot layout %u,%u title 'uswap bench %s: table vs legacy, "
 		    "median with min..max over %u runs each'\n"
 		    "set style fill solid 0.6 border -1\nset boxwidth 0.6\nset grid ytics\n"
 		    "set xrange [-0.6:1.6]\nset yrange [0:*]\nunset key\n",
-		    360 * cols, 300 * rows + 40, path, rows, cols, o->workload, nt);
+		    360 * cols, 300 * rows + 40, rows, cols, o->workload, nt);
 	for (j = 0; j < n; j++) {
 		if (l && isfinite(q[j]))
 			fprintf(gp, "set title \"%s\\nt/l %.3f, 95%% [%.3f, %.3f]%s\"\n", keys[j],
@@ -136,7 +177,9 @@ int bench_plot_svg(const char *path, const struct bench_opts *o, const struct be
 			n ? n - 1 : 0, file[n]);
 	}
 	fprintf(gp, "unset multiplot\n");
-	rc = pclose(gp) ? -EIO : 0;
+	rc = fclose(gp) ? -EIO : 0;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		rc = -EIO;
 out:
 	for (j = 0; j <= n; j++)
 		unlink(file[j]);

@@ -5,6 +5,7 @@
  *             [--design table|legacy|both] [--json] [--csv] [--plot FILE]
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -119,31 +120,27 @@ static int bench_seconds_arg(const char *arg, double *out)
 }
 
 /*
- * --plot FILE: refused if gnuplot's script would not quote it whole
- * (bench_plot.c writes set output 'FILE'), else opened as an output file
- * (cli/outfile.h) so that a symlink, a hard link or another user's file
- * there is refused before the workload runs; gnuplot writes it at the end
- * (by its path: a directory that others may write without the sticky bit
- * still lets them swap the file in between).
- * Context: option parsing. Return: 0, -EINVAL or cli_open_output()'s
- * error (with a message); *@created whether the file is new.
+ * --plot FILE: opened as an output file (cli/outfile.h), so that a
+ * symlink, a hard link or another user's file there is refused before the
+ * workload runs. The descriptor is kept: gnuplot writes to it as its
+ * standard output (bench_plot.c), and the path is not opened again.
+ * Context: option parsing. Return: the descriptor (above 2), or
+ * cli_open_output()'s error (with a message); *@created whether the file
+ * is new.
  */
 static int bench_plot_arg(const char *arg, bool *created)
 {
-	const char *c;
-	int fd;
+	int fd = cli_open_output("uswap bench: --plot", arg, created), hi;
 
-	for (c = arg; *c; c++)
-		if (*c == '\'' || (unsigned char)*c < ' ' || *c == 0x7f) {
-			fprintf(stderr, "uswap bench: --plot '%s': a quote or control character "
-				"in the file name\n", arg);
-			return -EINVAL;
-		}
-	fd = cli_open_output("uswap bench: --plot", arg, created);
-	if (fd < 0)
+	if (fd < 0 || fd > 2)
 		return fd;
+	/* With a standard descriptor closed it could be one of them, which
+	 * gnuplot's would replace. */
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (hi < 0)
+		hi = -errno;
 	close(fd);
-	return 0;
+	return hi;
 }
 
 static void usage(FILE *f)
@@ -202,7 +199,7 @@ int bench_parse_args(int argc, char **argv, struct bench_opts *o, size_t *worklo
 	int c;
 
 	/* The main job by default: the BGSAVE shape on both designs. */
-	*o = (struct bench_opts){ .workload = "bgsave", .design = NULL, .runs = 5 };
+	*o = (struct bench_opts){ .workload = "bgsave", .design = NULL, .runs = 5, .plot_fd = -1 };
 	o->seed = (uint64_t)time(NULL);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -290,18 +287,26 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_opts o;
 	bool plot_created = false;
-	struct stat st;
+	struct stat st, fst;
 	size_t i;
 	int ret;
 
 	ret = bench_parse_args(argc, argv, &o, &i);
 	if (ret)
 		return ret > 0 ? 0 : 2;
-	if (o.plot && bench_plot_arg(o.plot, &plot_created))
-		return 2;
+	if (o.plot) {
+		o.plot_fd = bench_plot_arg(o.plot, &plot_created);
+		if (o.plot_fd < 0)
+			return 2;
+	}
 	ret = workloads[i].run(&o);
-	/* A plot file made above that gnuplot never wrote goes again. */
-	if (plot_created && !stat(o.plot, &st) && S_ISREG(st.st_mode) && !st.st_size)
-		unlink(o.plot);
+	/* A plot file made above that gnuplot never wrote goes again, if the
+	 * path still names it. */
+	if (o.plot_fd >= 0) {
+		if (plot_created && !fstat(o.plot_fd, &fst) && !fst.st_size &&
+		    !lstat(o.plot, &st) && st.st_dev == fst.st_dev && st.st_ino == fst.st_ino)
+			unlink(o.plot);
+		close(o.plot_fd);
+	}
 	return ret;
 }

@@ -192,10 +192,16 @@ else
 fi
 
 # --plot draws the side-by-side chart with gnuplot; --csv one row per figure.
+# The file is opened once, by uswap, and gnuplot writes to that descriptor:
+# any name will do (a quote included), and an older, longer file there is
+# rewritten whole.
 if command -v gnuplot >/dev/null 2>&1; then
+	plot="$tmp/p'q \$x.svg"
+	head -c 300000 /dev/zero | tr '\0' J >"$plot"
 	if timeout 120 "$USWAP" bench --workload usemem --design both --swap zram:256M --memory 16M \
-		--seed "$seed" --csv --plot "$tmp/p.svg" >"$tmp/p.csv" 2>"$tmp/p.err" &&
-	   grep -q '<svg' "$tmp/p.svg" && grep -q '^usemem,throughput_mb_per_s,legacy,' "$tmp/p.csv"; then
+		--seed "$seed" --csv --plot "$plot" >"$tmp/p.csv" 2>"$tmp/p.err" &&
+	   grep -q '<svg' "$plot" && tail -c 200 "$plot" | grep -q '</svg>' && ! grep -q JJJ "$plot" &&
+	   grep -q '^usemem,throughput_mb_per_s,legacy,' "$tmp/p.csv"; then
 		echo "ok: --plot and --csv"
 	else
 		echo "FAIL: --plot/--csv"; head -5 "$tmp/p.err"; fails=$((fails + 1))
