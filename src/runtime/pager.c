@@ -145,10 +145,9 @@ static int mirror_alloc(struct pager *p, uint32_t *idx)
 	return 0;
 }
 
-/* Drop the mirror page @idx: its frame freed, its swap entry put. */
-static void mirror_free(struct pager *p, uint32_t idx)
+/* Index @idx, its page dropped, may be allocated again. */
+static void mirror_free_index(struct pager *p, uint32_t idx)
 {
-	uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx), PAGE);
 	if (p->nr_free == p->cap_free) {
 		size_t ncap = p->cap_free ? p->cap_free * 2 : 1024;
 		uint32_t *n = uswap_realloc(p->free_idx, ncap * sizeof(*n));
@@ -161,6 +160,60 @@ static void mirror_free(struct pager *p, uint32_t idx)
 		p->cap_free = ncap;
 	}
 	p->free_idx[p->nr_free++] = idx;
+}
+
+/* Drop the mirror page @idx: its frame freed, its swap entry put. */
+static void mirror_free(struct pager *p, uint32_t idx)
+{
+	uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx), PAGE);
+	mirror_free_index(p, idx);
+}
+
+static int cmp_idx(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Drop the mirror pages @idx[0..@n) (sorted here): one madvise per run of
+ * consecutive indices within a chunk, rather than one per page.
+ */
+static void mirror_free_many(struct pager *p, uint32_t *idx, size_t n)
+{
+	qsort(idx, n, sizeof(*idx), cmp_idx);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && idx[j] == idx[j - 1] + 1 &&
+				idx[j] / PG_MIRROR_CHUNK == idx[i] / PG_MIRROR_CHUNK; j++)
+			;
+		uswap_mm_madvise_dontneed(p->mm, mirror_addr(p, idx[i]), (j - i) * PAGE);
+		for (size_t k = i; k < j; k++)
+			mirror_free_index(p, idx[k]);
+	}
+}
+
+/*
+ * Drop the mirror pages of the kept copies listed in @kept (another
+ * space's map at a fork, or @p's own), in runs; one at a time when there
+ * is no memory for the list. The map itself is left as it is.
+ */
+static void mirror_free_kept(struct pager *p, const struct pagetab *kept)
+{
+	uint32_t *idx = kept->count ? uswap_malloc(kept->count * sizeof(*idx)) : NULL;
+	size_t n = 0;
+
+	for (size_t k = 0; k < kept->cap; k++) {
+		if (!kept->e[k].key)
+			continue;
+		if (idx)
+			idx[n++] = (uint32_t)(kept->e[k].val - 1);
+		else
+			mirror_free(p, (uint32_t)(kept->e[k].val - 1));
+	}
+	if (idx)
+		mirror_free_many(p, idx, n);
+	free(idx);
 }
 
 /*
@@ -208,34 +261,16 @@ static void forget_kept(struct pager *p, uint64_t addr)
 }
 
 /* Free every kept copy of @p (swap ran out: their slots are wanted).
+ * Context: linear in the map, with or without memory for a list.
  * Return: the copies freed. */
 static uint64_t drop_kept(struct pager *p)
 {
-	struct pt_ent *e;
-	size_t n;
-	uint64_t freed = 0;
+	uint64_t n = p->kept.count;
 
-	if (!p->kept.count)
-		return 0;
-	if (pt_collect(&p->kept, 0, ~0ULL, &e, &n)) {
-		/* no memory for the list: walk the map in place, restarting
-		 * after each delete (a delete may move entries) */
-		for (size_t k = 0; k < p->kept.cap;) {
-			if (p->kept.e[k].key) {
-				forget_kept(p, p->kept.e[k].key);
-				freed++;
-				k = 0;
-			} else {
-				k++;
-			}
-		}
-		return freed;
+	if (n) {
+		mirror_free_kept(p, &p->kept);
+		pt_clear(&p->kept);
 	}
-	for (size_t i = 0; i < n; i++) {
-		pt_del(&p->kept, e[i].key);
-		mirror_free(p, (uint32_t)(e[i].val - 1));
-	}
-	free(e);
 	return n;
 }
 
@@ -444,9 +479,7 @@ int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, 
 	}
 	/* The parent's kept copies came along in the forked mirror; the
 	 * child's pages are SHARED, with no copy of their own: freed. */
-	for (size_t k = 0; k < parent->kept.cap; k++)
-		if (parent->kept.e[k].key)
-			mirror_free(c, (uint32_t)(parent->kept.e[k].val - 1));
+	mirror_free_kept(c, &parent->kept);
 	if (rt_ranges_copy(&c->ranges, &parent->ranges))
 		goto fail;
 	if ((err = copy_states(c, parent)))

@@ -105,6 +105,14 @@ void pt_del(struct pagetab *pt, uint64_t key)
 	pt->count--;
 }
 
+/** pt_clear() - remove every entry, keeping the table's room. */
+void pt_clear(struct pagetab *pt)
+{
+	if (pt->count)
+		memset(pt->e, 0, pt->cap * sizeof(*pt->e));
+	pt->count = 0;
+}
+
 /**
  * pt_collect() - copy every entry with a key in [@start, @end) into a new
  * array *@out (free() it), probing each page of a small range, walking the

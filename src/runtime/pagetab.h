@@ -42,6 +42,7 @@ void pt_free(struct pagetab *pt);
 bool pt_get(const struct pagetab *pt, uint64_t key, uint64_t *val);
 int pt_set(struct pagetab *pt, uint64_t key, uint64_t val);
 void pt_del(struct pagetab *pt, uint64_t key);
+void pt_clear(struct pagetab *pt);
 int pt_collect(const struct pagetab *pt, uint64_t start, uint64_t end,
 	       struct pt_ent **out, size_t *nr);
 

@@ -74,7 +74,10 @@ print("evicted %d, swap-ins %d, devices empty; fork: %d pages out of the parent,
 PY
 limit=$(( (budget_mb + overhead_mb) * 1024 ))
 echo "resident anonymous memory: max ${max} KiB sampled, limit ${limit} KiB (budget ${budget_mb} MiB + ${overhead_mb} MiB)"
-[ "$max" -gt 0 ] || { echo "FAIL: no sample of the program's memory"; fail=1; }
+# On a loaded machine the first sample may come after the fork: the tree's
+# samples then hold the same limit; a run with no sample at all fails.
+[ "$max" -gt 0 ] || echo "note: no sample before the fork"
+[ "$max" -gt 0 ] || [ "$max_tree" -gt 0 ] || { echo "FAIL: no sample of the program's memory"; fail=1; }
 [ "$max" -le "$limit" ] || { echo "FAIL: over the budget"; fail=1; }
 echo "the tree after the fork (Pss_Anon of parent + child): max ${max_tree} KiB sampled, limit ${limit} KiB"
 [ "$max_tree" -le "$limit" ] || { echo "FAIL: the tree over the budget after the fork"; fail=1; }
