@@ -60,6 +60,8 @@ static bool fork_done;
 /* Futex words: the threads' start-up count, and the requests program
  * threads hand to the watchdog (a scan; one message, under fork_lock). */
 static atomic_uint files_ready, watch_wake, scan_req, scan_done;
+static atomic_uint shim_live;	/* the shim's threads running (agent, watchdog, ender) */
+static atomic_uint end_req;	/* the watchdog asks the ender to end the process */
 static atomic_uint mail_type, mail_req, mail_done;
 static atomic_int mail_err;
 
@@ -196,14 +198,77 @@ static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 	atomic_store(own, private_table());	/* before the count: leave_table() reads it */
 	if (up)
 		atomic_store(up, true);
+	atomic_fetch_add(&shim_live, 1);
 	atomic_fetch_add(&files_ready, 1);
 	futex_wake_all(&files_ready);
 }
 
 static void *agent_start(void *arg)
 {
+	void *ret;
+
 	thread_setup(&S.agent_thr, &S.agent_own, NULL);
-	return shim_agent_main(arg);
+	ret = shim_agent_main(arg);
+	atomic_fetch_sub(&shim_live, 1);	/* before it is gone: errs on "running" */
+	return ret;
+}
+
+/*
+ * Whether every thread of the program has ended and only the shim's run.
+ * glibc ends a process when its last thread returns or calls pthread_exit()
+ * (exit(0) in that thread), counting the threads pthread_create() made: the
+ * shim's among them, which would keep such a process alive for ever (a
+ * main() that calls pthread_exit(), a child forked by a thread that then
+ * ends). The kernel's count (/proc/self/stat, field 20) keeps a group
+ * leader that ended before the others, a zombie (field 3 'Z'), until the
+ * whole group goes; only such a process can have no program thread.
+ * Context: the watchdog.
+ */
+static bool program_threads_gone(void)
+{
+	char buf[1024], *p;
+	long threads;
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');	/* the command name may hold anything */
+	if (!p || p[1] != ' ')
+		return false;
+	p += 2;
+	if (*p != 'Z')
+		return false;	/* the leader runs: a program thread */
+	for (field = 3; field < 20; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	threads = strtol(p, NULL, 10);
+	return threads > 0 && threads - 1 <= (long)atomic_load(&shim_live);
+}
+
+/*
+ * The ender: a shim thread in the program's own descriptor table, asleep
+ * until the watchdog finds the program's threads all ended; it then calls
+ * exit(0) as glibc's last thread would (atexit handlers, stdio flushed to
+ * the program's descriptors, which the other shim threads' tables lack).
+ */
+static void *end_main(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&shim_live, 1);
+	atomic_fetch_add(&files_ready, 1);
+	futex_wake_all(&files_ready);
+	while (!atomic_load(&end_req))
+		syscall(SYS_futex, (unsigned int *)&end_req, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	exit(0);
 }
 
 /* The watchdog: kills the process, loudly, when the supervisor dies (it
@@ -227,6 +292,7 @@ static void *watch_main(void *arg)
 			/* The program closed our socket: no more eviction or
 			 * watch; the supervisor still serves faults. */
 			atomic_store(&S.watch_up, false);
+			atomic_fetch_sub(&shim_live, 1);
 			atomic_fetch_add(&scan_done, 1U << 30);	/* release waiters */
 			futex_wake_all(&scan_done);
 			futex_wake_all(&mail_done);
@@ -236,6 +302,12 @@ static void *watch_main(void *arg)
 		}
 		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
+		/* The program's last thread ended: the ender ends the process
+		 * as glibc would have, had it not counted ours. */
+		if (program_threads_gone()) {
+			atomic_store(&end_req, 1);
+			futex_wake_all(&end_req);
+		}
 		req = atomic_load(&mail_req);
 		if (req != mail_seen) {
 			struct rt_simple m = { .type = atomic_load(&mail_type) };
@@ -405,6 +477,8 @@ static void start_threads(void)
 	atomic_store(&S.watch_own, false);
 	atomic_store(&S.watch_up, false);
 	atomic_store(&files_ready, 0);
+	atomic_store(&shim_live, 0);
+	atomic_store(&end_req, 0);
 	/* Every signal blocked in the threads: the program's handler run by
 	 * the agent could fault on a page only the agent can bring back, or
 	 * write to a descriptor its table does not have. */
@@ -422,6 +496,12 @@ static void start_threads(void)
 		n++;
 	}
 	pthread_attr_destroy(&at);
+	/* The ender, in the program's table, on a stack of glibc's default
+	 * size: the program's atexit handlers may run on it. */
+	if (pthread_create(&t, NULL, end_main, NULL) == 0) {
+		pthread_detach(t);
+		n++;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	for (int i = 0; i < 1000 && (r = atomic_load(&files_ready)) < n; i++)
 		futex_wait_ms(&files_ready, r, 10);

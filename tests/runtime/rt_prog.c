@@ -45,6 +45,11 @@
  *                      pages at random (scattered evictions), then say
  *                      whether another thread of the process (the shim's
  *                      agent) is bound to that CPU alone.
+ *   rt_prog lastthread MB  fill; main() ends by pthread_exit() while a thread
+ *                      reads everything and forks a child in which the
+ *                      forking thread ends too, after starting one that
+ *                      reads everything: in both processes the last thread
+ *                      to end is not main's, and each must then exit 0.
  *   rt_prog threads MB  32 threads fill a slice each, then read and rewrite
  *                      random pages of the whole area at once: many faults
  *                      pending together (the budget's edge).
@@ -1057,6 +1062,82 @@ static int mallocread(uint64_t mb)
 	return bad ? 1 : 0;
 }
 
+/* ---- lastthread: processes whose last thread is not main's ---- */
+
+static uint64_t *lt_area;
+static uint64_t lt_pages;
+
+/* The child's reader: the child's last thread; returning ends the child. */
+static void *lt_child_reader(void *arg)
+{
+	(void)arg;
+	for (uint64_t p = 0; p < lt_pages; p++)
+		report("the child's thread", check_page(lt_area + p * (PG / 8), p, 1));
+	printf("rt_prog: the child's last thread: %s\n", wrong ? "FAILED" : "ok");
+	fflush(stdout);
+	return NULL;	/* a thread's exit(wrong ? 1 : 0) would end it early */
+}
+
+/* The parent's reader: reads, forks, waits for the child (20 s at most),
+ * prints the verdict, and returns: the parent's last thread. */
+static void *lt_reader(void *arg)
+{
+	pthread_t t;
+	pid_t pid;
+	int st = 0;
+
+	(void)arg;
+	for (uint64_t p = 0; p < lt_pages; p++)
+		report("the reader", check_page(lt_area + p * (PG / 8), p, 1));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* The forking thread is the child's only one: start the
+		 * reader, then end this one (not main's in the child either). */
+		if (pthread_create(&t, NULL, lt_child_reader, NULL))
+			_exit(3);
+		pthread_exit(NULL);
+	}
+	for (int i = 0; i < 2000 && pid > 0; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (i == 1999) {
+			printf("rt_prog: the child did not exit in 20 s after its last thread\n");
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			wrong++;
+		}
+		usleep(10000);
+	}
+	if (pid < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("rt_prog: the child failed (status 0x%x)\n", st);
+		wrong++;
+	}
+	printf("rt_prog: %s, %lu wrong words\n", wrong ? "FAILED" : "ok", wrong);
+	fflush(stdout);
+	return NULL;
+}
+
+static int lastthread(uint64_t mb)
+{
+	pthread_t t;
+
+	lt_pages = mb << 8;
+	lt_area = mmap(NULL, lt_pages * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	if (lt_area == MAP_FAILED)
+		return 2;
+	for (uint64_t p = 0; p < lt_pages; p++)
+		fill_page(lt_area + p * (PG / 8), p, 1);
+	printf("rt_prog: filled, main() ends\n");
+	fflush(stdout);
+	if (pthread_create(&t, NULL, lt_reader, NULL))
+		return 2;
+	pthread_exit(NULL);	/* glibc: exit(0) after the last thread */
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t mb = argc > 2 ? strtoull(argv[2], NULL, 10) : 12;
@@ -1083,6 +1164,8 @@ int main(int argc, char **argv)
 		return unsharecost(mb);
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return threads(mb);
+	if (argc > 1 && !strcmp(argv[1], "lastthread"))
+		return lastthread(mb);
 	if (argc > 1 && !strcmp(argv[1], "follow")) {
 		/* The agent never binds under a real-time policy, which it
 		 * inherits when the shim starts it: run this image again as
@@ -1102,7 +1185,7 @@ int main(int argc, char **argv)
 		return mallocread(mb);
 	if (argc > 1 && !strcmp(argv[1], "readback"))
 		return readback(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|execfill|mallocread|readback [MB]\n"
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|lastthread|execfill|mallocread|readback [MB]\n"
 		"       rt_prog forkbench MB [read|sleep|nofork]\n");
 	return 2;
 }
