@@ -71,6 +71,21 @@ static struct folio *zt_cached(struct zt *t, unsigned int order, int fill, uint1
 	return f;
 }
 
+/* A folio of @order in group @memcg gets no slots (-ENOMEM) and stays as it was. */
+static void zt_refused(struct zt *t, unsigned int order, uint16_t memcg)
+{
+	struct folio *f = uswap_folio_alloc(t->pool, order);
+
+	assert_non_null(f);
+	folio_mark_uptodate(f);
+	folio_set_memcg_id(f, memcg);
+	folio_lock(f);
+	assert_int_equal(folio_alloc_swap(f), -ENOMEM);
+	assert_false(folio_test_swapcache(f));
+	folio_unlock(f);
+	folio_put(f);
+}
+
 /* Write @f out, drop it from the cache and free it (lock and reference consumed). */
 static void zt_evict(struct folio *f)
 {
@@ -278,14 +293,7 @@ static void memcg_case(const char *design)
 	assert_int_equal(uswap_swap_cgroup_lookup(e[0]), 0);
 	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
 	assert_int_equal(cs.usage, 3);
-	f = uswap_folio_alloc(t.pool, 2);
-	assert_non_null(f);
-	folio_mark_uptodate(f);
-	folio_set_memcg_id(f, id);
-	folio_lock(f);
-	assert_int_equal(folio_alloc_swap(f), -ENOMEM);
-	folio_unlock(f);
-	folio_put(f);
+	zt_refused(&t, 2, id);
 	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
 	assert_int_equal(cs.events_max, 2);
 	assert_int_equal(cs.events_fail, 2);
@@ -343,14 +351,7 @@ static void memcg_full_case(const char *design)
 		zt_evict(f);
 		n++;
 	}
-	f = uswap_folio_alloc(t.pool, 0);
-	assert_non_null(f);
-	folio_mark_uptodate(f);
-	folio_set_memcg_id(f, id);
-	folio_lock(f);
-	assert_int_equal(folio_alloc_swap(f), -ENOMEM);
-	folio_unlock(f);
-	folio_put(f);
+	zt_refused(&t, 0, id);
 	assert_int_equal(uswap_swap_cgroup_stat(id, &cs), 0);
 	assert_int_equal(cs.events_fail, 1);
 	assert_int_equal(cs.events_max, 0);
