@@ -276,6 +276,7 @@ static void *end_main(void *arg)
 static void *watch_main(void *arg)
 {
 	unsigned int seen = atomic_load(&scan_req), mail_seen = atomic_load(&mail_req);
+	uint64_t looked = 0;	/* program_threads_gone(): at most every 100 ms */
 
 	(void)arg;
 	thread_setup(&S.watch_thr, &S.watch_own, &S.watch_up);
@@ -303,10 +304,14 @@ static void *watch_main(void *arg)
 		if (p.revents & (POLLRDHUP | POLLHUP | POLLERR))
 			break;
 		/* The program's last thread ended: the ender ends the process
-		 * as glibc would have, had it not counted ours. */
-		if (program_threads_gone()) {
-			atomic_store(&end_req, 1);
-			futex_wake_all(&end_req);
+		 * as glibc would have, had it not counted ours. Requests wake
+		 * this loop often: the look is rate-limited. */
+		if (now_ns() - looked >= 100000000ULL) {
+			looked = now_ns();
+			if (program_threads_gone()) {
+				atomic_store(&end_req, 1);
+				futex_wake_all(&end_req);
+			}
 		}
 		req = atomic_load(&mail_req);
 		if (req != mail_seen) {
