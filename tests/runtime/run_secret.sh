@@ -64,7 +64,9 @@ EOF
 # what holds the device's bytes.
 one_run() {
 	local name=$1 spec=$2 file=$3 enc=$4 design=$5 during after slot=0 rc got said i
-	rm -f "$dir/go"
+	# The last run's output goes first: the job truncates it only once it
+	# runs, and its "filled" would be read meanwhile.
+	rm -f "$dir/go" "$dir/out" "$dir/err"
 	"$uswap" run --memory 2M --design "$design" --swap "$spec" -- \
 		"$prog" secret 6 "$dir/go" >"$dir/out" 2>"$dir/err" &
 	local pid=$!
@@ -78,6 +80,13 @@ one_run() {
 		kill $pid 2>/dev/null; wait $pid 2>/dev/null; return
 	fi
 	during=$(copies "$file")
+	# The control: evicted pages reach the device when the mirror's reclaim
+	# writes them, which a loaded machine delays; give it 10 s.
+	for ((i = 0; i < 100 && during == 0; i++)); do
+		[ "$enc" = off ] || break
+		sleep 0.1
+		during=$(copies "$file")
+	done
 	if [ "$enc" = on ]; then
 		slot=$(used_slot "$file")
 		[ "$slot" -gt 0 ] || bad "$name: no used slot on the device"

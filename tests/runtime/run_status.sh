@@ -69,6 +69,7 @@ expect 127 "a program that does not exist" -- /nonexistent/program
 # preempted `uswap stat`) must not hold up the faults: while the silent
 # connection stays open, `uswap stat` answers twice and the program's
 # faults go on being served between the two.
+rm -f "$out" "$err"	# the job truncates them only once it runs
 "$uswap" run --memory 2M -- "$prog" loop 8 >"$out" 2>"$err" &
 run=$!
 for _ in $(seq 400); do grep -q "rt_prog: filled" "$out" && break; sleep 0.05; done
