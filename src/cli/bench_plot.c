@@ -74,13 +74,14 @@ static FILE *gnuplot_start(int out_fd, pid_t *pid)
 	if (ftruncate(out_fd, 0) || lseek(out_fd, 0, SEEK_SET) < 0 || pipe2(p, O_CLOEXEC))
 		return NULL;
 	err = posix_spawn_file_actions_init(&fa);
-	if (!err)
+	if (!err) {
 		err = posix_spawn_file_actions_adddup2(&fa, p[0], 0);
-	if (!err)
-		err = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	if (!err)
-		err = posix_spawnp(pid, "gnuplot", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
+		if (!err)
+			err = posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+		if (!err)
+			err = posix_spawnp(pid, "gnuplot", &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+	}
 	close(p[0]);
 	f = err ? NULL : fdopen(p[1], "w");
 	if (!f) {

@@ -189,6 +189,15 @@ static void *raw_mmap(size_t len, int prot, int flags, int fd)
 	return p == -1 ? MAP_FAILED : (void *)p;
 }
 
+/* A shim thread is running: counted live (program_threads_gone()) and
+ * ready for start_threads(). */
+static void thread_started(void)
+{
+	atomic_fetch_add(&shim_live, 1);
+	atomic_fetch_add(&files_ready, 1);
+	futex_wake_all(&files_ready);
+}
+
 /* A shim thread's start: note its id, take a table of its own, and count
  * itself for start_threads(). The watchdog (@up) serves from before the
  * count: after leave_table() it is the program threads' only way out. */
@@ -198,9 +207,7 @@ static void thread_setup(pthread_t *self, atomic_bool *own, atomic_bool *up)
 	atomic_store(own, private_table());	/* before the count: leave_table() reads it */
 	if (up)
 		atomic_store(up, true);
-	atomic_fetch_add(&shim_live, 1);
-	atomic_fetch_add(&files_ready, 1);
-	futex_wake_all(&files_ready);
+	thread_started();
 }
 
 static void *agent_start(void *arg)
@@ -263,9 +270,7 @@ static bool program_threads_gone(void)
 static void *end_main(void *arg)
 {
 	(void)arg;
-	atomic_fetch_add(&shim_live, 1);
-	atomic_fetch_add(&files_ready, 1);
-	futex_wake_all(&files_ready);
+	thread_started();
 	while (!atomic_load(&end_req))
 		syscall(SYS_futex, (unsigned int *)&end_req, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	exit(0);
