@@ -2,7 +2,7 @@
 /*
  * The floor of a random fault served through userfaultfd on this host,
  * next to the kernel's own faults on the same pages. One thread, bound to
- * CPU 0, touches each page of a 16 MiB private mapping once, in a random
+ * CPU 0 (free in the last two modes), touches each page of a 16 MiB private mapping once, in a random
  * order, and times each touch. The modes:
  *   anon        no userfaultfd: the kernel's first-touch fault (a write);
  *   swapin      the kernel's swap-in: the pages written, paged out with
@@ -15,7 +15,14 @@
  *   spin        the handler on CPU 1, spinning on a non-blocking read;
  *   same+move, spin+move   as same and spin, and the handler then moves the
  *               page served 16 faults before out with UFFDIO_MOVE: the one
- *               eviction per fault that a process at its budget pays.
+ *               eviction per fault that a process at its budget pays;
+ *   free+move   as same+move, but neither thread bound: where the
+ *               scheduler puts them;
+ *   follow+move as free+move, the handler binding itself to the CPU the
+ *               touching thread last ran on and waking it at SCHED_IDLE
+ *               (uswap run's following, docs/RUNTIME.md; here the CPU is
+ *               known at each fault, the runtime reads it only when the
+ *               two are apart). Needs CAP_SYS_NICE to leave SCHED_IDLE.
  * What a userfaultfd swap-in adds to these (a device read, the choice of
  * pages, the bookkeeping) only raises the floor: a design whose floor is
  * above a target ratio to the kernel's swap-in cannot meet it on this
@@ -52,20 +59,42 @@
 #define TRASH		64UL		/* pages moved out before the trash is emptied */
 #define LAG		16UL		/* the page moved out was served this many faults before */
 
-enum mode { M_ANON, M_SWAPIN, M_SAME, M_OTHER, M_SPIN, M_SAME_MOVE, M_SPIN_MOVE, M_NR };
+enum mode { M_ANON, M_SWAPIN, M_SAME, M_OTHER, M_SPIN, M_SAME_MOVE, M_SPIN_MOVE,
+	    M_FREE_MOVE, M_FOLLOW_MOVE, M_NR };
 static const char *const mode_name[M_NR] = {
 	"anon (kernel first touch)", "swapin (kernel, swap device)", "same", "other", "spin",
-	"same+move", "spin+move",
+	"same+move", "spin+move", "free+move", "follow+move",
 };
 
 struct handler {
 	int uffd;
-	int cpu;
-	bool spin, move;
+	int cpu;			/* -1: not bound */
+	bool spin, move, follow;
 	char *src, *trash;
 	atomic_bool stop;
+	atomic_int toucher_cpu;		/* follow: the CPU the touching thread is on */
 	int err;
 };
+
+/* follow: bind to the touching thread's CPU if it moved, then wake it at
+ * SCHED_IDLE so that it is placed on this CPU. Return: 0, or an errno. */
+static int follow_wake(struct handler *h, int *bound, uint64_t addr)
+{
+	static const struct sched_param zero;
+	struct uffdio_range r = { .start = addr, .len = PG };
+	struct sched_param own;
+	int cpu = atomic_load_explicit(&h->toucher_cpu, memory_order_relaxed), policy;
+
+	if (cpu != *bound) {
+		bench_pin_cpu(cpu);
+		*bound = cpu;
+	}
+	policy = sched_getscheduler(0);
+	if (policy < 0 || sched_getparam(0, &own) || sched_setscheduler(0, SCHED_IDLE, &zero))
+		return errno;
+	ioctl(h->uffd, UFFDIO_WAKE, &r);
+	return sched_setscheduler(0, policy, &own) ? errno : 0;
+}
 
 
 /* Serve MISSING faults with UFFDIO_COPY; with ->move, evict one page each. */
@@ -74,8 +103,10 @@ static void *handler_main(void *arg)
 	struct handler *h = arg;
 	uint64_t served[LAG] = { 0 };
 	unsigned long k = 0, slot = 0;
+	int bound = -1;
 
-	bench_pin_cpu(h->cpu);
+	if (h->cpu >= 0)
+		bench_pin_cpu(h->cpu);
 	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
 		struct uffd_msg msg;
 		struct pollfd p = { .fd = h->uffd, .events = POLLIN };
@@ -87,12 +118,15 @@ static void *handler_main(void *arg)
 		if (msg.event != UFFD_EVENT_PAGEFAULT)
 			continue;
 		uint64_t addr = msg.arg.pagefault.address & ~(PG - 1);
-		struct uffdio_copy c = { .dst = addr, .src = (uint64_t)h->src, .len = PG };
+		struct uffdio_copy c = { .dst = addr, .src = (uint64_t)h->src, .len = PG,
+					 .mode = h->follow ? UFFDIO_COPY_MODE_DONTWAKE : 0 };
 
 		if (ioctl(h->uffd, UFFDIO_COPY, &c) && errno != EEXIST) {
 			h->err = errno;
 			break;
 		}
+		if (h->follow && (h->err = follow_wake(h, &bound, addr)))
+			break;
 		if (h->move && k >= LAG) {
 			struct uffdio_move m = { .dst = (uint64_t)(h->trash + slot * PG),
 						 .src = served[k % LAG], .len = PG };
@@ -181,8 +215,19 @@ static int round_of(enum mode mode, const uint32_t *order, uint64_t *lat)
 			goto out;
 		}
 		h.cpu = (mode == M_SAME || mode == M_SAME_MOVE) ? 0 : 1;
+		if (mode == M_FREE_MOVE || mode == M_FOLLOW_MOVE) {
+			cpu_set_t all;
+
+			h.cpu = -1;
+			CPU_ZERO(&all);
+			for (int c = 0; c < CPU_SETSIZE; c++)
+				CPU_SET(c, &all);
+			sched_setaffinity(0, sizeof(all), &all);	/* the toucher free */
+		}
 		h.spin = mode == M_SPIN || mode == M_SPIN_MOVE;
-		h.move = mode == M_SAME_MOVE || mode == M_SPIN_MOVE;
+		h.move = mode == M_SAME_MOVE || mode == M_SPIN_MOVE || mode >= M_FREE_MOVE;
+		h.follow = mode == M_FOLLOW_MOVE;
+		atomic_store(&h.toucher_cpu, sched_getcpu());
 		if (pthread_create(&t, NULL, handler_main, &h))
 			goto out;
 		usleep(2000);	/* the handler bound and waiting */
@@ -191,6 +236,8 @@ static int round_of(enum mode mode, const uint32_t *order, uint64_t *lat)
 		volatile char *p = r + (uint64_t)order[i] * PG;
 		uint64_t t0 = bench_now_ns();
 
+		if (h.follow)
+			atomic_store_explicit(&h.toucher_cpu, sched_getcpu(), memory_order_relaxed);
 		if (mode == M_ANON)
 			*p = 1;
 		else
@@ -214,6 +261,7 @@ out:
 		munmap(h.trash, TRASH * PG);
 	free(h.src);
 	munmap(r, NPAGES * PG);
+	bench_pin_cpu(0);	/* the toucher's own CPU again after free+move, follow+move */
 	return ret;
 }
 
@@ -236,7 +284,7 @@ int main(int argc, char **argv)
 		order[j] = x;
 	}
 	bench_pin_cpu(0);
-	printf("one touch of each of %lu pages in a random order, thread on CPU 0; us per touch, "
+	printf("one touch of each of %lu pages in a random order, thread on CPU 0 (free: free+move, follow+move); us per touch, "
 	       "median [min max] over %d rounds\n", NPAGES, rounds);
 	printf("%-30s %26s %26s\n", "mode", "p50", "p99");
 	for (int m = 0; m < M_NR; m++) {

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: uswap run [--memory SIZE] [--swap SPEC[,prio=N]]... "
 		"[--design table|legacy] [--memory-total SIZE] [--swap-max SIZE] [--evict lru|fifo] [--poll-us N] "
-		"[--no-fork-events] [--no-keep-clean] [--stats] "
+		"[--no-fork-events] [--no-keep-clean] [--no-colocate] [--stats] "
 		"[--json FILE] [-v] -- CMD ARGS...\n"
 		"  --memory SIZE   budget of resident anonymous memory (default 256M)\n"
 		"  --swap SPEC     zram:SIZE[:lz4|zstd] or file:PATH (default zram:4G)\n"
@@ -46,6 +46,9 @@ static void usage(FILE *f)
 		"                  following the child with fork events\n"
 		"  --no-keep-clean   store every evicted page anew: no swapped-in page keeps\n"
 		"                  its stored copy to be evicted again without a write\n"
+		"  --no-colocate   never bind the serving thread to the CPU of a thread that\n"
+		"                  faults alone (default: follow it, so that a fault wakes\n"
+		"                  no idle CPU)\n"
 		"  --poll-us N     after serving a fault, poll for the next one for up to N us\n"
 		"                  (0-10000) before sleeping, while one process faults in a\n"
 		"                  tight loop: lower fault latency for a CPU spent spinning\n"
@@ -103,6 +106,7 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 		{ "json", required_argument, NULL, 'j' },
 		{ "no-fork-events", no_argument, NULL, 'F' },
 		{ "no-keep-clean", no_argument, NULL, 'K' },
+		{ "no-colocate", no_argument, NULL, 'C' },
 		{ "memory-total", required_argument, NULL, 'T' },
 		{ "swap-max", required_argument, NULL, 'X' },
 		{ "evict", required_argument, NULL, 'E' },
@@ -175,6 +179,9 @@ int run_parse_args(int argc, char **argv, struct uswap_run_config *cfg)
 			break;
 		case 'j':
 			cfg->json = optarg;
+			break;
+		case 'C':
+			cfg->no_colocate = true;
 			break;
 		case 'F':
 			cfg->no_fork_events = true;

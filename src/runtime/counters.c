@@ -152,6 +152,8 @@ void rt_stats_print(const struct rt_sup *sup)
 	snprintf(head, sizeof(head), "--poll-us %llu: ", (unsigned long long)sup->poll_us);
 	snprintf(tail, sizeof(tail), "; CPU %llu ms", (unsigned long long)cpu_ms());
 	print_line(sup, RT_LINE_POLL, head, tail);
+	if (line_nonzero(sup, RT_LINE_COLO))
+		print_line(sup, RT_LINE_COLO, "following the faulting thread: ", "");
 	if (line_nonzero(sup, RT_LINE_FORK))
 		print_line(sup, RT_LINE_FORK, "", "");
 	fprintf(stderr, "uswap run: eviction %s: %llu refaults (%.3f per swap-in, %.3f per "

@@ -4,7 +4,8 @@
  * X(kind, name, json, line, text, desc) for each, in report order:
  *
  *   kind  COUNT: events counted; PEAK: a high-water mark; NSEC: time
- *         summed in ns, reported in ms; PG: the pager's (sup->tree.st).
+ *         summed in ns, reported in ms; PG: the pager's (sup->tree.st);
+ *         COLO: following the faulting thread's (sup->colo).
  *   name  the field of struct rt_stats (runtime.h), or of struct pg_stats.
  *   json  its member in the JSON object (`uswap run --json`, `uswap stat`).
  *   line  the --stats line it is printed on, or NONE: JSON only.
@@ -17,13 +18,14 @@
 #ifndef USWAP_RUNTIME_COUNTERS_H
 #define USWAP_RUNTIME_COUNTERS_H
 
-/* The --stats lines; OVER and FORK only when a counter of theirs is not 0. */
+/* The --stats lines; OVER, COLO and FORK only when a counter of theirs is not 0. */
 enum rt_stat_line {
 	RT_LINE_NONE,		/* JSON only */
 	RT_LINE_MAIN,		/* pages, faults, evictions, events */
 	RT_LINE_OVER,		/* pages kept over the budget */
 	RT_LINE_WAIT,		/* why deferred faults waited */
 	RT_LINE_POLL,		/* --poll-us */
+	RT_LINE_COLO,		/* following the faulting thread */
 	RT_LINE_FORK,		/* fork events */
 };
 
@@ -32,10 +34,14 @@ enum rt_stat_line {
 #define RT_STAT_OUT_PEAK(sup, n)	((sup)->st.n)
 #define RT_STAT_OUT_NSEC(sup, n)	((sup)->st.n / 1000000)
 #define RT_STAT_OUT_PG(sup, n)		((sup)->tree.st.n)
+#define RT_STAT_OUT_COLO(sup, n)	((sup)->colo.n)
+#define RT_STAT_OUT_COLO_NSEC(sup, n)	((sup)->colo.n / 1000000)
 #define RT_STAT_FIELD_COUNT(n)		uint64_t n;
 #define RT_STAT_FIELD_PEAK(n)		uint64_t n;
 #define RT_STAT_FIELD_NSEC(n)		uint64_t n;
 #define RT_STAT_FIELD_PG(n)
+#define RT_STAT_FIELD_COLO(n)
+#define RT_STAT_FIELD_COLO_NSEC(n)
 
 #define RT_STATS(X)								\
 	X(PG, peak_resident, "peak_resident_pages", MAIN, "peak resident %llu",	\
@@ -104,6 +110,14 @@ enum rt_stat_line {
 	  "--poll-us: polls that found a message")				\
 	X(NSEC, poll_ns, "poll_ms", POLL, "%llu ms spent",			\
 	  "--poll-us: time spent polling")					\
+	X(COLO, binds, "colo_binds", COLO, "%llu binds",			\
+	  "the serving thread bound to a faulting thread's CPU")		\
+	X(COLO, wakes, "colo_wakes", COLO, "%llu wake-ups at SCHED_IDLE",	\
+	  "wake-ups of a followed thread issued at SCHED_IDLE")		\
+	X(COLO_NSEC, idle_ns, "colo_idle_ms", COLO, "%llu ms in them",	\
+	  "time from those wake-ups to the serving thread's next run")	\
+	X(COLO, rescues, "colo_rescues", COLO, "%llu rescues",		\
+	  "times the guard gave the serving thread its policy back")		\
 	X(COUNT, fork_owned, "fork_owned", NONE, "fork owned %llu",		\
 	  "shared pages found one process's own")				\
 	X(COUNT, child_faults, "child_faults", NONE, "child faults %llu",	\

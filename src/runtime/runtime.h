@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <uswap/uswap.h>
+#include "runtime/colocate.h"
 #include "runtime/counters.h"
 #include "runtime/coldlist.h"
 #include "runtime/pagetab.h"
@@ -36,6 +37,7 @@ struct uswap_run_config {
 	uint64_t swap_max;			/* --swap-max: bytes of swap, 0 none */
 	int policy;				/* enum rt_evict_policy */
 	uint64_t poll_us;			/* busy-poll after a fault, 0 none */
+	bool no_colocate;			/* --no-colocate: the serving thread follows no one */
 	bool verbose;				/* -v: the start-up check even when all is there */
 };
 
@@ -135,6 +137,7 @@ struct rt_sup {
 	uint64_t poll_us;			/* --poll-us */
 	const struct rt_session *fault_last;	/* whose fault was read last (never followed) */
 	uint64_t fault_switch_ns;		/* when fault_last changed (now_ns()) */
+	struct rt_colo colo;			/* following the faulting thread */
 	bool reclaiming;			/* evicting down to the low watermark */
 	bool stalled;				/* the last batches freed nothing */
 	uint64_t balance_mark;			/* balance(): sessions asked this round */

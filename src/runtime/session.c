@@ -63,8 +63,21 @@ static inline bool dbg_unwritten(struct rt_session *s, uint32_t i) { (void)s; (v
 static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
 {
 	struct rt_session *s = arg;
-	int err = rt_uffd_copy(s->uffd, dst, src, len, done);
+	int err;
 
+	if (len == PAGE && rt_colo_on(&s->sup->colo)) {
+		/* followed (colocate.c): the wake-up at SCHED_IDLE. Only for
+		 * a page alone: after a run the woken thread has pages to go
+		 * through while we store, better done on two CPUs. A copy
+		 * that fails with nothing done goes the plain way. */
+		err = rt_uffd_copy_nowake(s->uffd, dst, src, len, done);
+		if (*done)
+			rt_colo_wake(&s->sup->colo, s->uffd, dst, *done);
+		else
+			err = rt_uffd_copy(s->uffd, dst, src, len, done);
+	} else {
+		err = rt_uffd_copy(s->uffd, dst, src, len, done);
+	}
 	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
 		fprintf(stderr, "uswap run: copy to 0x%llx (%llu bytes): %s, %llu done\n",
 			(unsigned long long)dst, (unsigned long long)len, strerror(-err),
@@ -217,6 +230,8 @@ static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
 		s->sup->st.child_faults++;
 	if (s->forked && !s->pid)	/* names the child */
 		rt_fork_fault(s, m->arg.pagefault.feat.ptid);
+	if (s->pid && (a < s->staging || a >= s->staging_end))
+		rt_colo_fault(&s->sup->colo, s->pid, (pid_t)m->arg.pagefault.feat.ptid);
 	if (!serve_fault(s, a))
 		fault_served(s, t0);
 	else if (pager_defer(&s->pg, a, t0, (enum pg_wait)s->wait_why))

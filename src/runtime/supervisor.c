@@ -625,15 +625,17 @@ static pid_t start_program(char **argv, const char *shim, const char *sock,
 
 /*
  * Once the program runs, keep only the capabilities we use: CAP_SYS_PTRACE
- * (EVENT_FORK, the pagemap of a process not dumpable or of another user)
- * and CAP_KILL (killing a process that changed its user), none inheritable
- * nor ambient; and be not dumpable: our heap holds the tree's swapped pages.
+ * (EVENT_FORK, the pagemap of a process not dumpable or of another user),
+ * CAP_KILL (killing a process that changed its user) and, with @keep_nice,
+ * CAP_SYS_NICE (the serving thread's way back from SCHED_IDLE,
+ * colocate.c), none inheritable nor ambient; and be not dumpable: our heap
+ * holds the tree's swapped pages.
  */
-static void drop_privileges(void)
+static void drop_privileges(bool keep_nice)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
-	static const int keep[] = { CAP_SYS_PTRACE, CAP_KILL };
+	const int keep[] = { CAP_SYS_PTRACE, CAP_KILL, keep_nice ? CAP_SYS_NICE : CAP_KILL };
 
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
@@ -903,6 +905,7 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping, int timeout)
 {
 	struct rt_sup *sup = lp->sup;
+	bool waited;
 	int n;
 
 	if (sup->st.faults != lp->spin_faults) {
@@ -919,12 +922,21 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 			if (n > 0) {
 				sup->st.poll_hits++;
 				lp->near = true;
+				rt_colo_turn(&sup->colo, false);
 				return n;
 			}
 		}
 		lp->idle_from = t0;
 	}
-	n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
+	n = 0;
+	waited = true;
+	if (sup->colo.usable) {	/* following: did this turn's events find us awake? */
+		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0);
+		waited = n == 0;
+	}
+	if (waited)
+		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
+	rt_colo_turn(&sup->colo, waited);
 	/* near: a spin would have met this turn's fault; twice the window,
 	 * as the time measured after a sleep holds our own wake-up too */
 	lp->near = sup->poll_us && now_ns() - lp->idle_from < sup->poll_us * 2000;
@@ -1165,8 +1177,10 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 		goto out_sock;
 	}
 	raise_nofile();
-	drop_privileges();
+	drop_privileges(!cfg->no_colocate);
+	rt_colo_init(&sup.colo, loop.epfd, !cfg->no_colocate);
 	ws = serve(&loop);
+	rt_colo_fini(&sup.colo);
 	ran = true;
 out_sock:
 	close(lfd);

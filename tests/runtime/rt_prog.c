@@ -45,6 +45,9 @@
  *                      pages at random (scattered evictions), then say
  *                      whether another thread of the process (the shim's
  *                      agent) is bound to that CPU alone.
+ *   rt_prog pinspin MB bind itself to its last allowed CPU, fill, spin a
+ *                      thread there and read pages at random for 2 s:
+ *                      the reads and the slowest read.
  *   rt_prog lastthread MB  fill; main() ends by pthread_exit() while a thread
  *                      reads everything and forks a child in which the
  *                      forking thread ends too, after starting one that
@@ -913,25 +916,33 @@ static int execfill(uint64_t mb, const char *self)
  * to one CPU, make scattered evictions, and look for a thread of ours
  * whose Cpus_allowed_list is that CPU alone. Exit 0 if found.
  */
+/* Bind the calling thread to its last allowed CPU. Return: the CPU, -1. */
+static int bind_last_cpu(void)
+{
+	cpu_set_t set;
+	int cpu = -1;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpu = c;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -1 : cpu;
+}
+
 static int follow(uint64_t mb)
 {
 	uint64_t pages = mb << 8, seed = 4242;
 	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char want[32], path[320], line[256];
-	cpu_set_t set;
-	int cpu = -1, found = 0;
+	int cpu, found = 0;
 	DIR *d;
 	struct dirent *e;
 
-	if (a == MAP_FAILED || sched_getaffinity(0, sizeof(set), &set))
-		return 2;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &set))
-			cpu = c;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
+	if (a == MAP_FAILED || (cpu = bind_last_cpu()) < 0)
 		return 2;
 	for (uint64_t p = 0; p < pages; p++)
 		fill_page(a + p * (PG / 8), p, 3);
@@ -959,6 +970,54 @@ static int follow(uint64_t mb)
 	printf("rt_prog: bound to CPU %d; %d other thread(s) bound to it alone\n", cpu, found);
 	printf("rt_prog: %s, %lu wrong words\n", wrong || !found ? "FAILED" : "ok", wrong);
 	return wrong || !found ? 1 : 0;
+}
+
+static atomic_bool spin_stop;
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+/*
+ * rt_prog pinspin MB: bind itself to its last allowed CPU, fill, start a
+ * thread that spins on that CPU, then read pages at random for 2 s: the
+ * supervisor, following the one faulting thread, must not be kept from
+ * serving by the spinner (docs/RUNTIME.md, "Following the faulting
+ * thread"). Prints the reads, the slowest read's ms and the wrong words.
+ */
+static int pinspin(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 99, ops = 0;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t0, worst = 0;
+	pthread_t t;
+	int cpu;
+
+	if (a == MAP_FAILED || (cpu = bind_last_cpu()) < 0)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 5);
+	if (pthread_create(&t, NULL, spinner, NULL))
+		return 2;
+	t0 = now_us();
+	while (now_us() - t0 < 2e6) {
+		uint64_t p = rnd(&seed) % pages;
+		double o = now_us();
+
+		report("random read", check_page(a + p * (PG / 8), p, 5));
+		o = now_us() - o;
+		worst = o > worst ? o : worst;
+		ops++;
+	}
+	atomic_store(&spin_stop, true);
+	pthread_join(t, NULL);
+	printf("pinspin cpu %d reads %lu slowest_ms %.1f wrong %lu\n", cpu, ops, worst / 1e3, wrong);
+	return wrong ? 1 : 0;
 }
 
 /* This process's RssAnon in KiB (/proc/self/status), -1 if unknown. */
@@ -1179,13 +1238,15 @@ int main(int argc, char **argv)
 		}
 		return follow(mb);
 	}
+	if (argc > 1 && !strcmp(argv[1], "pinspin"))
+		return pinspin(mb);
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
 	if (argc > 1 && !strcmp(argv[1], "mallocread"))
 		return mallocread(mb);
 	if (argc > 1 && !strcmp(argv[1], "readback"))
 		return readback(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|threads|lastthread|execfill|mallocread|readback [MB]\n"
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|pinspin|threads|lastthread|execfill|mallocread|readback [MB]\n"
 		"       rt_prog forkbench MB [read|sleep|nofork]\n");
 	return 2;
 }

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Following the faulting thread (docs/RUNTIME.md). A fault costs two
+ * wake-ups: the faulting thread wakes the serving thread, whose copy wakes
+ * the faulting thread. Where the two sleep on different CPUs, each wake-up
+ * lands on a CPU that went idle, which on a guest is a halted vCPU to wake.
+ * On one CPU neither does: the serving thread is queued while the faulting
+ * thread is still on its way to sleep, and the faulting thread preempts
+ * the serving thread when woken. Binding the serving thread there is not
+ * enough: the scheduler wakes a thread on an idle CPU rather than on a
+ * busy one (select_idle_sibling()), and the waker's CPU is busy with the
+ * waker. A CPU that runs only SCHED_IDLE tasks counts as idle there
+ * (sched_idle_cpu()), so while it follows, the serving thread issues the
+ * wake-up at SCHED_IDLE and takes its policy back when it runs again: once
+ * the woken thread sleeps on its next fault. (At SCHED_IDLE all the time,
+ * every other thread that wakes, the agents and the mm layer's reclaim,
+ * would be put on that "idle" CPU too.)
+ *
+ * A thread at SCHED_IDLE runs only when nothing else wants its CPU: while
+ * the followed thread computes, the serving thread waits, and with it any
+ * other thread's faults and any agent's answer. The guard thread looks
+ * every RT_COLO_GUARD_NS; when the serving thread has not turned for
+ * RT_COLO_STUCK_NS while the event loop had work waiting at two looks in a
+ * row, the guard gives it its policy and affinity back, and following
+ * stops for RT_COLO_BACKOFF_NS.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/colocate.h"
+#include "runtime/uffd_ops.h"
+
+#define RT_COLO_ALONE_NS	10000000ULL	/* one thread faulted alone this long */
+#define RT_COLO_LOOK_NS		1000000ULL	/* its CPU read at most this often */
+#define RT_COLO_STUCK_NS	2000000ULL	/* no turn for this long, with work waiting */
+#define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
+#define RT_COLO_GUARD_NS	1000000ULL	/* the guard's period while following */
+#define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this without a wake-up */
+
+/* Whether the calling thread may take @c's policy back from SCHED_IDLE:
+ * with CAP_SYS_NICE, or (sched(7)) a nice value RLIMIT_NICE allows, a
+ * real-time priority RLIMIT_RTPRIO allows. */
+static bool can_return(const struct rt_colo *c)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	struct rlimit rl;
+	int nice;
+
+	if (c->policy == SCHED_IDLE || c->policy == SCHED_DEADLINE)
+		return false;
+	if (!syscall(SYS_capget, &hdr, d) &&
+	    (d[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32)) & 1)
+		return true;
+	if (c->policy == SCHED_FIFO || c->policy == SCHED_RR)
+		return !getrlimit(RLIMIT_RTPRIO, &rl) &&
+		       rl.rlim_cur >= (rlim_t)c->param.sched_priority;
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	return !errno && !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= (rlim_t)(20 - nice);
+}
+
+/* The guard: while the serving thread is at SCHED_IDLE, look every
+ * RT_COLO_GUARD_NS whether it is kept from waiting work: work seen waiting
+ * at two looks in a row, no turn since the first, and none for
+ * RT_COLO_STUCK_NS (a thread just woken is not stuck). If so, give it its
+ * policy and affinity back. Context: its own thread; touches the serving
+ * thread only through scheduler calls and the atomics. */
+static void *guard_main(void *arg)
+{
+	struct rt_colo *c = arg;
+	struct timespec ts = { 0, RT_COLO_GUARD_NS };
+	uint64_t waiting_beat = 0;	/* the beat at a look that saw work waiting */
+
+	for (;;) {
+		struct pollfd p = { .fd = c->epfd, .events = POLLIN };
+		uint64_t beat;
+
+		pthread_mutex_lock(&c->lock);
+		while (atomic_load(&c->parked) && !c->stop)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->stop) {
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&c->lock);
+		nanosleep(&ts, NULL);
+		if (now_ns() - atomic_load(&c->last_ns) > RT_COLO_PARK_NS) {
+			/* park; a wake-up that began meanwhile sees parked
+			 * (rt_colo_wake()), or we see its last_ns */
+			atomic_store(&c->parked, true);
+			if (now_ns() - atomic_load(&c->last_ns) <= RT_COLO_PARK_NS)
+				atomic_store(&c->parked, false);
+			continue;
+		}
+		beat = atomic_load(&c->beat_ns);
+		if (!atomic_load(&c->idle) || poll(&p, 1, 0) <= 0) {
+			waiting_beat = 0;
+			continue;
+		}
+		if (beat != waiting_beat || now_ns() - beat < RT_COLO_STUCK_NS) {
+			waiting_beat = beat;
+			continue;
+		}
+		waiting_beat = 0;
+		/* the serving thread may be leaving SCHED_IDLE itself: both
+		 * set the same policy and affinity */
+		sched_setscheduler(c->tid, c->policy, &c->param);
+		sched_setaffinity(c->tid, sizeof(c->mask), &c->mask);
+		atomic_store(&c->rescued, true);
+	}
+}
+
+/*
+ * rt_colo_init() - set @c up for the calling (serving) thread; @epfd is
+ * the event loop's epoll. Following needs @enable, two CPUs or more in the
+ * thread's affinity and a way back from SCHED_IDLE (can_return()).
+ * Context: the serving thread, before the event loop. Return: nothing;
+ * c->usable says whether following can happen.
+ */
+void rt_colo_init(struct rt_colo *c, int epfd, bool enable)
+{
+	memset(c, 0, sizeof(*c));
+	atomic_init(&c->parked, true);
+	c->stat_fd = -1;
+	c->cpu = -1;
+	c->epfd = epfd;
+	c->tid = (pid_t)syscall(SYS_gettid);
+	c->policy = sched_getscheduler(0);
+	if (!enable || c->policy < 0 || sched_getparam(0, &c->param) ||
+	    sched_getaffinity(0, sizeof(c->mask), &c->mask) || CPU_COUNT(&c->mask) < 2 ||
+	    !can_return(c))
+		return;
+	if (pthread_mutex_init(&c->lock, NULL))
+		return;
+	if (pthread_cond_init(&c->cond, NULL)) {
+		pthread_mutex_destroy(&c->lock);
+		return;
+	}
+	c->usable = true;
+}
+
+/* Stop following: the affinity back, the stat file closed. Context:
+ * serving thread. */
+static void unfollow(struct rt_colo *c)
+{
+	if (c->cpu >= 0)
+		sched_setaffinity(0, sizeof(c->mask), &c->mask);
+	c->cpu = -1;
+	if (c->stat_fd >= 0)
+		close(c->stat_fd);
+	c->stat_fd = -1;
+}
+
+/* Follow on @cpu: bind the serving thread there. Context: serving thread. */
+static void follow(struct rt_colo *c, int cpu)
+{
+	cpu_set_t one;
+
+	if (cpu == c->cpu)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		return;
+	c->binds++;
+	c->cpu = cpu;
+}
+
+/* The CPU the followed thread last ran on (/proc/PID/task/TID/stat, the
+ * 39th field), or -1. Context: serving thread. */
+static int thread_cpu(struct rt_colo *c)
+{
+	char buf[1024], *p;
+	ssize_t n;
+	int field = 2;
+
+	if (c->stat_fd < 0) {
+		snprintf(buf, sizeof(buf), "/proc/%d/task/%d/stat", (int)c->pid, (int)c->ftid);
+		c->stat_fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (c->stat_fd < 0)
+			return -1;
+	}
+	n = pread(c->stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* the name (field 2) may hold spaces and ')': count from its last ')' */
+	for (p = strrchr(buf, ')'); p && *p; p++)
+		if (*p == ' ' && ++field == 39)
+			return atoi(p + 1);
+	return -1;
+}
+
+/*
+ * rt_colo_fault() - a fault of thread @tid of process @pid was read.
+ * Follows @tid once it has been the only thread faulting for
+ * RT_COLO_ALONE_NS, on the CPU it last ran on, and looks again when the
+ * event loop had to sleep for a fault (the two are apart). Another
+ * thread's fault, of this process or another, stops following.
+ * Context: serving thread.
+ */
+void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid)
+{
+	uint64_t now;
+	int cpu;
+
+	if (!c->usable)
+		return;
+	now = now_ns();
+	if (pid != c->pid || tid != c->ftid) {
+		unfollow(c);
+		c->pid = pid;
+		c->ftid = tid;
+		c->alone_ns = now;
+		return;
+	}
+	if (now - c->alone_ns < RT_COLO_ALONE_NS || now < c->backoff_until)
+		return;
+	if (c->cpu >= 0 && (!c->waited || now - c->look_ns < RT_COLO_LOOK_NS))
+		return;
+	c->look_ns = now;
+	cpu = thread_cpu(c);
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask)) {
+		unfollow(c);
+		return;
+	}
+	if (!c->guard_up) {
+		if (pthread_create(&c->guard, NULL, guard_main, c)) {
+			c->usable = false;
+			return;
+		}
+		c->guard_up = true;
+	}
+	follow(c, cpu);
+}
+
+/*
+ * rt_colo_wake() - wake the threads waiting in [@addr, @addr + @len) of
+ * @uffd; while following, at SCHED_IDLE, so that they run on this CPU.
+ * Context: serving thread; returns once it runs again, mostly when the
+ * woken thread sleeps on its next fault.
+ */
+void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
+{
+	static const struct sched_param zero;
+	uint64_t t0;
+
+	if (!rt_colo_on(c) || sched_setscheduler(0, SCHED_IDLE, &zero)) {
+		rt_uffd_wake(uffd, addr, len);
+		return;
+	}
+	t0 = now_ns();
+	atomic_store(&c->beat_ns, t0);
+	atomic_store(&c->idle, true);
+	atomic_store(&c->last_ns, t0);
+	if (atomic_load(&c->parked)) {
+		pthread_mutex_lock(&c->lock);
+		atomic_store(&c->parked, false);
+		pthread_cond_signal(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+	}
+	rt_uffd_wake(uffd, addr, len);
+	if (sched_setscheduler(0, c->policy, &c->param) && !atomic_load(&c->rescued)) {
+		/* can_return() said yes: something changed under us */
+		fprintf(stderr, "uswap run: cannot leave SCHED_IDLE: %s; following stops\n",
+			strerror(errno));
+		c->usable = false;
+	}
+	atomic_store(&c->idle, false);
+	c->idle_ns += now_ns() - t0;
+	c->wakes++;
+	if (atomic_exchange(&c->rescued, false)) {
+		c->rescues++;
+		c->cpu = -1;	/* the guard gave the affinity back */
+		c->backoff_until = now_ns() + RT_COLO_BACKOFF_NS;
+		unfollow(c);
+	} else if (!c->usable) {
+		unfollow(c);
+	}
+}
+
+/*
+ * rt_colo_turn() - the event loop turns; @waited: it slept for this turn's
+ * events. Context: serving thread, after each wait.
+ */
+void rt_colo_turn(struct rt_colo *c, bool waited)
+{
+	c->waited = waited;
+}
+
+/* rt_colo_fini() - stop following and the guard. Context: serving thread, after the loop. */
+void rt_colo_fini(struct rt_colo *c)
+{
+	if (!c->usable && !c->guard_up)
+		return;
+	unfollow(c);
+	if (c->guard_up) {
+		pthread_mutex_lock(&c->lock);
+		c->stop = true;
+		pthread_cond_signal(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->guard, NULL);
+		c->guard_up = false;
+	}
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	c->usable = false;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The serving thread on the faulting thread's CPU (docs/RUNTIME.md,
+ * "Following the faulting thread"): while one program thread faults alone,
+ * the supervisor's serving thread binds itself to that thread's CPU and
+ * wakes it at SCHED_IDLE, so that the scheduler places the thread on that
+ * CPU, where it preempts us; a guard thread gives the serving thread its
+ * policy back when it is kept from work that waits.
+ */
+#ifndef USWAP_RUNTIME_COLOCATE_H
+#define USWAP_RUNTIME_COLOCATE_H
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rt_colo {
+	bool usable;			/* set up: SCHED_IDLE and back is allowed */
+	pid_t tid;			/* the serving thread */
+	int policy;			/* its own policy and priority */
+	struct sched_param param;
+	cpu_set_t mask;			/* its own affinity */
+	int epfd;			/* the event loop's epoll: the guard's "work waits" */
+	/* the thread followed (serving thread only) */
+	pid_t pid, ftid;
+	uint64_t alone_ns;		/* since when ftid is the only one faulting */
+	int stat_fd;			/* /proc/pid/task/ftid/stat, or -1 */
+	int cpu;			/* the CPU the serving thread is bound to, -1 none */
+	uint64_t look_ns;		/* the last read of ftid's CPU */
+	uint64_t backoff_until;		/* no following before this (after a rescue) */
+	bool waited;			/* the event loop slept before this turn's events */
+	/* the guard */
+	pthread_t guard;
+	bool guard_up;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;			/* under lock */
+	_Atomic bool parked;		/* the guard sleeps: no wake-up for a while */
+	_Atomic uint64_t last_ns;	/* the last wake-up at SCHED_IDLE began */
+	_Atomic bool idle;		/* the serving thread is in a wake-up at SCHED_IDLE */
+	_Atomic uint64_t beat_ns;	/* ... since */
+	_Atomic bool rescued;		/* the guard gave its policy and affinity back */
+	/* counters (serving thread) */
+	uint64_t binds, wakes, idle_ns, rescues;
+};
+
+void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
+void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid);
+void rt_colo_turn(struct rt_colo *c, bool waited);
+void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
+
+/* Whether the serving thread follows a faulting thread now (false for a
+ * zeroed @c that rt_colo_init() never set up). */
+static inline bool rt_colo_on(const struct rt_colo *c)
+{
+	return c->usable && c->cpu >= 0;
+}
+void rt_colo_fini(struct rt_colo *c);
+
+#endif
