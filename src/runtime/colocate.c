@@ -11,10 +11,12 @@
  * busy one (select_idle_sibling()), and the waker's CPU is busy with the
  * waker. A CPU that runs only SCHED_IDLE tasks counts as idle there
  * (sched_idle_cpu()), so while it follows, the serving thread issues the
- * wake-up at SCHED_IDLE and takes its policy back when it runs again: once
- * the woken thread sleeps on its next fault. (At SCHED_IDLE all the time,
- * every other thread that wakes, the agents and the mm layer's reclaim,
- * would be put on that "idle" CPU too.)
+ * wake-up at SCHED_IDLE, and stays there while its turns serve the
+ * followed thread alone: it takes its own policy back before a turn with
+ * other work and before it wakes an agent with a batch (which would
+ * otherwise land on this "idle" CPU). A policy change costs about as much
+ * as the fault's copy: one per run of the followed thread's faults, not
+ * two per fault.
  *
  * A thread at SCHED_IDLE runs only when nothing else wants its CPU: while
  * the followed thread computes, the serving thread waits, and with it any
@@ -149,13 +151,35 @@ void rt_colo_init(struct rt_colo *c, int epfd, bool enable)
 	c->usable = true;
 }
 
-/* Stop following: the affinity back, the stat file closed. Context:
- * serving thread. */
+/*
+ * rt_colo_normal() - give the serving thread its own policy back if it is
+ * at SCHED_IDLE: before work that wakes another thread (an agent's batch)
+ * or serves anyone but the followed thread. Context: serving thread.
+ */
+void rt_colo_normal(struct rt_colo *c)
+{
+	if (!c->at_idle)
+		return;
+	if (sched_setscheduler(0, c->policy, &c->param) && !atomic_load(&c->rescued)) {
+		/* can_return() said yes: something changed under us */
+		fprintf(stderr, "uswap run: cannot leave SCHED_IDLE: %s; following stops\n",
+			strerror(errno));
+		c->usable = false;
+	}
+	c->at_idle = false;
+	atomic_store(&c->idle, false);
+	c->idle_ns += now_ns() - c->idle_from;
+}
+
+/* Stop following: the policy and affinity back, the stat file closed.
+ * Context: serving thread. */
 static void unfollow(struct rt_colo *c)
 {
+	rt_colo_normal(c);
 	if (c->cpu >= 0)
 		sched_setaffinity(0, sizeof(c->mask), &c->mask);
 	c->cpu = -1;
+	c->key = NULL;
 	if (c->stat_fd >= 0)
 		close(c->stat_fd);
 	c->stat_fd = -1;
@@ -202,14 +226,15 @@ static int thread_cpu(struct rt_colo *c)
 }
 
 /*
- * rt_colo_fault() - a fault of thread @tid of process @pid was read.
+ * rt_colo_fault() - a fault of thread @tid of process @pid was read from
+ * the uffd whose event loop entry is @key.
  * Follows @tid once it has been the only thread faulting for
  * RT_COLO_ALONE_NS, on the CPU it last ran on, and looks again when the
  * event loop had to sleep for a fault (the two are apart). Another
  * thread's fault, of this process or another, stops following.
  * Context: serving thread.
  */
-void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid)
+void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 {
 	uint64_t now;
 	int cpu;
@@ -242,60 +267,67 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid)
 		c->guard_up = true;
 	}
 	follow(c, cpu);
+	c->key = key;
 }
 
 /*
  * rt_colo_wake() - wake the threads waiting in [@addr, @addr + @len) of
  * @uffd; while following, at SCHED_IDLE, so that they run on this CPU.
- * Context: serving thread; returns once it runs again, mostly when the
- * woken thread sleeps on its next fault.
+ * The serving thread stays at SCHED_IDLE while its turns serve the
+ * followed thread alone (rt_colo_turn()). Context: serving thread; returns
+ * once it runs again, mostly when the woken thread sleeps on its next
+ * fault.
  */
 void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
 {
 	static const struct sched_param zero;
-	uint64_t t0;
 
-	if (!rt_colo_on(c) || sched_setscheduler(0, SCHED_IDLE, &zero)) {
-		rt_uffd_wake(uffd, addr, len);
-		return;
+	if (rt_colo_on(c) && !c->at_idle && !sched_setscheduler(0, SCHED_IDLE, &zero)) {
+		c->at_idle = true;
+		c->idle_from = now_ns();
+		atomic_store(&c->beat_ns, c->idle_from);
+		atomic_store(&c->idle, true);
+		if (atomic_load(&c->parked)) {
+			pthread_mutex_lock(&c->lock);
+			atomic_store(&c->parked, false);
+			pthread_cond_signal(&c->cond);
+			pthread_mutex_unlock(&c->lock);
+		}
 	}
-	t0 = now_ns();
-	atomic_store(&c->beat_ns, t0);
-	atomic_store(&c->idle, true);
-	atomic_store(&c->last_ns, t0);
-	if (atomic_load(&c->parked)) {
-		pthread_mutex_lock(&c->lock);
-		atomic_store(&c->parked, false);
-		pthread_cond_signal(&c->cond);
-		pthread_mutex_unlock(&c->lock);
+	if (c->at_idle) {
+		atomic_store(&c->last_ns, now_ns());
+		c->wakes++;
 	}
 	rt_uffd_wake(uffd, addr, len);
-	if (sched_setscheduler(0, c->policy, &c->param) && !atomic_load(&c->rescued)) {
-		/* can_return() said yes: something changed under us */
-		fprintf(stderr, "uswap run: cannot leave SCHED_IDLE: %s; following stops\n",
-			strerror(errno));
-		c->usable = false;
-	}
-	atomic_store(&c->idle, false);
-	c->idle_ns += now_ns() - t0;
-	c->wakes++;
-	if (atomic_exchange(&c->rescued, false)) {
-		c->rescues++;
-		c->cpu = -1;	/* the guard gave the affinity back */
-		c->backoff_until = now_ns() + RT_COLO_BACKOFF_NS;
-		unfollow(c);
-	} else if (!c->usable) {
-		unfollow(c);
-	}
 }
 
 /*
  * rt_colo_turn() - the event loop turns; @waited: it slept for this turn's
- * events. Context: serving thread, after each wait.
+ * events; @only_followed: they are all the followed process's uffd. A turn
+ * with other work gives the serving thread its policy back; a rescue by the
+ * guard stops following for a while. Context: serving thread, after each
+ * wait.
  */
-void rt_colo_turn(struct rt_colo *c, bool waited)
+void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed)
 {
+	if (!c->usable)
+		return;
 	c->waited = waited;
+	if (atomic_exchange(&c->rescued, false)) {
+		c->at_idle = false;	/* the guard gave the policy and affinity back */
+		atomic_store(&c->idle, false);
+		c->idle_ns += now_ns() - c->idle_from;
+		c->rescues++;
+		c->backoff_until = now_ns() + RT_COLO_BACKOFF_NS;
+		c->cpu = -1;
+		unfollow(c);
+		return;
+	}
+	if (!c->at_idle)
+		return;
+	atomic_store(&c->beat_ns, now_ns());
+	if (!only_followed)
+		rt_colo_normal(c);
 }
 
 /* rt_colo_fini() - stop following and the guard. Context: serving thread, after the loop. */

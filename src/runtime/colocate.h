@@ -32,6 +32,9 @@ struct rt_colo {
 	uint64_t look_ns;		/* the last read of ftid's CPU */
 	uint64_t backoff_until;		/* no following before this (after a rescue) */
 	bool waited;			/* the event loop slept before this turn's events */
+	const void *key;		/* the followed process's uffd in the event loop */
+	bool at_idle;			/* the serving thread is at SCHED_IDLE ... */
+	uint64_t idle_from;		/* ... since */
 	/* the guard */
 	pthread_t guard;
 	bool guard_up;
@@ -40,16 +43,17 @@ struct rt_colo {
 	bool stop;			/* under lock */
 	_Atomic bool parked;		/* the guard sleeps: no wake-up for a while */
 	_Atomic uint64_t last_ns;	/* the last wake-up at SCHED_IDLE began */
-	_Atomic bool idle;		/* the serving thread is in a wake-up at SCHED_IDLE */
-	_Atomic uint64_t beat_ns;	/* ... since */
+	_Atomic bool idle;		/* at_idle, for the guard */
+	_Atomic uint64_t beat_ns;	/* the last turn at SCHED_IDLE began */
 	_Atomic bool rescued;		/* the guard gave its policy and affinity back */
 	/* counters (serving thread) */
 	uint64_t binds, wakes, idle_ns, rescues;
 };
 
 void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
-void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid);
-void rt_colo_turn(struct rt_colo *c, bool waited);
+void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key);
+void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed);
+void rt_colo_normal(struct rt_colo *c);
 void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
 
 /* Whether the serving thread follows a faulting thread now (false for a

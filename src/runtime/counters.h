@@ -114,8 +114,8 @@ enum rt_stat_line {
 	  "the serving thread bound to a faulting thread's CPU")		\
 	X(COLO, wakes, "colo_wakes", COLO, "%llu wake-ups at SCHED_IDLE",	\
 	  "wake-ups of a followed thread issued at SCHED_IDLE")		\
-	X(COLO_NSEC, idle_ns, "colo_idle_ms", COLO, "%llu ms in them",	\
-	  "time from those wake-ups to the serving thread's next run")	\
+	X(COLO_NSEC, idle_ns, "colo_idle_ms", COLO, "%llu ms at SCHED_IDLE",	\
+	  "time the serving thread spent at SCHED_IDLE while following")	\
 	X(COLO, rescues, "colo_rescues", COLO, "%llu rescues",		\
 	  "times the guard gave the serving thread its policy back")		\
 	X(COUNT, fork_owned, "fork_owned", NONE, "fork owned %llu",		\

@@ -45,6 +45,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		return false;
 	if (s->ctl)	/* the agent reads it only while it serves a batch: none is out */
 		atomic_store(&s->ctl->cancel, 0);
+	rt_colo_normal(&s->sup->colo);	/* the agent is woken: not onto our CPU */
 	for (uint32_t i = 0; i < m.n && s->xfer; i++)
 		dbg_canary(s, i);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {

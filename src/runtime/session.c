@@ -231,7 +231,7 @@ static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
 	if (s->forked && !s->pid)	/* names the child */
 		rt_fork_fault(s, m->arg.pagefault.feat.ptid);
 	if (s->pid && (a < s->staging || a >= s->staging_end))
-		rt_colo_fault(&s->sup->colo, s->pid, (pid_t)m->arg.pagefault.feat.ptid);
+		rt_colo_fault(&s->sup->colo, s->pid, (pid_t)m->arg.pagefault.feat.ptid, &s->ev_uffd);
 	if (!serve_fault(s, a))
 		fault_served(s, t0);
 	else if (pager_defer(&s->pg, a, t0, (enum pg_wait)s->wait_why))

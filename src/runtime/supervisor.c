@@ -895,6 +895,15 @@ static void on_signals(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 	}
 }
 
+/* Whether the @n events of @evs are all the followed process's uffd. */
+static bool only_followed(const struct rt_sup *sup, const struct epoll_event *evs, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.ptr != sup->colo.key)
+			return false;
+	return n > 0;
+}
+
 /*
  * Wait for events, into @evs, for at most @timeout ms. --poll-us: after a
  * turn that read a fault, spin for the next one (yielding) if that fault
@@ -922,7 +931,7 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 			if (n > 0) {
 				sup->st.poll_hits++;
 				lp->near = true;
-				rt_colo_turn(&sup->colo, false);
+				rt_colo_turn(&sup->colo, false, only_followed(sup, evs, n));
 				return n;
 			}
 		}
@@ -936,7 +945,7 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 	}
 	if (waited)
 		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
-	rt_colo_turn(&sup->colo, waited);
+	rt_colo_turn(&sup->colo, waited, only_followed(sup, evs, n));
 	/* near: a spin would have met this turn's fault; twice the window,
 	 * as the time measured after a sleep holds our own wake-up too */
 	lp->near = sup->poll_us && now_ns() - lp->idle_from < sup->poll_us * 2000;

@@ -8,9 +8,10 @@
 #   - rt_prog pinspin 16 under 4 MiB: the faulting thread and a thread
 #     spinning beside it are bound to one CPU, so the serving thread, bound
 #     there at SCHED_IDLE after a wake-up, waits behind the spinner. The
-#     guard must give it its policy back (colo_rescues > 0) and the time
-#     spent in those wake-ups must stay short: below 200 ms of the 2 s
-#     (without the guard, 460 ms), 0 wrong words.
+#     guard must give it its policy back (colo_rescues > 0) and the time at
+#     SCHED_IDLE must stay short: below 500 ms of the 2 s (58-99 ms with
+#     the guard; without it, checked, 1,811 ms and half the reads), 0 wrong
+#     words.
 # usage: run_colocate.sh USWAP RT_PROG
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -60,8 +61,8 @@ print("  binds %d wake-ups %d (%d ms) rescues %d" % (j["colo_binds"], j["colo_wa
 bad = []
 if j["colo_rescues"] == 0:
     bad.append("the guard never gave the serving thread its policy back")
-if j["colo_idle_ms"] >= 200:
-    bad.append("%d ms in wake-ups at SCHED_IDLE: the serving thread was kept waiting" % j["colo_idle_ms"])
+if j["colo_idle_ms"] >= 500:
+    bad.append("%d ms at SCHED_IDLE: the serving thread was kept waiting" % j["colo_idle_ms"])
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
