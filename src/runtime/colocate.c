@@ -228,8 +228,9 @@ static int thread_cpu(struct rt_colo *c)
 /*
  * rt_colo_fault() - a fault of thread @tid of process @pid was read from
  * the uffd whose event loop entry is @key.
- * Follows @tid once it has been the only thread faulting for
- * RT_COLO_ALONE_NS, on the CPU it last ran on, and looks again when the
+ * Follows @tid once it has been the only thread faulting, with no run
+ * copied (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran
+ * on, and looks again when the
  * event loop had to sleep for a fault (the two are apart). Another
  * thread's fault, of this process or another, stops following.
  * Context: serving thread.
@@ -268,6 +269,23 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 	}
 	follow(c, cpu);
 	c->key = key;
+}
+
+/*
+ * rt_colo_run() - a run (prefetch, zeros) is copied: stop following, and
+ * start counting RT_COLO_ALONE_NS again. After a run the woken thread has
+ * pages to go through while the serving thread stores the turn's
+ * evictions: work better done on two CPUs than in turns on one, so the
+ * copy wakes it at the serving thread's own policy, unbound, where the
+ * scheduler puts it. Context: serving thread, before the run's copy.
+ */
+void rt_colo_run(struct rt_colo *c)
+{
+	if (!c->usable)
+		return;
+	c->alone_ns = now_ns();
+	if (c->cpu >= 0)
+		unfollow(c);
 }
 
 /*

@@ -54,6 +54,7 @@ void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key);
 void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed);
 void rt_colo_normal(struct rt_colo *c);
+void rt_colo_run(struct rt_colo *c);
 void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
 
 /* Whether the serving thread follows a faulting thread now (false for a

@@ -66,16 +66,17 @@ static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint
 	int err;
 
 	if (len == PAGE && rt_colo_on(&s->sup->colo)) {
-		/* followed (colocate.c): the wake-up at SCHED_IDLE. Only for
-		 * a page alone: after a run the woken thread has pages to go
-		 * through while we store, better done on two CPUs. A copy
-		 * that fails with nothing done goes the plain way. */
+		/* followed (colocate.c): the wake-up at SCHED_IDLE, for a
+		 * page alone (a run ends following). A copy that fails with
+		 * nothing done goes the plain way. */
 		err = rt_uffd_copy_nowake(s->uffd, dst, src, len, done);
 		if (*done)
 			rt_colo_wake(&s->sup->colo, s->uffd, dst, *done);
 		else
 			err = rt_uffd_copy(s->uffd, dst, src, len, done);
 	} else {
+		if (len > PAGE)
+			rt_colo_run(&s->sup->colo);
 		err = rt_uffd_copy(s->uffd, dst, src, len, done);
 	}
 	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
