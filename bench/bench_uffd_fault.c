@@ -19,7 +19,7 @@
  *   free+move   as same+move, but neither thread bound: where the
  *               scheduler puts them;
  *   follow+move as free+move, the handler binding itself to the CPU the
- *               touching thread last ran on and waking it at SCHED_IDLE
+ *               touching thread last ran on and waking it from SCHED_IDLE
  *               (uswap run's following, docs/RUNTIME.md; here the CPU is
  *               known at each fault, the runtime reads it only when the
  *               two are apart). Needs CAP_SYS_NICE to leave SCHED_IDLE.
@@ -73,27 +73,29 @@ struct handler {
 	char *src, *trash;
 	atomic_bool stop;
 	atomic_int toucher_cpu;		/* follow: the CPU the touching thread is on */
+	int policy;			/* follow: the handler's own policy, taken back at its end */
+	struct sched_param own;
 	int err;
 };
 
-/* follow: bind to the touching thread's CPU if it moved, then wake it at
- * SCHED_IDLE so that it is placed on this CPU. Return: 0, or an errno. */
+/* follow: bind to the touching thread's CPU if it moved, then wake it
+ * from SCHED_IDLE (entered at the first wake-up, left when the handler
+ * ends: it serves this thread alone) so that it is placed on this CPU.
+ * Return: 0, or an errno. */
 static int follow_wake(struct handler *h, int *bound, uint64_t addr)
 {
 	static const struct sched_param zero;
 	struct uffdio_range r = { .start = addr, .len = PG };
-	struct sched_param own;
-	int cpu = atomic_load_explicit(&h->toucher_cpu, memory_order_relaxed), policy;
+	int cpu = atomic_load_explicit(&h->toucher_cpu, memory_order_relaxed);
 
 	if (cpu != *bound) {
 		bench_pin_cpu(cpu);
 		*bound = cpu;
 	}
-	policy = sched_getscheduler(0);
-	if (policy < 0 || sched_getparam(0, &own) || sched_setscheduler(0, SCHED_IDLE, &zero))
+	if (sched_getscheduler(0) != SCHED_IDLE && sched_setscheduler(0, SCHED_IDLE, &zero))
 		return errno;
 	ioctl(h->uffd, UFFDIO_WAKE, &r);
-	return sched_setscheduler(0, policy, &own) ? errno : 0;
+	return 0;
 }
 
 
@@ -105,6 +107,10 @@ static void *handler_main(void *arg)
 	unsigned long k = 0, slot = 0;
 	int bound = -1;
 
+	if (h->follow && (sched_getparam(0, &h->own) || (h->policy = sched_getscheduler(0)) < 0)) {
+		h->err = errno;
+		return NULL;
+	}
 	if (h->cpu >= 0)
 		bench_pin_cpu(h->cpu);
 	while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
@@ -142,6 +148,8 @@ static void *handler_main(void *arg)
 		}
 		served[k++ % LAG] = addr;
 	}
+	if (h->follow && sched_setscheduler(0, h->policy, &h->own) && !h->err)
+		h->err = errno;	/* checks that the way back is allowed (CAP_SYS_NICE) */
 	return NULL;
 }
 
