@@ -13,10 +13,12 @@
  * (sched_idle_cpu()), so while it follows, the serving thread issues the
  * wake-up at SCHED_IDLE, and stays there while its turns serve the
  * followed thread alone: it takes its own policy back before a turn with
- * other work and before it wakes an agent with a batch (which would
- * otherwise land on this "idle" CPU). A policy change costs about as much
- * as the fault's copy: one per run of the followed thread's faults, not
- * two per fault.
+ * other work, before it wakes an agent with a batch (which would
+ * otherwise land on this "idle" CPU) and before it sleeps. A policy change
+ * costs about as much as the fault's copy: one each way per stretch of
+ * the followed thread's faults, not two per fault (in a stretch the
+ * serving thread never sleeps: preempted by the woken thread, it runs
+ * again when that thread faults again, and finds the fault waiting).
  *
  * A thread at SCHED_IDLE runs only when nothing else wants its CPU: while
  * the followed thread computes, the serving thread waits, and with it any
@@ -46,7 +48,7 @@
 #define RT_COLO_STUCK_NS	2000000ULL	/* no turn for this long, with work waiting */
 #define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
 #define RT_COLO_GUARD_NS	1000000ULL	/* the guard's period while following */
-#define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this without a wake-up */
+#define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this out of SCHED_IDLE */
 
 /* Whether the calling thread may take @c's policy back from SCHED_IDLE:
  * with CAP_SYS_NICE, or (sched(7)) a nice value RLIMIT_NICE allows, a
@@ -96,11 +98,12 @@ static void *guard_main(void *arg)
 		}
 		pthread_mutex_unlock(&c->lock);
 		nanosleep(&ts, NULL);
-		if (now_ns() - atomic_load(&c->last_ns) > RT_COLO_PARK_NS) {
+		if (!atomic_load(&c->idle) && now_ns() - atomic_load(&c->last_ns) > RT_COLO_PARK_NS) {
 			/* park; a wake-up that began meanwhile sees parked
-			 * (rt_colo_wake()), or we see its last_ns */
+			 * (rt_colo_wake()), or we see it */
 			atomic_store(&c->parked, true);
-			if (now_ns() - atomic_load(&c->last_ns) <= RT_COLO_PARK_NS)
+			if (atomic_load(&c->idle) ||
+			    now_ns() - atomic_load(&c->last_ns) <= RT_COLO_PARK_NS)
 				atomic_store(&c->parked, false);
 			continue;
 		}

@@ -41,7 +41,7 @@ struct rt_colo {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool stop;			/* under lock */
-	_Atomic bool parked;		/* the guard sleeps: no wake-up for a while */
+	_Atomic bool parked;		/* the guard sleeps: out of SCHED_IDLE for a while */
 	_Atomic uint64_t last_ns;	/* the last wake-up at SCHED_IDLE began */
 	_Atomic bool idle;		/* at_idle, for the guard */
 	_Atomic uint64_t beat_ns;	/* the last turn at SCHED_IDLE began */

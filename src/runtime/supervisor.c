@@ -943,8 +943,11 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0);
 		waited = n == 0;
 	}
-	if (waited)
+	if (waited) {
+		if (timeout)
+			rt_colo_normal(&sup->colo);	/* not asleep at SCHED_IDLE */
 		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
+	}
 	rt_colo_turn(&sup->colo, waited, only_followed(sup, evs, n));
 	/* near: a spin would have met this turn's fault; twice the window,
 	 * as the time measured after a sleep holds our own wake-up too */
