@@ -15,9 +15,8 @@
  * followed thread alone: it takes its own policy back before a turn with
  * other work, before it wakes an agent with a batch (which would
  * otherwise land on this "idle" CPU) and before it sleeps. A policy change
- * costs about as much as the fault's copy: one each way per stretch of
- * the followed thread's faults, not two per fault (in a stretch the
- * serving thread never sleeps: preempted by the woken thread, it runs
+ * costs about as much as the fault's copy: kept across turns, not changed
+ * twice per fault (preempted by the woken thread, the serving thread runs
  * again when that thread faults again, and finds the fault waiting).
  *
  * A thread at SCHED_IDLE runs only when nothing else wants its CPU: while
