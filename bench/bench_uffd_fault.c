@@ -74,6 +74,7 @@ struct handler {
 	atomic_bool stop;
 	atomic_int toucher_cpu;		/* follow: the CPU the touching thread is on */
 	int policy;			/* follow: the handler's own policy, taken back at its end */
+	bool at_idle;			/* follow: the handler is at SCHED_IDLE */
 	struct sched_param own;
 	int err;
 };
@@ -92,8 +93,11 @@ static int follow_wake(struct handler *h, int *bound, uint64_t addr)
 		bench_pin_cpu(cpu);
 		*bound = cpu;
 	}
-	if (sched_getscheduler(0) != SCHED_IDLE && sched_setscheduler(0, SCHED_IDLE, &zero))
-		return errno;
+	if (!h->at_idle) {
+		if (sched_setscheduler(0, SCHED_IDLE, &zero))
+			return errno;
+		h->at_idle = true;
+	}
 	ioctl(h->uffd, UFFDIO_WAKE, &r);
 	return 0;
 }

@@ -334,12 +334,10 @@ void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed)
 		return;
 	c->waited = waited;
 	if (atomic_exchange(&c->rescued, false)) {
-		c->at_idle = false;	/* the guard gave the policy and affinity back */
-		atomic_store(&c->idle, false);
-		c->idle_ns += now_ns() - c->idle_from;
+		/* the guard gave the policy and affinity back; unfollow()
+		 * sets the same again and does the bookkeeping */
 		c->rescues++;
 		c->backoff_until = now_ns() + RT_COLO_BACKOFF_NS;
-		c->cpu = -1;
 		unfollow(c);
 		return;
 	}
