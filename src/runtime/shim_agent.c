@@ -83,22 +83,34 @@ static int make_exclusive(uint64_t addr)
 }
 
 /*
- * While move_run() left [i + done, i + run) of @m with EBUSY, make the
- * first page exclusive (status 1: moved after a write) and move again.
+ * Move on the run [i + done, i + run) of @m that move_run() cut short. A
+ * page shared after a fork (EBUSY) is made exclusive and moved again
+ * (status 1: moved after a write). A run cut after pages moved (EAGAIN
+ * with progress) is moved on at once: the kernel ends a step at a page it
+ * cannot take with -EAGAIN (6.18), and names it (EBUSY) at the next call.
+ * EAGAIN with nothing moved is an unread event of the uffd (mmap_changing):
+ * left to the caller, which lets the lock go for it.
  * Context: the move lock held. Return: the pages moved; *@err as move_run().
  */
-static uint32_t move_busy(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done,
+static uint32_t move_rest(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t done,
 			  uint32_t n, uint32_t split, int *err)
 {
 	uint32_t more = 0;
+	bool progress = done > 0;
 
-	while (done + more < run && *err == -EBUSY && !make_exclusive(m->addr[i + done + more])) {
-		uint32_t d = move_run(m, i + done + more, run - done - more, n, split, err);
+	while (done + more < run) {
+		uint32_t at = i + done + more, d;
+		bool busy = *err == -EBUSY;
 
+		if (busy ? make_exclusive(m->addr[at]) != 0 : !(*err == -EAGAIN && progress))
+			break;
+		d = move_run(m, at, run - done - more, n, split, err);
 		if (!d)
-			break;		/* still refused (pinned): it stays EBUSY */
-		m->status[i + done + more] = 1;
+			break;	/* EBUSY still: pinned; EAGAIN: an event */
+		if (busy)
+			m->status[at] = 1;
 		more += d;
+		progress = true;
 	}
 	return more;
 }
@@ -178,7 +190,7 @@ static void evict(struct rt_evict *m)
 			continue;
 		}
 		done = move_run(m, i, run, n, plan.split, &err);
-		done += move_busy(m, i, run, done, n, plan.split, &err);
+		done += move_rest(m, i, run, done, n, plan.split, &err);
 		move_unlock();
 		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
 			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, plan.split), RT_PAGE);
