@@ -27,6 +27,7 @@
  * row, the guard gives it its policy and affinity back, and following
  * stops for RT_COLO_BACKOFF_NS.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -137,6 +138,7 @@ void rt_colo_init(struct rt_colo *c, int epfd, bool enable)
 	atomic_init(&c->parked, true);
 	c->stat_fd = -1;
 	c->cpu = -1;
+	c->helpers_off = -1;
 	c->epfd = epfd;
 	c->tid = (pid_t)syscall(SYS_gettid);
 	c->policy = sched_getscheduler(0);
@@ -173,6 +175,38 @@ void rt_colo_normal(struct rt_colo *c)
 	c->idle_ns += now_ns() - c->idle_from;
 }
 
+/*
+ * Keep the supervisor's other threads (the mm layer's kswapd, the guard,
+ * library threads) off @cpu, or give them the serving thread's own mask
+ * back (@cpu < 0). Woken by the serving thread at SCHED_IDLE, such a
+ * thread would be placed on its "idle" CPU; queued there, even delayed
+ * after it sleeps, it makes the CPU busy at the followed thread's next
+ * wake-up, which the scheduler then puts on the other CPU.
+ * Context: serving thread. Failures leave a thread where it is.
+ */
+static void place_helpers(struct rt_colo *c, int cpu)
+{
+	cpu_set_t set = c->mask;
+	struct dirent *e;
+	DIR *d;
+
+	if (cpu == c->helpers_off)
+		return;
+	if (cpu >= 0)
+		CPU_CLR(cpu, &set);
+	d = opendir("/proc/self/task");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		pid_t t = (pid_t)atoi(e->d_name);
+
+		if (t > 0 && t != c->tid)
+			sched_setaffinity(t, sizeof(set), &set);
+	}
+	closedir(d);
+	c->helpers_off = cpu;
+}
+
 /* Stop following: the policy and affinity back, the stat file closed.
  * Context: serving thread. */
 static void unfollow(struct rt_colo *c)
@@ -180,6 +214,7 @@ static void unfollow(struct rt_colo *c)
 	rt_colo_normal(c);
 	if (c->cpu >= 0)
 		sched_setaffinity(0, sizeof(c->mask), &c->mask);
+	place_helpers(c, -1);
 	c->cpu = -1;
 	c->key = NULL;
 	if (c->stat_fd >= 0)
@@ -200,6 +235,7 @@ static void follow(struct rt_colo *c, int cpu)
 		return;
 	c->binds++;
 	c->cpu = cpu;
+	place_helpers(c, cpu);
 }
 
 /* The CPU the followed thread last ran on (/proc/PID/task/TID/stat, the

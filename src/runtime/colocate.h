@@ -29,6 +29,7 @@ struct rt_colo {
 	uint64_t alone_ns;		/* since when ftid is the only one faulting */
 	int stat_fd;			/* /proc/pid/task/ftid/stat, or -1 */
 	int cpu;			/* the CPU the serving thread is bound to, -1 none */
+	int helpers_off;		/* the CPU the supervisor's other threads are kept off, -1 none */
 	uint64_t look_ns;		/* the last read of ftid's CPU */
 	uint64_t backoff_until;		/* no following before this (after a rescue) */
 	bool waited;			/* the event loop slept before this turn's events */
@@ -62,6 +63,14 @@ void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
 static inline bool rt_colo_on(const struct rt_colo *c)
 {
 	return c->usable && c->cpu >= 0;
+}
+
+/* The CPU the serving thread follows a thread on, or -1: agents are told
+ * to move their batches elsewhere (a runnable agent there would make the
+ * scheduler wake the followed thread on another CPU). */
+static inline int rt_colo_cpu(const struct rt_colo *c)
+{
+	return rt_colo_on(c) ? c->cpu : -1;
 }
 void rt_colo_fini(struct rt_colo *c);
 

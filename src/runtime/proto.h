@@ -59,6 +59,12 @@ struct rt_range_msg {			/* RT_REG, RT_FORGET */
 struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 	uint32_t type;
 	uint32_t n;			/* <= RT_BATCH */
+	int32_t away;			/* EVICT: the CPU the supervisor serves a
+					 * followed thread on, for the agent to stay
+					 * off it; -1: none */
+	uint32_t away_lead;		/* EVICT: 1 if that thread is the agent's
+					 * lead (tid == pid): its own CPU, read at the
+					 * batch, is the one to stay off */
 	uint64_t addr[RT_BATCH];
 	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), 1 moved after
 					 * a write made it exclusive, -errno (-ECANCELED: the

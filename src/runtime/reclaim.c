@@ -35,7 +35,7 @@ static inline void dbg_canary(struct rt_session *s, uint32_t i) { (void)s; (void
  */
 bool rt_session_evict(struct rt_session *s, uint64_t want)
 {
-	struct rt_evict m = { .type = RT_EVICT };
+	struct rt_evict m = { .type = RT_EVICT, .away = -1 };
 
 	if (s->batch != RT_B_NONE || s->phase != RT_PH_RUN || s->dead || !s->agent_up ||
 	    s->pg.inherited)
@@ -46,6 +46,8 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	if (s->ctl)	/* the agent reads it only while it serves a batch: none is out */
 		atomic_store(&s->ctl->cancel, 0);
 	rt_colo_normal(&s->sup->colo);	/* the agent is woken: not onto our CPU */
+	m.away = rt_colo_cpu(&s->sup->colo);
+	m.away_lead = m.away >= 0 && s->sup->colo.pid == s->pid && s->sup->colo.ftid == s->pid;
 	for (uint32_t i = 0; i < m.n && s->xfer; i++)
 		dbg_canary(s, i);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {

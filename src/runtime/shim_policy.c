@@ -19,6 +19,8 @@
  * then by the agent alone. */
 static const uint32_t *lead_cpu;	/* rseq cpu_id of the thread followed, or NULL */
 static int agent_cpu = -1;		/* the CPU the agent is bound to, or -1 */
+static int agent_away = -1;		/* the CPU left out of its mask, or -1 */
+static bool may_bind;			/* false: the agent keeps its mask */
 static cpu_set_t agent_mask;		/* the agent's affinity at its start */
 
 /**
@@ -51,9 +53,45 @@ void shim_policy_fork_child(void)
 void shim_policy_agent_start(void)
 {
 	agent_cpu = -1;
-	if (sched_getaffinity(0, sizeof(agent_mask), &agent_mask) ||
-	    sched_getscheduler(0) != SCHED_OTHER)
+	agent_away = -1;
+	may_bind = !sched_getaffinity(0, sizeof(agent_mask), &agent_mask) &&
+		   sched_getscheduler(0) == SCHED_OTHER;
+	if (!may_bind)
 		lead_cpu = NULL;
+}
+
+/* Give the agent its initial mask back. Context: the agent thread. */
+static void unbind(void)
+{
+	if ((agent_cpu >= 0 || agent_away >= 0) &&
+	    !sched_setaffinity(0, sizeof(agent_mask), &agent_mask)) {
+		agent_cpu = -1;
+		agent_away = -1;
+	}
+}
+
+/*
+ * Keep the agent off @cpu for a batch: the CPU of a thread the supervisor
+ * follows (docs/RUNTIME.md, "Following the faulting thread"). An agent
+ * runnable there makes the CPU busy at that thread's next wake-up, which
+ * the scheduler then places on another CPU, and the serving thread chases
+ * it. The moves then flush the program's CPU by IPI, which costs less.
+ * Context: the agent thread, before a batch. Return: true if kept off.
+ */
+static bool keep_away(int cpu)
+{
+	cpu_set_t set = agent_mask;
+
+	if (!may_bind || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set))
+		return false;
+	if (cpu == agent_away)
+		return true;
+	CPU_CLR(cpu, &set);
+	if (!CPU_COUNT(&set) || sched_setaffinity(0, sizeof(set), &set))
+		return false;
+	agent_cpu = -1;
+	agent_away = cpu;
+	return true;
 }
 
 /*
@@ -78,8 +116,7 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
 		run = 1;
 	}
 	if (flushes < SHIM_FOLLOW_FLUSHES) {
-		if (agent_cpu >= 0 && !sched_setaffinity(0, sizeof(agent_mask), &agent_mask))
-			agent_cpu = -1;
+		unbind();
 		return;
 	}
 	cpu = __atomic_load_n(lead_cpu, __ATOMIC_RELAXED);
@@ -87,13 +124,16 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
 		return;	/* RSEQ_CPU_ID_UNINITIALIZED / REGISTRATION_FAILED are huge */
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	if (!sched_setaffinity(0, sizeof(set), &set))
+	if (!sched_setaffinity(0, sizeof(set), &set)) {
 		agent_cpu = (int)cpu;
+		agent_away = -1;
+	}
 }
 
 /**
  * shim_policy_plan() - bind or unbind the agent for a batch @m of @n pages
- * and fill @plan. A batch of SHIM_SPREAD_MIN to SHIM_FLUSH_CEILING pages
+ * (off the CPU @m names, else on its lead's for many flushes) and fill
+ * @plan. A batch of SHIM_SPREAD_MIN to SHIM_FLUSH_CEILING pages
  * splits before its last run (one run: after its first page): spanning the
  * staging area, it is emptied with one full flush instead of @n. Bound,
  * the agent yields after each run to a program thread woken meanwhile.
@@ -102,8 +142,14 @@ static void follow_lead(const struct rt_evict *m, uint32_t n)
 void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *plan)
 {
 	uint32_t split = n;
+	int away = m->away;
 
-	follow_lead(m, n);
+	/* The followed thread is the lead: its CPU now, not the one the
+	 * supervisor last read (where the serving thread is about to follow) */
+	if (away >= 0 && m->away_lead && lead_cpu)
+		away = (int)__atomic_load_n(lead_cpu, __ATOMIC_RELAXED);
+	if (!keep_away(away))
+		follow_lead(m, n);
 	if (n >= SHIM_SPREAD_MIN && n <= SHIM_FLUSH_CEILING) {
 		split = n - 1;
 		while (split > 1 && m->addr[split - 1] + RT_PAGE == m->addr[split])
@@ -111,4 +157,17 @@ void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *pl
 	}
 	plan->split = split;
 	plan->yield = agent_cpu >= 0;
+}
+
+/**
+ * shim_policy_done() - after a batch kept off a CPU, give the agent its
+ * mask back: following may move before the next batch, and a mask kept
+ * would wake the agent on the CPU it then must leave (queued there, it
+ * sends the followed thread away). Free, the wake-up puts it on an idle
+ * CPU. Context: the agent thread, after its answer.
+ */
+void shim_policy_done(void)
+{
+	if (agent_away >= 0)
+		unbind();
 }
