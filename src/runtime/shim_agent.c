@@ -105,6 +105,8 @@ static uint32_t move_rest(struct rt_evict *m, uint32_t i, uint32_t run, uint32_t
 		if (busy ? make_exclusive(m->addr[at]) != 0 : !(*err == -EAGAIN && progress))
 			break;
 		d = move_run(m, at, run - done - more, n, split, err);
+		if (!d && !busy && *err == -EBUSY)
+			continue;	/* the page the run stopped at, named */
 		if (!d)
 			break;	/* EBUSY still: pinned; EAGAIN: an event */
 		if (busy)
