@@ -178,7 +178,7 @@ void rt_colo_normal(struct rt_colo *c)
 /*
  * Keep the supervisor's other threads (the mm layer's kswapd, the guard,
  * library threads) off @cpu, or give them the serving thread's own mask
- * back (@cpu < 0). Woken by the serving thread at SCHED_IDLE, such a
+ * (theirs at creation) back (@cpu < 0). Woken by the serving thread at SCHED_IDLE, such a
  * thread would be placed on its "idle" CPU; queued there, even delayed
  * after it sleeps, it makes the CPU busy at the followed thread's next
  * wake-up, which the scheduler then puts on the other CPU.
