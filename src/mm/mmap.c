@@ -273,71 +273,105 @@ static void *pte_data(pte_t p)
 }
 
 /*
- * Run @fn on page @pgno's data with its PTE present (writable for @write)
- * and the PTL held. Faults as needed. Context: may sleep.
+ * One look at page @pgno's PTE: @step gets it (@p) with the PTE lock @ptl
+ * held, which it lets go, and returns 0 or -errno to end, 1 to look again
+ * (after a fault or a read that changed the PTE).
  */
-static int with_page(struct uswap_mm *mm, uint64_t pgno, bool write,
-		     void (*fn)(void *page, void *arg), void *arg)
+typedef int (*pte_step_fn)(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t p,
+			   struct uswap_spinlock *ptl, void *arg);
+
+/*
+ * Look at page @pgno's PTE with @step until it ends, under mmap_lock for
+ * read. Context: may sleep. Return: @step's result, -EFAULT with no VMA.
+ */
+static int pte_walk(struct uswap_mm *mm, uint64_t pgno, pte_step_fn step, void *arg)
 {
-	int err = 0;
+	int err;
 
 	pthread_rwlock_rdlock(&mm->mmap_lock);
-	for (;;) {
+	do {
 		struct uswap_vma *vma;
 		pte_t p;
 		struct uswap_spinlock *ptl = pte_lock(mm, pgno, &vma, &p);
 
-		if (!ptl) {
-			err = -EFAULT;
-			break;
-		}
-		if (pte_present(p) && (!write || pte_write(p))) {
-			/* Only a page of ours alone is ever written. */
-			uswap_assert(!pte_write(p) || pte_excl(p));
-			p |= PTE_YOUNG | (write ? PTE_DIRTY : 0);
-			atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_relaxed);
-			fn(pte_data(p), arg);
-			uswap_spin_unlock(ptl);
-			break;
-		}
-		uswap_spin_unlock(ptl);
-		err = handle_mm_fault(mm, vma, pgno, write);
-		if (err)
-			break;
-	}
+		err = ptl ? step(mm, vma, pgno, p, ptl, arg) : -EFAULT;
+	} while (err == 1);
 	pthread_rwlock_unlock(&mm->mmap_lock);
 	return err;
 }
 
+/* One page's part of a copy: @len bytes at @off of the page, to or from @buf. */
 struct copy_arg {
 	void *buf;
 	size_t off, len;
 	bool to_page;
 };
 
-static void copy_fn(void *page, void *arg)
+/*
+ * pte_walk() step of a copy (of no bytes: a touch): with the PTE present
+ * (writable to write), mark it young (dirty) and copy; else fault it in
+ * and look again.
+ */
+static int copy_step(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t p,
+		     struct uswap_spinlock *ptl, void *arg)
+{
+	struct copy_arg *c = arg;
+	int err;
+
+	if (pte_present(p) && (!c->to_page || pte_write(p))) {
+		/* Only a page of ours alone is ever written. */
+		uswap_assert(!pte_write(p) || pte_excl(p));
+		p |= PTE_YOUNG | (c->to_page ? PTE_DIRTY : 0);
+		atomic_store_explicit(vma_pte(vma, pgno), p, memory_order_relaxed);
+		if (c->len && c->to_page)
+			memcpy((char *)pte_data(p) + c->off, c->buf, c->len);
+		else if (c->len)
+			memcpy(c->buf, (char *)pte_data(p) + c->off, c->len);
+		uswap_spin_unlock(ptl);
+		return 0;
+	}
+	uswap_spin_unlock(ptl);
+	err = handle_mm_fault(mm, vma, pgno, c->to_page);
+	return err ? err : 1;
+}
+
+/*
+ * pte_walk() step of a peek: a present page is copied, an empty one reads
+ * as zeros, a poisoned one fails; a swapped one is read without mapping it
+ * (peek_swap_page(), 1 if the PTE changed meanwhile).
+ */
+static int peek_step(struct uswap_mm *mm, struct uswap_vma *vma, uint64_t pgno, pte_t p,
+		     struct uswap_spinlock *ptl, void *arg)
 {
 	struct copy_arg *c = arg;
 
-	if (c->to_page)
-		memcpy((char *)page + c->off, c->buf, c->len);
-	else
-		memcpy(c->buf, (char *)page + c->off, c->len);
+	if (pte_present(p)) {
+		memcpy(c->buf, (char *)pte_data(p) + c->off, c->len);
+		uswap_spin_unlock(ptl);
+		return 0;
+	}
+	uswap_spin_unlock(ptl);
+	if (pte_none(p)) {
+		memset(c->buf, 0, c->len);
+		return 0;
+	}
+	if (pte_is_poison(p))
+		return -EIO;
+	return peek_swap_page(mm, vma, pgno, p, c->buf, c->off, c->len);
 }
 
-static void nop_fn(void *page, void *arg)
-{
-	(void)page;
-	(void)arg;
-}
-
-static int mm_copy(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len, bool write)
+/*
+ * Walk [@addr, @addr + @len) page by page with @step, @buf following.
+ * Context: may sleep. Return: 0, or the first page's error.
+ */
+static int mm_walk(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len, bool to_page,
+		   pte_step_fn step)
 {
 	while (len) {
 		size_t off = addr & (USWAP_PAGE_SIZE - 1);
 		size_t n = USWAP_MIN(len, USWAP_PAGE_SIZE - off);
-		struct copy_arg c = { buf, off, n, write };
-		int err = with_page(mm, addr >> USWAP_PAGE_SHIFT, write, copy_fn, &c);
+		struct copy_arg c = { buf, off, n, to_page };
+		int err = pte_walk(mm, addr >> USWAP_PAGE_SHIFT, step, &c);
 
 		if (err)
 			return err;
@@ -351,69 +385,19 @@ static int mm_copy(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len, bo
 /** uswap_mm_read() - see uswap/mm.h. */
 USWAP_API int uswap_mm_read(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len)
 {
-	return mm_copy(mm, addr, buf, len, false);
+	return mm_walk(mm, addr, buf, len, false, copy_step);
 }
 
 /** uswap_mm_write() - see uswap/mm.h. */
 USWAP_API int uswap_mm_write(struct uswap_mm *mm, uint64_t addr, const void *buf, size_t len)
 {
-	return mm_copy(mm, addr, (void *)buf, len, true);
-}
-
-/* One page's part of uswap_mm_peek(). Context: may sleep. */
-static int peek_page(struct uswap_mm *mm, uint64_t pgno, void *buf, size_t off, size_t len)
-{
-	int err;
-
-	pthread_rwlock_rdlock(&mm->mmap_lock);
-	for (;;) {
-		struct uswap_vma *vma;
-		pte_t p;
-		struct uswap_spinlock *ptl = pte_lock(mm, pgno, &vma, &p);
-
-		if (!ptl) {
-			err = -EFAULT;
-			break;
-		}
-		if (pte_present(p)) {
-			memcpy(buf, (char *)pte_data(p) + off, len);
-			uswap_spin_unlock(ptl);
-			err = 0;
-			break;
-		}
-		uswap_spin_unlock(ptl);
-		if (pte_none(p)) {
-			memset(buf, 0, len);
-			err = 0;
-			break;
-		}
-		if (pte_is_poison(p)) {
-			err = -EIO;
-			break;
-		}
-		err = peek_swap_page(mm, vma, pgno, p, buf, off, len);
-		if (err != 1)
-			break;
-	}
-	pthread_rwlock_unlock(&mm->mmap_lock);
-	return err;
+	return mm_walk(mm, addr, (void *)buf, len, true, copy_step);
 }
 
 /** uswap_mm_peek() - see uswap/mm.h. */
 USWAP_API int uswap_mm_peek(struct uswap_mm *mm, uint64_t addr, void *buf, size_t len)
 {
-	while (len) {
-		size_t off = addr & (USWAP_PAGE_SIZE - 1);
-		size_t n = USWAP_MIN(len, USWAP_PAGE_SIZE - off);
-		int err = peek_page(mm, addr >> USWAP_PAGE_SHIFT, buf, off, n);
-
-		if (err)
-			return err;
-		addr += n;
-		buf = (char *)buf + n;
-		len -= n;
-	}
-	return 0;
+	return mm_walk(mm, addr, buf, len, false, peek_step);
 }
 
 /** uswap_mm_same() - see uswap/mm.h. */
@@ -457,7 +441,9 @@ USWAP_API int uswap_mm_same(struct uswap_mm *mm, uint64_t addr, const void *buf)
 /** uswap_mm_touch() - see uswap/mm.h. */
 USWAP_API int uswap_mm_touch(struct uswap_mm *mm, uint64_t addr, bool write)
 {
-	return with_page(mm, addr >> USWAP_PAGE_SHIFT, write, nop_fn, NULL);
+	struct copy_arg c = { NULL, 0, 0, write };	/* no bytes: the fault alone */
+
+	return pte_walk(mm, addr >> USWAP_PAGE_SHIFT, copy_step, &c);
 }
 
 /** uswap_mm_get_stats() - see uswap/mm.h. Lockless. */
