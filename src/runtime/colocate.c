@@ -44,6 +44,7 @@
 #include "runtime/uffd_ops.h"
 
 #define RT_COLO_ALONE_NS	10000000ULL	/* one thread faulted alone this long */
+#define RT_COLO_SHARE		4	/* others' faults under a quarter of its own: alone */
 #define RT_COLO_LOOK_NS		1000000ULL	/* its CPU read at most this often */
 #define RT_COLO_STUCK_NS	2000000ULL	/* no turn for this long, with work waiting */
 #define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
@@ -266,11 +267,14 @@ static int thread_cpu(struct rt_colo *c)
 /*
  * rt_colo_fault() - a fault of thread @tid of process @pid was read from
  * the uffd whose event loop entry is @key.
- * Follows @tid once it has been the only thread faulting, with no run
- * copied (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran
- * on, and looks again when the
- * event loop had to sleep for a fault (the two are apart). Another
- * thread's fault, of this process or another, stops following.
+ * Follows @tid once it has been the thread faulting, with no run copied
+ * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on, and
+ * looks again when the event loop had to sleep for a fault (the two are
+ * apart). Faults of other threads, of this process or another, stop
+ * following once they reach a quarter of @tid's (RT_COLO_SHARE; counts
+ * halved every RT_COLO_ALONE_NS): a forked child reading everything in
+ * runs faults a few times for each of its parent's dozen, and the parent
+ * is followed all the same.
  * Context: serving thread.
  */
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
@@ -281,13 +285,23 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 	if (!c->usable)
 		return;
 	now = now_ns();
+	if (now - c->window_ns >= RT_COLO_ALONE_NS) {	/* older faults count half */
+		c->window_ns = now;
+		c->mine /= 2;
+		c->others /= 2;
+	}
 	if (pid != c->pid || tid != c->ftid) {
+		if (++c->others * RT_COLO_SHARE <= c->mine)
+			return;		/* a rare other fault: still alone enough */
 		unfollow(c);
 		c->pid = pid;
 		c->ftid = tid;
 		c->alone_ns = now;
+		c->mine = 1;
+		c->others = 0;
 		return;
 	}
+	c->mine++;
 	if (now - c->alone_ns < RT_COLO_ALONE_NS || now < c->backoff_until)
 		return;
 	if (c->cpu >= 0 && (!c->waited || now - c->look_ns < RT_COLO_LOOK_NS))
@@ -310,16 +324,18 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 }
 
 /*
- * rt_colo_run() - a run (prefetch, zeros) is copied: stop following, and
- * start counting RT_COLO_ALONE_NS again. After a run the woken thread has
- * pages to go through while the serving thread stores the turn's
- * evictions: work better done on two CPUs than in turns on one, so the
- * copy wakes it at the serving thread's own policy, unbound, where the
- * scheduler puts it. Context: serving thread, before the run's copy.
+ * rt_colo_run() - a run (prefetch, zeros) is copied to process @pid: if it
+ * is the one followed (or to be), stop following, and start counting
+ * RT_COLO_ALONE_NS again. After a run the woken thread has pages to go
+ * through while the serving thread stores the turn's evictions: work
+ * better done on two CPUs than in turns on one, so the copy wakes it at
+ * the serving thread's own policy, unbound, where the scheduler puts it.
+ * Another process's run changes nothing here (its wake-up is the plain
+ * one: ops_copy()). Context: serving thread, before the run's copy.
  */
-void rt_colo_run(struct rt_colo *c)
+void rt_colo_run(struct rt_colo *c, pid_t pid)
 {
-	if (!c->usable)
+	if (!c->usable || pid != c->pid)
 		return;
 	c->alone_ns = now_ns();
 	if (c->cpu >= 0)

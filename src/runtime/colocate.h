@@ -26,7 +26,9 @@ struct rt_colo {
 	int epfd;			/* the event loop's epoll: the guard's "work waits" */
 	/* the thread followed (serving thread only) */
 	pid_t pid, ftid;
-	uint64_t alone_ns;		/* since when ftid is the only one faulting */
+	uint64_t alone_ns;		/* since when ftid is the one faulting */
+	uint64_t window_ns;		/* mine, others: halved every RT_COLO_ALONE_NS */
+	uint64_t mine, others;		/* faults of ftid, and of any other thread */
 	int stat_fd;			/* /proc/pid/task/ftid/stat, or -1 */
 	int cpu;			/* the CPU the serving thread is bound to, -1 none */
 	int helpers_off;		/* the CPU the supervisor's other threads are kept off, -1 none */
@@ -55,7 +57,7 @@ void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key);
 void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed);
 void rt_colo_normal(struct rt_colo *c);
-void rt_colo_run(struct rt_colo *c);
+void rt_colo_run(struct rt_colo *c, pid_t pid);
 void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
 
 /* Whether the serving thread follows a faulting thread now (false for a

@@ -367,6 +367,38 @@ void rt_fork_unshared(struct rt_session *s, uint64_t addr)
 	}
 }
 
+/* Whether a session other than @s has its page at @addr as PS_SHARED:
+ * present in both at a fork, and no write of either side seen since
+ * (rt_fork_account()). Context: supervisor thread. */
+static bool shared_elsewhere(const struct rt_session *s, uint64_t addr)
+{
+	for (struct rt_session *c = s->sup->sessions; c; c = c->next) {
+		uint64_t v;
+
+		if (c != s && c->fork_shared && !c->dead && pager_get(&c->pg, addr, &v) &&
+		    PT_STATE(v) == PS_SHARED)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * rt_fork_hint() - name the pages of @s's batch @m, just picked, that are
+ * shared after a fork, for its agent to make exclusive before it moves
+ * them (RT_EVICT status 1) rather than after a move refused: a page
+ * another session has PS_SHARED, and each page evict_first gave (the old
+ * page of a copy-on-write, rt_fork_unshared(), exclusive to nobody since
+ * the fork). A wrong name costs the agent a write of nothing.
+ * Context: supervisor thread.
+ */
+void rt_fork_hint(const struct rt_session *s, struct rt_evict *m)
+{
+	if (!s->fork_shared)
+		return;
+	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++)
+		m->status[i] = i < s->pg.batch_first || shared_elsewhere(s, m->addr[i]);
+}
+
 /**
  * rt_fork_pass_shared() - the pass_over hook: a page present and mapped by
  * more than one process after a fork gets one more trip through the
@@ -380,7 +412,8 @@ bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr)
 	struct rt_sup *sup = arg;
 	uint64_t v;
 
-	if (!s->fork_shared || p->pagemap < 0)
+	/* only a page another session holds as shared is looked up */
+	if (!s->fork_shared || p->pagemap < 0 || !shared_elsewhere(s, addr))
 		return false;
 	if (p->passed.cap && pt_get(&p->passed, addr, &v)) {
 		pt_del(&p->passed, addr);

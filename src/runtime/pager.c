@@ -984,6 +984,7 @@ uint32_t pager_pick(struct pager *p, uint32_t want, uint64_t *addr)
 			pt_set(&p->tab, a, v & ~(~0ULL << 12));	/* off its list: no ticket */
 			take(p, a, addr);
 		}
+	p->batch_first = p->batch_n;
 	while (p->batch_n < want && skipped < 4 * PG_BATCH &&
 	       rt_lru_pop(&p->lru, &p->tab, &a, p->nr_resident, &t->lru_st)) {
 		if (t->pass_over && t->pass_over(t->pass_arg, p, a)) {

@@ -137,6 +137,7 @@ struct pager {
 	/* the batch out: slot i names batch_addr[i] */
 	bool inflight;
 	uint32_t batch_n;
+	uint32_t batch_first;		/* slots [0, batch_first) came from evict_first */
 	uint64_t batch_addr[PG_BATCH];
 	uint64_t cancel;		/* slots not to be moved any more */
 	uint32_t batch_done;		/* slots settled */

@@ -66,9 +66,11 @@ struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 					 * lead (tid == pid): its own CPU, read at the
 					 * batch, is the one to stay off */
 	uint64_t addr[RT_BATCH];
-	int32_t status[RT_BATCH];	/* EVICTED: 0 moved (bytes in slot i), 1 moved after
-					 * a write made it exclusive, -errno (-ECANCELED: the
-					 * supervisor cancelled the slot, xfer_ctl.h) */
+	int32_t status[RT_BATCH];	/* EVICT: 1 shared after a fork (make it exclusive
+					 * first), else 0. EVICTED: 0 moved (bytes in slot
+					 * i), 1 moved after a write made it exclusive,
+					 * -errno (-ECANCELED: the supervisor cancelled the
+					 * slot, xfer_ctl.h) */
 };
 
 struct rt_log {

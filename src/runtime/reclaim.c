@@ -50,6 +50,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	m.away_lead = m.away >= 0 && s->sup->colo.pid == s->pid && s->sup->colo.ftid == s->pid;
 	for (uint32_t i = 0; i < m.n && s->xfer; i++)
 		dbg_canary(s, i);
+	rt_fork_hint(s, &m);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		pager_unpick(&s->pg);
 		return false;

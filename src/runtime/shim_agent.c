@@ -161,20 +161,45 @@ static void move_unlock(void)
 }
 
 /*
+ * Make the pages of the run [@i, @i + @run) of @m that the supervisor named
+ * shared (@hint) exclusive before they move, each once (@made): a move that
+ * fails on a shared page costs the failed call and its check
+ * (rt_uffd_move()), where the write alone is the cost that stays. A page
+ * named wrongly gets a write of nothing, a page gone gets EFAULT: either
+ * way the move that follows says what happened. Context: the move lock
+ * held.
+ */
+static void unshare_run(const struct rt_evict *m, uint32_t i, uint32_t run, uint64_t hint,
+			uint64_t *made)
+{
+	for (uint32_t k = i; k < i + run; k++)
+		if ((hint & ~*made) & (1ULL << k)) {
+			make_exclusive(m->addr[k]);
+			*made |= 1ULL << k;
+		}
+}
+
+/*
  * Serve the batch @m. A run of contiguous pages moves in one call; what it
  * leaves is retried page by page, so each page gets its own status. On
  * EAGAIN, with the lock let go for the supervisor to read its event, the
- * move is tried again (1000 times at most).
+ * move is tried again (1000 times at most). A page the supervisor named
+ * shared after a fork (status 1 in RT_EVICT) is made exclusive first, and
+ * answered as one so made (status 1).
  */
 static void evict(struct rt_evict *m)
 {
 	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
+	uint64_t hint = 0, made = 0;
 	struct shim_plan plan;
 	unsigned int again = 0;
 	bool moved = false;
 
 	if (!staging_on)
 		staging_on = shim_staging_register() == 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (m->status[i] == 1)
+			hint |= 1ULL << i;
 	shim_policy_plan(m, n, &plan);
 	for (uint32_t i = 0; i < n;) {
 		uint32_t run = 1, done;
@@ -191,9 +216,13 @@ static void evict(struct rt_evict *m)
 			i++;
 			continue;
 		}
+		unshare_run(m, i, run, hint, &made);
 		done = move_run(m, i, run, n, plan.split, &err);
 		done += move_rest(m, i, run, done, n, plan.split, &err);
 		move_unlock();
+		for (uint32_t k = i; k < i + done; k++)
+			if (made & (1ULL << k))
+				m->status[k] = 1;
 		for (uint32_t k = i; k < i + done; k++)	/* the staging is ours alone */
 			memcpy(shim.xfer + k * RT_PAGE, slot(k, n, plan.split), RT_PAGE);
 		moved |= done > 0;

@@ -969,6 +969,30 @@ static void loop_check_flags(struct rt_loop *lp)
 }
 
 /*
+ * Store pages of @s's answered batch: RT_STEP_PAGES of them, or, while two
+ * processes fault in turns (one did not fault alone for RT_SPIN_ALONE_NS),
+ * one at a time until an event waits (epoll, level-triggered, keeps it for
+ * the next turn). A fault of one process then waits for one compression of
+ * another's batch, not eight: a forked child reading everything stores a
+ * batch every few of the parent's faults (docs/RUNTIME.md, "Two processes
+ * faulting"). A process faulting alone keeps the eight: its own stores,
+ * cut short at each of its faults, cost it more turns than they save.
+ * Context: supervisor thread.
+ */
+static void loop_store(struct rt_loop *lp, struct rt_session *s)
+{
+	struct epoll_event ev;
+
+	if (now_ns() - lp->sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+		rt_session_batch_step(s, RT_STEP_PAGES);
+		return;
+	}
+	for (int k = 0; k < RT_STEP_PAGES && rt_session_batch_step(s, 1); k++)
+		if (epoll_wait(lp->epfd, &ev, 1, 0) > 0)
+			break;
+}
+
+/*
  * Each session's work of the turn, after the handlers: a held uffd is tried
  * again; a session whose process has gone is destroyed; the others store a
  * few pages of an answered batch, serve what faults they can, and go on
@@ -992,7 +1016,7 @@ static void loop_sessions(struct rt_loop *lp)
 		else if (s->forked && s->sock < 0)	/* not met yet */
 			gone = !rt_fork_mm_alive(s);
 		if (!gone) {
-			rt_session_batch_step(s, RT_STEP_PAGES);
+			loop_store(lp, s);
 			rt_session_retry(s);
 			rt_session_prefork(s);
 			pp = &s->next;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -172,6 +173,16 @@ int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
 	return ioctl(uffd, UFFDIO_POISON, &p) ? -errno : 0;
 }
 
+/* Whether the page at @dst was moved from @src: its destination is mapped
+ * and its source is not (mincore()). */
+static bool page_moved(uint64_t dst, uint64_t src)
+{
+	unsigned char d, s;
+
+	return !mincore((void *)(uintptr_t)dst, RT_UFFD_PAGE, &d) &&
+	       !mincore((void *)(uintptr_t)src, RT_UFFD_PAGE, &s) && (d & 1) && !(s & 1);
+}
+
 /*
  * After a failed UFFDIO_MOVE of @len bytes from @src to @dst, of which the
  * kernel reported @done moved: the bytes really moved. The kernel's count
@@ -179,13 +190,19 @@ int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len)
  * with its error still -EAGAIN, so the next step moves its pages uncounted
  * and its retry then fails with -EEXIST. A page counts as moved when its
  * destination is mapped and its source is not (mincore()); the caller
- * guarantees an empty @dst and holds the source's faults meanwhile.
+ * guarantees an empty @dst and holds the source's faults meanwhile. Pages
+ * move in address order, so the moved ones are a prefix of the range: the
+ * first page after @done, not moved, ends the look at once (a page shared
+ * after a fork, EBUSY, the usual case: one page looked at, not the rest of
+ * the range at every page of a shared run).
  * Return: the bytes moved (>= @done).
  */
 static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t done)
 {
 	unsigned char d[64], s[64];
 
+	if (done < len && !page_moved(dst + done, src + done))
+		return done;
 	while (done < len) {
 		uint64_t n = (len - done) / RT_UFFD_PAGE;
 
