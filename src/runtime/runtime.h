@@ -19,6 +19,7 @@
 #include "runtime/pager.h"
 #include "runtime/proto.h"
 #include "runtime/ranges.h"
+#include "runtime/uffd_ops.h"
 
 #define RT_MAX_SWAP	8
 
@@ -70,6 +71,8 @@ struct rt_stats {
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
+#define RT_ALONE_NS	10000000ULL	/* a process faulted alone this long: */
+#define RT_TURNS_RUN	8	/* else two fault in turns, runs this long at most */
 
 /* Where a process's agent is (docs/RUNTIME.md, "The supervisor's record of a process"). */
 enum rt_phase {
@@ -208,6 +211,13 @@ bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr);
 void rt_fork_hint(const struct rt_session *s, struct rt_evict *m);
 void rt_fork_account(struct rt_sup *sup);
 extern const struct pg_ops rt_session_ops;
+
+/* Whether two processes fault in turns: none faulted alone for RT_ALONE_NS
+ * (docs/RUNTIME.md, "Two processes faulting"). Context: supervisor thread. */
+static inline bool rt_two_faulting(const struct rt_sup *sup)
+{
+	return now_ns() - sup->fault_switch_ns <= RT_ALONE_NS;
+}
 void rt_sup_check(struct rt_sup *sup);
 
 /* The counters' reports (counters.c) */

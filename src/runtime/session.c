@@ -170,6 +170,8 @@ static int serve_fault(void *arg, uint64_t addr)
 		}
 		if (t->resident + PG_RUN > t->budget + sup->slack)
 			room = 1;
+		else if (rt_two_faulting(sup))
+			room = RT_TURNS_RUN;	/* the other's next fault waits for it */
 	}
 	err = pager_serve(&s->pg, addr, room);
 	if (err == -EAGAIN)

@@ -38,8 +38,6 @@
 #endif
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
-#define RT_SPIN_ALONE_NS 10000000ULL	/* --poll-us spins after a process faulted
-					 * alone for this long */
 #define RT_LOCKED_EVERY_NS 100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
 #define RT_FLAGS_EVERY_NS 100000000ULL	/* loop_check_flags(): every 100 ms */
 #define RT_EV_BATCH	64		/* events taken per epoll_wait() */
@@ -907,7 +905,7 @@ static bool only_followed(const struct rt_sup *sup, const struct epoll_event *ev
 /*
  * Wait for events, into @evs, for at most @timeout ms. --poll-us: after a
  * turn that read a fault, spin for the next one (yielding) if that fault
- * came within the window and only one process faulted for RT_SPIN_ALONE_NS
+ * came within the window and only one process faulted for RT_ALONE_NS
  * (a fork's parent and child faulting at once keep both CPUs).
  * Return: the number of events, -1 on error (errno set by epoll_wait).
  */
@@ -922,7 +920,7 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 
 		lp->spin_faults = sup->st.faults;
 		if (!stepping && sup->poll_us && lp->near &&
-		    t0 - sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+		    t0 - sup->fault_switch_ns > RT_ALONE_NS) {
 			while ((n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, 0)) == 0 &&
 			       now_ns() - t0 < sup->poll_us * 1000)
 				sched_yield();
@@ -970,8 +968,7 @@ static void loop_check_flags(struct rt_loop *lp)
 
 /*
  * Store pages of @s's answered batch: RT_STEP_PAGES of them, or, while two
- * processes fault in turns (one did not fault alone for RT_SPIN_ALONE_NS),
- * one at a time until an event waits (epoll, level-triggered, keeps it for
+ * processes fault in turns (rt_two_faulting()), one at a time until an event waits (epoll, level-triggered, keeps it for
  * the next turn). A fault of one process then waits for one compression of
  * another's batch, not eight: a forked child reading everything stores a
  * batch every few of the parent's faults (docs/RUNTIME.md, "Two processes
@@ -983,7 +980,7 @@ static void loop_store(struct rt_loop *lp, struct rt_session *s)
 {
 	struct epoll_event ev;
 
-	if (now_ns() - lp->sup->fault_switch_ns > RT_SPIN_ALONE_NS) {
+	if (!rt_two_faulting(lp->sup)) {
 		rt_session_batch_step(s, RT_STEP_PAGES);
 		return;
 	}
