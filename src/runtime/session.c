@@ -78,6 +78,11 @@ static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint
 		if (len > PAGE)
 			rt_colo_run(&s->sup->colo, s->pid);
 		err = rt_uffd_copy(s->uffd, dst, src, len, done);
+		/* Two processes faulting: the thread just woken may be queued
+		 * on this CPU, behind the rest of the turn (under SCHED_FIFO
+		 * until we sleep): let it run to its next fault first. */
+		if (len == PAGE && *done && rt_two_faulting(s->sup))
+			sched_yield();
 	}
 	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
 		fprintf(stderr, "uswap run: copy to 0x%llx (%llu bytes): %s, %llu done\n",
