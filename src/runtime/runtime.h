@@ -71,8 +71,8 @@ struct rt_stats {
 };
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
-#define RT_ALONE_NS	10000000ULL	/* a process faulted alone this long: */
-#define RT_TURNS_RUN	8	/* else two fault in turns, runs this long at most */
+#define RT_ALONE_NS	10000000ULL	/* no other process faulted for this long: alone */
+#define RT_TURNS_RUN	8	/* swap-in run at most, while two fault in turns */
 
 /* Where a process's agent is (docs/RUNTIME.md, "The supervisor's record of a process"). */
 enum rt_phase {
@@ -218,6 +218,7 @@ static inline bool rt_two_faulting(const struct rt_sup *sup)
 {
 	return now_ns() - sup->fault_switch_ns <= RT_ALONE_NS;
 }
+
 void rt_sup_check(struct rt_sup *sup);
 
 /* The counters' reports (counters.c) */

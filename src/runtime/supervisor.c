@@ -968,12 +968,13 @@ static void loop_check_flags(struct rt_loop *lp)
 
 /*
  * Store pages of @s's answered batch: RT_STEP_PAGES of them, or, while two
- * processes fault in turns (rt_two_faulting()), one at a time until an event waits (epoll, level-triggered, keeps it for
- * the next turn). A fault of one process then waits for one compression of
- * another's batch, not eight: a forked child reading everything stores a
- * batch every few of the parent's faults (docs/RUNTIME.md, "Two processes
- * faulting"). A process faulting alone keeps the eight: its own stores,
- * cut short at each of its faults, cost it more turns than they save.
+ * processes fault in turns (rt_two_faulting()), one at a time until an
+ * event waits (epoll, level-triggered, keeps it for the next turn). A fault
+ * of one process then waits for one compression of another's batch, not
+ * eight: a forked child reading everything stores a batch every few of
+ * the parent's faults (docs/RUNTIME.md, "Two processes faulting"). A
+ * process faulting alone keeps the eight: its own stores, cut short at
+ * each of its faults, cost it more turns than they save.
  * Context: supervisor thread.
  */
 static void loop_store(struct rt_loop *lp, struct rt_session *s)
