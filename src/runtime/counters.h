@@ -128,6 +128,8 @@ enum rt_stat_line {
 	  "pages moved only after make_exclusive() (a copy or a reuse)")	\
 	X(COUNT, shared_passed, "shared_passed", NONE, "shared passed %llu",	\
 	  "shared pages given a second trip")				\
+	X(COUNT, evict_named, "evict_named", NONE, "named shared %llu",	\
+	  "pages a batch named shared, made exclusive before their move")	\
 	X(PG, evict_cancelled, "evict_cancelled", NONE, "cancelled %llu",	\
 	  "pages remapped while their batch was out")			\
 	X(COUNT, lock_busy, "lock_busy", NONE, "lock busy %llu",		\

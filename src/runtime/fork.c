@@ -395,8 +395,10 @@ void rt_fork_hint(const struct rt_session *s, struct rt_evict *m)
 {
 	if (!s->fork_shared)
 		return;
-	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++)
+	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++) {
 		m->status[i] = i < s->pg.batch_first || shared_elsewhere(s, m->addr[i]);
+		s->sup->st.evict_named += (uint64_t)m->status[i];
+	}
 }
 
 /**

@@ -59,8 +59,15 @@ if j["fork_events"] != 1 or j["evicted"] < 1000:
 # refusals in this run before the agent made them exclusive again.
 if j["evict_busy"] > 200:
     print("FAIL: %d pages refused by UFFDIO_MOVE (EBUSY)" % j["evict_busy"]); sys.exit(1)
-print("evicted %d, swap-ins %d, evict_busy %d, over_budget %d, supervisor's peak %d pages" %
-      (j["evicted"], j["swapins"], j["evict_busy"], j["over_budget"], j["peak_resident_pages"]))
+# The parent's pages the child holds as shared, and the child's old pages
+# after the parent's copy-on-write, are named to the agents in their batches
+# (made exclusive before the move): some must have been, and moved so.
+if j["evict_named"] < 100 or j["evict_unshared"] < 100:
+    print("FAIL: %d pages named shared, %d moved after a write" %
+          (j["evict_named"], j["evict_unshared"])); sys.exit(1)
+print("evicted %d, swap-ins %d, evict_busy %d, named %d, unshared %d, over_budget %d, supervisor's peak %d pages" %
+      (j["evicted"], j["swapins"], j["evict_busy"], j["evict_named"], j["evict_unshared"],
+       j["over_budget"], j["peak_resident_pages"]))
 PY
 limit=$(( (budget_mb + overhead_mb) * 1024 ))
 echo "tree's Pss_Anon: max ${max_fork} KiB while the child lives ($samples_fork samples)," \
