@@ -56,15 +56,20 @@ struct rt_range_msg {			/* RT_REG, RT_FORGET */
 	uint64_t start, end;
 };
 
+/* RT_EVICT's flags */
+#define RT_EVICT_AWAY_LEAD	1u	/* the thread followed on `away` is the agent's
+					 * lead (tid == pid): its own CPU, read at the
+					 * batch, is the one to stay off */
+#define RT_EVICT_TURNS		2u	/* two processes fault in turns: an agent at a
+					 * real-time policy yields between runs */
+
 struct rt_evict {			/* RT_EVICT, RT_EVICTED */
 	uint32_t type;
 	uint32_t n;			/* <= RT_BATCH */
 	int32_t away;			/* EVICT: the CPU the supervisor serves a
 					 * followed thread on, for the agent to stay
 					 * off it; -1: none */
-	uint32_t away_lead;		/* EVICT: 1 if that thread is the agent's
-					 * lead (tid == pid): its own CPU, read at the
-					 * batch, is the one to stay off */
+	uint32_t flags;			/* EVICT: RT_EVICT_* */
 	uint64_t addr[RT_BATCH];
 	int32_t status[RT_BATCH];	/* EVICT: 1 shared after a fork (make it exclusive
 					 * first), else 0. EVICTED: 0 moved (bytes in slot

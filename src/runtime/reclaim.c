@@ -47,7 +47,10 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		atomic_store(&s->ctl->cancel, 0);
 	rt_colo_normal(&s->sup->colo);	/* the agent is woken: not onto our CPU */
 	m.away = rt_colo_cpu(&s->sup->colo);
-	m.away_lead = m.away >= 0 && s->sup->colo.pid == s->pid && s->sup->colo.ftid == s->pid;
+	if (m.away >= 0 && s->sup->colo.pid == s->pid && s->sup->colo.ftid == s->pid)
+		m.flags |= RT_EVICT_AWAY_LEAD;
+	if (rt_two_faulting(s->sup))
+		m.flags |= RT_EVICT_TURNS;
 	for (uint32_t i = 0; i < m.n && s->xfer; i++)
 		dbg_canary(s, i);
 	rt_fork_hint(s, &m);
