@@ -166,8 +166,11 @@ static void move_unlock(void)
  * fails on a shared page costs the failed call and its check
  * (rt_uffd_move()), where the write alone is the cost that stays. A page
  * named wrongly gets a write of nothing, a page gone gets EFAULT: either
- * way the move that follows says what happened. Context: the move lock
- * held.
+ * way the move that follows says what happened. Outside the move lock: a
+ * write of nothing changes no byte of whatever is mapped there by then
+ * (the lock orders moves, which take pages, against event reads), and each
+ * write is a copy-on-write fault the supervisor's reads of the uffd would
+ * otherwise wait behind. Context: the agent thread.
  */
 static void unshare_run(const struct rt_evict *m, uint32_t i, uint32_t run, uint64_t hint,
 			uint64_t *made)
@@ -209,6 +212,7 @@ static void evict(struct rt_evict *m)
 			while (i + run < n && i + run != plan.split &&
 			       m->addr[i + run] == m->addr[i] + run * RT_PAGE)
 				run++;
+		unshare_run(m, i, run, hint, &made);
 		rt_ctl_agent_lock(shim.ctl);
 		run = uncancelled(m, i, run);
 		if (!run) {
@@ -216,7 +220,6 @@ static void evict(struct rt_evict *m)
 			i++;
 			continue;
 		}
-		unshare_run(m, i, run, hint, &made);
 		done = move_run(m, i, run, n, plan.split, &err);
 		done += move_rest(m, i, run, done, n, plan.split, &err);
 		move_unlock();
