@@ -272,9 +272,8 @@ static int thread_cpu(struct rt_colo *c)
  * looks again when the event loop had to sleep for a fault (the two are
  * apart). Faults of other threads, of this process or another, stop
  * following once they reach a quarter of @tid's (RT_COLO_SHARE; counts
- * halved every RT_COLO_ALONE_NS): a forked child reading everything in
- * runs faults a few times for each of its parent's dozen, and the parent
- * is followed all the same.
+ * halved every RT_COLO_ALONE_NS): a thread faulting far more than the
+ * rest is followed, the rest served the plain way.
  * Context: serving thread.
  */
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
