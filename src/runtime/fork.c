@@ -389,16 +389,19 @@ static bool shared_elsewhere(const struct rt_session *s, uint64_t addr)
  * another session has PS_SHARED, and each page evict_first gave (the old
  * page of a copy-on-write, rt_fork_unshared(), exclusive to nobody since
  * the fork). A wrong name costs the agent a write of nothing.
- * Context: supervisor thread.
+ * Context: supervisor thread. Return: the pages named.
  */
-void rt_fork_hint(const struct rt_session *s, struct rt_evict *m)
+uint32_t rt_fork_hint(const struct rt_session *s, struct rt_evict *m)
 {
+	uint32_t named = 0;
+
 	if (!s->fork_shared)
-		return;
+		return 0;
 	for (uint32_t i = 0; i < m->n && i < RT_BATCH; i++) {
 		m->status[i] = i < s->pg.batch_first || shared_elsewhere(s, m->addr[i]);
-		s->sup->st.evict_named += (uint64_t)m->status[i];
+		named += (uint32_t)m->status[i];
 	}
+	return named;
 }
 
 /**

@@ -36,6 +36,7 @@ static inline void dbg_canary(struct rt_session *s, uint32_t i) { (void)s; (void
 bool rt_session_evict(struct rt_session *s, uint64_t want)
 {
 	struct rt_evict m = { .type = RT_EVICT, .away = -1 };
+	uint32_t named;
 
 	if (s->batch != RT_B_NONE || s->phase != RT_PH_RUN || s->dead || !s->agent_up ||
 	    s->pg.inherited)
@@ -53,11 +54,12 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 		m.flags |= RT_EVICT_TURNS;
 	for (uint32_t i = 0; i < m.n && s->xfer; i++)
 		dbg_canary(s, i);
-	rt_fork_hint(s, &m);
+	named = rt_fork_hint(s, &m);
 	if (send(s->sock, &m, sizeof(m), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(m)) {
 		pager_unpick(&s->pg);
 		return false;
 	}
+	s->sup->st.evict_named += named;	/* counted once sent */
 	s->batch = RT_B_OUT;
 	s->sup->inflight++;
 	return true;

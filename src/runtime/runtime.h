@@ -208,7 +208,7 @@ void rt_fork_free_hellos(struct rt_sup *sup);
 bool rt_fork_events_on(const struct rt_sup *sup);
 void rt_fork_unshared(struct rt_session *s, uint64_t addr);
 bool rt_fork_pass_shared(void *arg, struct pager *p, uint64_t addr);
-void rt_fork_hint(const struct rt_session *s, struct rt_evict *m);
+uint32_t rt_fork_hint(const struct rt_session *s, struct rt_evict *m);
 void rt_fork_account(struct rt_sup *sup);
 extern const struct pg_ops rt_session_ops;
 

@@ -163,8 +163,8 @@ void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *pl
 	plan->split = split;
 	/* Bound, or real-time while two processes fault: a real-time agent
 	 * holds its CPU for the whole batch, and a program thread woken
-	 * there waits for it to end (under chrt -f 1, 16,768 against
-	 * 19,155 parent ops/s in rt_prog forkbench). */
+	 * there waits for it to end (docs/RUNTIME.md, "The agent on the
+	 * program's CPU"). */
 	plan->yield = agent_cpu >= 0 || (realtime && (m->flags & RT_EVICT_TURNS));
 }
 

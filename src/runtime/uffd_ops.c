@@ -203,6 +203,8 @@ static uint64_t moved_bytes(uint64_t dst, uint64_t src, uint64_t len, uint64_t d
 
 	if (done < len && !page_moved(dst + done, src + done))
 		return done;
+	if (done < len)
+		done += RT_UFFD_PAGE;	/* that page moved: look on from the next */
 	while (done < len) {
 		uint64_t n = (len - done) / RT_UFFD_PAGE;
 
