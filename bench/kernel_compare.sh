@@ -42,9 +42,18 @@
 #   KC_REDIS_HEADROOM_MB=N  extra MiB for the kernel's cgroup in the redis
 #                 rounds (room for BGSAVE's dirty dump file, which uswap's
 #                 budget does not count; default 0).
+#   KC_DIRTY_MB=N the machine's dirty page cache limit in the redis rounds
+#                 (vm.dirty_bytes; background writeback from a quarter of
+#                 it), restored on exit; default 4, 0 leaves it alone. A
+#                 cgroup v1 limit does not throttle dirtying by itself: at
+#                 the default ratio, BGSAVE's dump file filled the kernel's
+#                 cgroup with dirty pages its reclaim could not take, and
+#                 the OOM killer took redis-server. Both sides write the
+#                 same file under the same limit.
 set -euo pipefail
 build=${1:-build} rounds=${2:-5} mb=${3:-96} keys=${4:-60000} base=${5:-}
 rt=() poll_us=${KC_POLL_US:-100} redis_headroom=${KC_REDIS_HEADROOM_MB:-0}
+dirty_mb=${KC_DIRTY_MB:-4}
 [ "${KC_CHRT:-0}" = 1 ] && rt=(chrt -f 1)
 uswap=$build/uswap prog=$build/tests/runtime/rt_prog floor_bench=$build/bench/bench_uffd_fault
 limit_mb=$((mb / 3))
@@ -72,9 +81,16 @@ dir=$(mktemp -d)
 cg=/sys/fs/cgroup/memory/uswap-kcmp-$$
 zdev=""
 redis_pids=()
+dirty_saved=()	# vm.dirty_* "name value" pairs to write back on exit
 
 cleanup() {
 	set +e
+	# The bytes forms last: a ratio written after its bytes form would
+	# clear it (the kernel keeps one of each pair).
+	for kv in "${dirty_saved[@]}"; do
+		set -- $kv
+		[ "$2" != 0 ] && echo "$2" >"/proc/sys/vm/$1"
+	done
 	for p in "${redis_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	if [ -d "$cg" ]; then
 		for _ in $(seq 50); do
@@ -374,6 +390,14 @@ redis_round() {	# CONFIG LIMIT_MB -> "rps bgsave_ms"
 	rm -f "$dir/dump-$c.rdb"	# or the next start loads it
 }
 
+# The dirty limit of the redis rounds (KC_DIRTY_MB, above).
+if [ "$dirty_mb" != 0 ]; then
+	for k in dirty_ratio dirty_background_ratio dirty_bytes dirty_background_bytes; do
+		dirty_saved+=("$k $(cat /proc/sys/vm/$k)")
+	done
+	echo $((dirty_mb << 20)) >/proc/sys/vm/dirty_bytes
+	echo $((dirty_mb << 18)) >/proc/sys/vm/dirty_background_bytes
+fi
 # Size the budget from redis's own resident size with the dataset in; the
 # kernel's baseline is the cgroup's charge for an empty redis-server.
 cg_limit 4096

@@ -101,6 +101,8 @@ enum rt_stat_line {
 	  "deferred faults: their page was in the batch in flight")		\
 	X(PG, wait_event, "wait_event", WAIT, "an event %llu",		\
 	  "deferred faults: their copy met a pending event (EAGAIN)")	\
+	X(PG, wait_copy, "wait_copy", WAIT, "their process's run copy %llu",	\
+	  "deferred faults: read while their process's run was at the copy thread") \
 	X(COUNT, reclaim_rounds, "reclaim_rounds", WAIT,			\
 	  "reclaim rounds (high watermark crossed) %llu",			\
 	  "times resident pages crossed the high watermark")		\
@@ -132,6 +134,8 @@ enum rt_stat_line {
 	  "pages a batch named shared, made exclusive before their move")	\
 	X(PG, evict_cancelled, "evict_cancelled", NONE, "cancelled %llu",	\
 	  "pages remapped while their batch was out")			\
+	X(COUNT, copier_runs, "copier_runs", NONE, "runs copied aside %llu",	\
+	  "swap-in runs the copy thread placed (two processes faulting)")	\
 	X(COUNT, lock_busy, "lock_busy", NONE, "lock busy %llu",		\
 	  "uffd reads put off: the agent was moving")			\
 	X(PG, dbg_zero_tracked, "dbg_zero_tracked", NONE, "zero-tracked %llu",	\

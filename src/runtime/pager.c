@@ -454,7 +454,10 @@ static int copy_states(struct pager *c, const struct pager *parent)
  */
 int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg)
 {
-	int err = space_init(c, parent->t, ops, arg);
+	int err;
+
+	uswap_assert(!parent->run.on);	/* a FORK event waits for the copy's end */
+	err = space_init(c, parent->t, ops, arg);
 
 	if (!err && (err = uswap_mm_fork(parent->mm, &c->mm))) {
 		pt_free(&c->tab);
@@ -559,19 +562,59 @@ static int lost_page(struct pager *p, uint64_t addr, uint32_t idx, int err)
 }
 
 /*
- * Swap @addr in with the SWAPPED pages after it, in one copy, up to @room
- * and the prefetch window (doubled by a sequential fault up to PG_RUN,
- * else one page). Each page goes on a list by the workingset test.
- * Return: 0, -EAGAIN, -EHWPOISON (the page was poisoned), or a read error.
+ * The end of swap-in run p->run, whose copy placed @done bytes and said
+ * @err: each page placed goes on a list by the workingset test and keeps
+ * its mirror copy or frees it.
+ * Return: 0, -EAGAIN (nothing placed: an event is pending).
  */
-static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
+static int swapin_end(struct pager *p, int err, uint64_t done)
 {
 	struct pg_tree *t = p->t;
-	uint32_t idx[PG_RUN];
-	uint64_t n = 0, v, done = 0, old[PG_RUN];
+	struct pg_run *r = &p->run;
 	bool keep;
+
+	r->on = false;
+	done /= PAGE;
+	keep = done && t->keep_copies && !swap_short(t);
+	for (uint64_t i = 0; i < done; i++) {
+		bool active = t->policy == RT_EVICT_LRU &&
+			      rt_lru_refault(r->old[i], t->st.evicted, t->budget / 2);
+
+		make_resident(p, r->addr + i * PAGE, PGT_SWAPIN, active, LRU_AHEAD);
+		keep_copy(p, r->addr + i * PAGE, r->idx[i], keep);
+		t->lru_st.refaults++;
+		t->lru_st.swapin_pages++;
+		t->lru_st.activated += active;
+	}
+	if (done) {
+		p->ra_next = r->addr + done * PAGE;
+		t->st.swapins++;
+		t->st.prefetched += done - 1;
+	}
+	if (err == -EAGAIN && !done)
+		return -EAGAIN;
+	if (err == -EEXIST && !done)
+		p->ops->wake(p->ops_arg, r->addr);	/* cannot happen to a SWAPPED page */
+	return 0;
+}
+
+/*
+ * Swap @addr in with the SWAPPED pages after it, in one copy, up to @room
+ * and the prefetch window (doubled by a sequential fault up to PG_RUN,
+ * else one page). With @may_hand, a run of more than one page may go to
+ * the transport's other thread (pg_ops.run_buf): its states stay until
+ * pager_run_done().
+ * Return: 0 (or -EINPROGRESS: handed over), -EAGAIN, -EHWPOISON (the page
+ * was poisoned), or a read error.
+ */
+static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room, bool may_hand)
+{
+	struct pg_run *r = &p->run;
+	uint64_t n = 0, v, done = 0;
+	char *buf = p->t->buf;
 	int err = 0;
 
+	uswap_assert(!r->on);
 	if (addr != p->ra_next)
 		p->ra_win = 1;
 	else
@@ -580,45 +623,51 @@ static int serve_swapin(struct pager *p, uint64_t addr, uint64_t room)
 		room = p->ra_win;
 	while (n < PG_RUN && (n == 0 || n < room) && pt_get(&p->tab, addr + n * PAGE, &v) &&
 	       PT_STATE(v) == PS_SWAPPED) {
-		idx[n] = PT_IDX(v);
-		old[n] = v;
-		err = uswap_mm_peek(p->mm, mirror_addr(p, idx[n]), t->buf + n * PAGE, PAGE);
-		if (err)
-			break;
-		dbg_read(p, idx[n], addr + n * PAGE, t->buf + n * PAGE);
+		r->idx[n] = PT_IDX(v);
+		r->old[n] = v;
 		n++;
 	}
-	if (!n)
-		return err ? lost_page(p, addr, idx[0], err) : 0;
-	err = p->ops->copy(p->ops_arg, addr, t->buf, n * PAGE, &done);
-	done /= PAGE;
-	keep = done && t->keep_copies && !swap_short(t);
-	for (uint64_t i = 0; i < done; i++) {
-		bool active = t->policy == RT_EVICT_LRU &&
-			      rt_lru_refault(old[i], t->st.evicted, t->budget / 2);
+	if (n > 1 && may_hand && p->ops->run_buf) {
+		char *b = p->ops->run_buf(p->ops_arg, n);
 
-		make_resident(p, addr + i * PAGE, PGT_SWAPIN, active, LRU_AHEAD);
-		keep_copy(p, addr + i * PAGE, idx[i], keep);
-		t->lru_st.refaults++;
-		t->lru_st.swapin_pages++;
-		t->lru_st.activated += active;
+		if (b)
+			buf = b;
 	}
-	if (done) {
-		p->ra_next = addr + done * PAGE;
-		t->st.swapins++;
-		t->st.prefetched += done - 1;
+	for (uint64_t i = 0; i < n; i++) {
+		err = uswap_mm_peek(p->mm, mirror_addr(p, r->idx[i]), buf + i * PAGE, PAGE);
+		if (err) {
+			n = i;
+			break;
+		}
+		dbg_read(p, r->idx[i], addr + i * PAGE, buf + i * PAGE);
 	}
-	if (err == -EAGAIN && !done)
-		return -EAGAIN;
-	if (err == -EEXIST && !done)
-		p->ops->wake(p->ops_arg, addr);	/* cannot happen to a SWAPPED page */
-	return 0;
+	if (!n)
+		return err ? lost_page(p, addr, r->idx[0], err) : 0;
+	r->addr = addr;
+	r->on = true;
+	err = p->ops->copy(p->ops_arg, addr, buf, n * PAGE, &done);
+	if (err == -EINPROGRESS)
+		return -EINPROGRESS;	/* pager_run_done() ends it */
+	return swapin_end(p, err, done);
+}
+
+/**
+ * pager_run_done() - the copy of @p's swap-in run handed over by
+ * pg_ops.copy's -EINPROGRESS placed @done bytes and said @err (UFFDIO_COPY
+ * semantics). Return: 0, -EAGAIN (none placed: the fault waits for an
+ * event).
+ */
+int pager_run_done(struct pager *p, int err, uint64_t done)
+{
+	uswap_assert(p->run.on);
+	return swapin_end(p, err, done);
 }
 
 /**
  * pager_serve() - serve the fault at @addr by its page's state: zeros or
  * its bytes (a run of up to @room pages), or a wait for the batch out.
- * Return: 0 served; -EBUSY wait for the batch (PG_WAIT_EVICTING);
+ * Return: 0 served; -EINPROGRESS a run's copy handed over (pg_ops.run_buf,
+ * ended by pager_run_done()); -EBUSY wait for the batch (PG_WAIT_EVICTING);
  * -EAGAIN wait for the pending event (PG_WAIT_EVENT); -EHWPOISON the page
  * was lost and poisoned (served); another -errno: it cannot be read back.
  */
@@ -630,7 +679,7 @@ int pager_serve(struct pager *p, uint64_t addr, uint64_t room)
 	if (known && (PT_STATE(v) == PS_EVICTING || PT_STATE(v) == PS_DEAD))
 		return -EBUSY;
 	if (known && PT_STATE(v) == PS_SWAPPED)
-		return serve_swapin(p, addr, room);
+		return serve_swapin(p, addr, room, true);
 	return serve_zero(p, addr, known, room);
 }
 
@@ -658,6 +707,8 @@ int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why)
 		st->wait_budget++;
 	else if (why == PG_WAIT_EVICTING)
 		st->wait_evicting++;
+	else if (why == PG_WAIT_COPY)
+		st->wait_copy++;
 	else
 		st->wait_event++;
 	return 0;
@@ -734,7 +785,7 @@ int pager_swapin_all(struct pager *p)
 			continue;	/* a run took it */
 		p->ra_next = e[i].key;	/* long runs, as a sequential read */
 		p->ra_win = PG_RUN;
-		err = serve_swapin(p, e[i].key, PG_RUN);
+		err = serve_swapin(p, e[i].key, PG_RUN, false);
 		if (err == -EHWPOISON)
 			err = 0;
 	}

@@ -54,14 +54,14 @@ enum pg_trans {
 };
 
 /* Why a fault waits (each deferred fault counted once, by its reason). */
-enum pg_wait { PG_WAIT_EVENT, PG_WAIT_EVICTING, PG_WAIT_BUDGET };
+enum pg_wait { PG_WAIT_EVENT, PG_WAIT_EVICTING, PG_WAIT_BUDGET, PG_WAIT_COPY };
 
 /* The pager's counters, kept in its tree (what each counts: counters.h). */
 #define PG_STATS(X)								\
 	X(zero_fills) X(zero_pages) X(swapins) X(prefetched) X(evict_batches)	\
 	X(evicted) X(evict_busy) X(evict_gone) X(evict_other) X(evict_cancelled)	\
 	X(evict_unshared) X(evict_clean) X(poisoned) X(deferred) X(wait_budget) X(wait_evicting)	\
-	X(wait_event) X(peak_resident) X(peak_unevictable) X(dbg_zero_tracked)	\
+	X(wait_event) X(wait_copy) X(peak_resident) X(peak_unevictable) X(dbg_zero_tracked)	\
 	X(dbg_mirror_zero) X(dbg_resident_absent)
 
 struct pg_stats {
@@ -104,6 +104,19 @@ struct pg_ops {
 	int (*poison)(void *arg, uint64_t addr);
 	/* The process must go: its pages cannot be kept (@why), or NULL. */
 	void (*lost)(void *arg, const char *why);
+	/* A buffer for an @n-page swap-in run whose copy another thread may
+	 * make: copy() of it then says -EINPROGRESS, and the transport calls
+	 * pager_run_done() once the copy is over. NULL (or the op NULL): the
+	 * run is copied by copy() as any other. */
+	char *(*run_buf)(void *arg, uint64_t n);
+};
+
+/* A swap-in run: its pages' mirror indexes and states as they left. */
+struct pg_run {
+	bool on;			/* being copied (handed over: until pager_run_done()) */
+	uint64_t addr;			/* its first page */
+	uint32_t idx[PG_RUN];
+	uint64_t old[PG_RUN];
 };
 
 struct pg_pending {
@@ -134,6 +147,7 @@ struct pager {
 	/* sequential prefetch */
 	uint64_t ra_next;		/* the page after the last swap-in run */
 	uint32_t ra_win;		/* its window (pages) */
+	struct pg_run run;		/* the swap-in run being copied */
 	/* the batch out: slot i names batch_addr[i] */
 	bool inflight;
 	uint32_t batch_n;
@@ -163,6 +177,7 @@ void pager_destroy(struct pager *p);
 int pager_fork(struct pager *c, struct pager *parent, const struct pg_ops *ops, void *arg);
 
 int pager_serve(struct pager *p, uint64_t addr, uint64_t room);
+int pager_run_done(struct pager *p, int err, uint64_t done);
 int pager_defer(struct pager *p, uint64_t addr, uint64_t t0, enum pg_wait why);
 size_t pager_retry(struct pager *p, int (*serve)(void *arg, uint64_t addr), void *arg,
 		   void (*served)(void *arg, uint64_t t0));

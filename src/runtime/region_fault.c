@@ -24,7 +24,7 @@ static int ops_poison(void *arg, uint64_t addr)
 	return rt_uffd_poison(pool->uffd, addr, PAGE);
 }
 
-const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison, NULL };
+const struct pg_ops rg_pager_ops = { ops_copy, ops_wake, ops_poison, NULL, NULL };
 
 /* The VMA holding @addr, from /proc/self/maps. Return: 0, -ENOENT. */
 static int vma_of(uint64_t addr, uint64_t *start, uint64_t *end)

@@ -13,6 +13,7 @@
 
 #include <uswap/uswap.h>
 #include "runtime/colocate.h"
+#include "runtime/copier.h"
 #include "runtime/counters.h"
 #include "runtime/coldlist.h"
 #include "runtime/pagetab.h"
@@ -113,6 +114,8 @@ struct rt_session {
 	struct rt_xfer_ctl *ctl;		/* its control page (xfer_ctl.h), or NULL */
 	struct rt_ev ev_uffd, ev_sock;		/* in the event loop (supervisor.c) */
 	bool uffd_held;				/* left unread: the agent holds the move lock */
+	bool copying;				/* a swap-in run at the copy thread (copier.h):
+						 * uffd unread, faults waiting, fork held */
 	uint64_t staging, staging_end;		/* the agent's staging area */
 	struct pager pg;			/* its pages (pager.h); pg.pagemap is ours */
 	enum rt_phase phase;
@@ -141,6 +144,7 @@ struct rt_sup {
 	const struct rt_session *fault_last;	/* whose fault was read last (never followed) */
 	uint64_t fault_switch_ns;		/* when fault_last changed (now_ns()) */
 	struct rt_colo colo;			/* following the faulting thread */
+	struct rt_copier copier;		/* the copy thread (copier.h) */
 	bool reclaiming;			/* evicting down to the low watermark */
 	bool stalled;				/* the last batches freed nothing */
 	uint64_t balance_mark;			/* balance(): sessions asked this round */
@@ -191,6 +195,7 @@ void rt_session_kill(struct rt_session *s, const char *why);
 #define IS_ERR_XFER(x)	((uintptr_t)(x) >= (uintptr_t)-4095)
 int rt_session_sock(struct rt_session *s);
 bool rt_session_retry(struct rt_session *s);
+struct rt_session *rt_sup_copied(struct rt_sup *sup, bool wait);
 bool rt_session_batch_step(struct rt_session *s, uint32_t max);
 bool rt_session_evict(struct rt_session *s, uint64_t want);
 void rt_session_prefork(struct rt_session *s);

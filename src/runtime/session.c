@@ -59,12 +59,21 @@ static inline bool dbg_unwritten(struct rt_session *s, uint32_t i) { (void)s; (v
 
 /* ---- faults ---- */
 
-/* The pager's copies, wake-ups and poisons go to the process's uffd. */
+/* The pager's copies, wake-ups and poisons go to the process's uffd; a
+ * run in the copy thread's buffer (ops_run_buf()) is handed to it. */
 static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
 {
 	struct rt_session *s = arg;
+	struct rt_copier *cp = &s->sup->copier;
 	int err;
 
+	if (src == cp->buf && cp->buf) {
+		rt_colo_run(&s->sup->colo, s->pid);
+		rt_copier_queue(cp, s, s->uffd, dst, len);
+		s->copying = true;
+		*done = 0;
+		return -EINPROGRESS;
+	}
 	if (len == PAGE && rt_colo_on(&s->sup->colo) && s->pid == s->sup->colo.pid) {
 		/* followed (colocate.c): the wake-up at SCHED_IDLE, for a
 		 * page alone (a run ends following). A copy that fails with
@@ -110,7 +119,25 @@ static void ops_lost(void *arg, const char *why)
 	rt_session_kill(arg, why);
 }
 
-const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison, ops_lost };
+/*
+ * The copy thread's buffer for an @n-page swap-in run of @s, while two
+ * processes fault in turns and the thread is free: the other process's
+ * faults are then served while this run is copied, not after it. A
+ * process faulting alone gains nothing (its next fault waits for this
+ * run), nor does a single page (the hand-over costs what its copy does).
+ */
+static char *ops_run_buf(void *arg, uint64_t n)
+{
+	struct rt_session *s = arg;
+	struct rt_sup *sup = s->sup;
+
+	if (n < 2 || s->phase != RT_PH_RUN || s->dead || !rt_copier_free(&sup->copier) ||
+	    !rt_two_faulting(sup))
+		return NULL;
+	return sup->copier.buf;
+}
+
+const struct pg_ops rt_session_ops = { ops_copy, ops_wake, ops_poison, ops_lost, ops_run_buf };
 
 /* pager_check(), pager_check_present() of every space, pager_check_tree().
  * Context: supervisor thread, once per turn of the event loop. */
@@ -147,6 +174,10 @@ static int serve_fault(void *arg, uint64_t addr)
 
 	if (s->dead)
 		return 0;
+	if (s->copying) {		/* after the run at the copy thread */
+		s->wait_why = PG_WAIT_COPY;
+		return -EBUSY;
+	}
 	s->wait_why = PG_WAIT_EVENT;	/* any -EAGAIN below */
 	if (addr >= s->staging && addr < s->staging_end)
 		return rt_uffd_copy(s->uffd, addr, zero_page, PAGE, &v) == -EAGAIN ? -EAGAIN : 0;
@@ -181,6 +212,8 @@ static int serve_fault(void *arg, uint64_t addr)
 	err = pager_serve(&s->pg, addr, room);
 	if (err == -EAGAIN)
 		return -EAGAIN;
+	if (err == -EINPROGRESS)
+		return 0;		/* counted at its end (fault_served()) */
 	if (err == -EHWPOISON)
 		fprintf(stderr, "uswap run: pid %d: page 0x%llx lost to a device read error: "
 			"SIGBUS on access\n", (int)s->pid, (unsigned long long)addr);
@@ -189,19 +222,57 @@ static int serve_fault(void *arg, uint64_t addr)
 	return 0;
 }
 
-/* Count a served fault in the latency histogram (read to copy). */
+/* Count a served fault in the latency histogram (read to copy); one whose
+ * run went to the copy thread, when its copy is over (rt_session_copied()). */
 static void fault_served(void *arg, uint64_t t0)
 {
 	struct rt_session *s = arg;
 
-	s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
+	if (s->copying)		/* serve_fault() would have deferred any other */
+		s->sup->copier.t0 = t0;
+	else
+		s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
 }
 
 /** rt_session_retry() - serve the pending faults that can be.
  * Context: supervisor thread. Return: true if some are left. */
 bool rt_session_retry(struct rt_session *s)
 {
+	if (s->copying)
+		return s->pg.nr_pending != 0;
 	return pager_retry(&s->pg, serve_fault, s, fault_served) != 0;
+}
+
+/**
+ * rt_sup_copied() - take the copy thread's run if its copy is over (with
+ * @wait: once it is) and end it in its session: the pages placed made
+ * resident, the fault counted, or kept waiting for an event if none was
+ * placed. Context: supervisor thread. Return: the run's session, or NULL.
+ */
+struct rt_session *rt_sup_copied(struct rt_sup *sup, bool wait)
+{
+	struct rt_copier *cp = &sup->copier;
+	uint64_t t0 = cp->t0, dst, done;
+	struct rt_session *s;
+	int err;
+
+	s = rt_copier_take(cp, wait, &dst, &err, &done);
+	if (!s)
+		return NULL;
+	s->copying = false;
+	if (err && err != -EAGAIN && err != -EEXIST && getenv("USWAP_RUN_DEBUG"))
+		fprintf(stderr, "uswap run: copy of a run to 0x%llx: %s, %llu bytes done\n",
+			(unsigned long long)dst, strerror(-err), (unsigned long long)done);
+	if (done)
+		sup->st.copier_runs++;
+	if (!pager_run_done(&s->pg, err, done)) {
+		if (t0)
+			sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
+	} else if (pager_defer(&s->pg, dst, t0 ? t0 : now_ns(), PG_WAIT_EVENT)) {
+		rt_session_kill(s, "the supervisor is out of memory");
+	}
+	PAGER_CHECK(&s->pg);
+	return s;
 }
 
 /* ---- events ---- */
@@ -317,6 +388,8 @@ int rt_session_uffd(struct rt_session *s)
 	struct uffd_msg msg[32];
 	ssize_t r = 0;
 
+	if (s->copying)
+		return 0;	/* read after the copy thread's run (copier.h) */
 	for (;;) {
 		size_t nf = 0;
 
@@ -341,7 +414,7 @@ int rt_session_uffd(struct rt_session *s)
 			handle_fault(s, &msg[i]);
 			PAGER_CHECK(&s->pg);
 		}
-		if (r < (ssize_t)sizeof(msg))
+		if (r < (ssize_t)sizeof(msg) || s->copying)
 			break;	/* drained (or an error): spare the read that would say EAGAIN */
 	}
 	if (r < 0 && errno == EBADFD) {
@@ -487,7 +560,7 @@ void rt_session_prefork(struct rt_session *s)
 	struct rt_simple done = { .type = RT_PREFORK_DONE };
 	int err;
 
-	if (s->phase != RT_PH_PREFORK || s->batch != RT_B_NONE)
+	if (s->phase != RT_PH_PREFORK || s->batch != RT_B_NONE || s->copying)
 		return;
 	if (!rt_fork_events_on(s->sup)) {
 		err = pager_swapin_all(&s->pg);
@@ -669,6 +742,8 @@ int rt_session_create(struct rt_sup *sup, int sock, pid_t pid, int pidfd,
  * caller. Context: supervisor thread. */
 void rt_session_destroy(struct rt_session *s)
 {
+	if (s->copying)		/* its uffd in the copy thread's hands */
+		rt_sup_copied(s->sup, true);
 	rt_fork_parent_gone(s);		/* children waiting on its batch */
 	if (s->batch != RT_B_NONE)
 		s->sup->inflight--;

@@ -661,7 +661,7 @@ static void drop_privileges(bool keep_nice)
 struct rt_loop {
 	struct rt_sup *sup;
 	int epfd;
-	struct rt_ev listen, signals;
+	struct rt_ev listen, signals, copied;
 	int status;			/* the program's wait status ... */
 	bool child_done;		/* ... once its first process was reaped */
 	uint64_t done_ns;		/* when (CLOCK_MONOTONIC) */
@@ -735,11 +735,20 @@ static void on_sock(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
 		rt_session_orphan(s);
 }
 
-/* Watch what session @s has now: its uffd unless held (watched, it would
- * wake us at once), its socket until it hangs up. */
+/* Handler: the copy thread's run is over (copier.h). */
+static void on_copied(struct rt_loop *lp, struct rt_ev *ev, uint32_t events)
+{
+	(void)ev;
+	(void)events;
+	rt_sup_copied(lp->sup, false);
+}
+
+/* Watch what session @s has now: its uffd unless held or its run at the
+ * copy thread (watched, it would wake us at once), its socket until it
+ * hangs up. */
 static void loop_watch(struct rt_loop *lp, struct rt_session *s)
 {
-	ev_set(lp, &s->ev_uffd, s->uffd_held ? -1 : s->uffd, on_uffd, s);
+	ev_set(lp, &s->ev_uffd, s->uffd_held || s->copying ? -1 : s->uffd, on_uffd, s);
 	ev_set(lp, &s->ev_sock, s->phase == RT_PH_ORPHAN ? -1 : s->sock, on_sock, s);
 }
 
@@ -1001,6 +1010,7 @@ static void loop_sessions(struct rt_loop *lp)
 	struct rt_sup *sup = lp->sup;
 	struct rt_session **pp = &sup->sessions;
 
+	rt_sup_copied(sup, false);	/* over during the turn: its faults served below */
 	while (*pp) {
 		struct rt_session *s = *pp;
 		bool gone = false;
@@ -1213,7 +1223,14 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	raise_nofile();
 	drop_privileges(!cfg->no_colocate);
 	rt_colo_init(&sup.colo, loop.epfd, !cfg->no_colocate);
+	/* Without it, every run is copied on the serving thread. */
+	if (!rt_copier_start(&sup.copier) &&
+	    ev_add(&loop, &loop.copied, sup.copier.efd, on_copied, NULL))
+		rt_copier_stop(&sup.copier);
 	ws = serve(&loop);
+	if (loop.copied.fn)
+		ev_del(&loop, &loop.copied);
+	rt_copier_stop(&sup.copier);
 	rt_colo_fini(&sup.colo);
 	ran = true;
 out_sock:

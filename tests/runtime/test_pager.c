@@ -202,7 +202,7 @@ static void m_lost(void *arg, const char *why)
 	fail("a process lost: %s", why);
 }
 
-static const struct pg_ops ops = { m_copy, m_wake, m_poison, m_lost };
+static const struct pg_ops ops = { m_copy, m_wake, m_poison, m_lost, NULL };
 
 /* ---- checks ---- */
 

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/* The copy thread: see copier.h. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "runtime/copier.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "runtime/pager.h"
+#include "runtime/uffd_ops.h"
+#include "util/alloc.h"
+
+/* The thread: each queued run copied, its result kept, the eventfd
+ * counted up; until told to stop. */
+static void *copier_main(void *arg)
+{
+	struct rt_copier *c = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		int uffd, err;
+		uint64_t dst, len, done = 0;
+
+		while (c->state != RT_COPY_QUEUED && !c->stop)
+			pthread_cond_wait(&c->cond, &c->lock);
+		if (c->state != RT_COPY_QUEUED)
+			break;
+		uffd = c->uffd;
+		dst = c->dst;
+		len = c->len;
+		pthread_mutex_unlock(&c->lock);
+		err = rt_uffd_copy(uffd, dst, c->buf, len, &done);
+		pthread_mutex_lock(&c->lock);
+		c->err = err;
+		c->done = done;
+		c->state = RT_COPY_DONE;
+		pthread_cond_broadcast(&c->cond);
+		if (write(c->efd, &one, sizeof(one)) < 0) {
+			/* a full counter: the loop reads it, never 2^64 - 1 behind */
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/**
+ * rt_copier_start() - make @c's buffer, eventfd and thread (with the
+ * caller's signal mask, scheduling policy and capabilities: start it after
+ * dropping privileges). Context: serving thread.
+ * Return: 0; -errno, and @c stays unusable (every run copied by the
+ * serving thread).
+ */
+int rt_copier_start(struct rt_copier *c)
+{
+	int err;
+
+	*c = (struct rt_copier){ .efd = -1 };
+	c->buf = uswap_malloc((size_t)PG_RUN * PG_PAGE);
+	if (!c->buf)
+		return -ENOMEM;
+	c->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->efd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if ((err = -pthread_mutex_init(&c->lock, NULL)))
+		goto fail;
+	if ((err = -pthread_cond_init(&c->cond, NULL))) {
+		pthread_mutex_destroy(&c->lock);
+		goto fail;
+	}
+	if ((err = -pthread_create(&c->thread, NULL, copier_main, c))) {
+		pthread_cond_destroy(&c->cond);
+		pthread_mutex_destroy(&c->lock);
+		goto fail;
+	}
+	c->started = true;
+	return 0;
+fail:
+	if (c->efd >= 0)
+		close(c->efd);
+	free(c->buf);
+	*c = (struct rt_copier){ .efd = -1 };
+	return err;
+}
+
+/** rt_copier_stop() - end @c's thread (after the run it copies) and free
+ * what rt_copier_start() made. Context: serving thread, no run queued. */
+void rt_copier_stop(struct rt_copier *c)
+{
+	if (!c->started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	close(c->efd);
+	free(c->buf);
+	*c = (struct rt_copier){ .efd = -1 };
+}
+
+/** rt_copier_free() - whether a run may be handed to @c now (started, none
+ * queued or untaken). Context: serving thread. */
+bool rt_copier_free(const struct rt_copier *c)
+{
+	return c->started && !c->owner;
+}
+
+/**
+ * rt_copier_queue() - hand @c the copy of @len bytes of its buffer to @dst
+ * in @uffd, for @owner, until rt_copier_take() gives @owner back. @uffd
+ * must stay open until then. Context: serving thread, rt_copier_free().
+ */
+void rt_copier_queue(struct rt_copier *c, void *owner, int uffd, uint64_t dst, uint64_t len)
+{
+	c->owner = owner;
+	c->t0 = 0;
+	pthread_mutex_lock(&c->lock);
+	c->uffd = uffd;
+	c->dst = dst;
+	c->len = len;
+	c->state = RT_COPY_QUEUED;
+	pthread_cond_signal(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+/**
+ * rt_copier_take() - the result of @c's run if its copy is over (with
+ * @wait: once it is), into *@dst, *@err and *@done (rt_uffd_copy()'s), and
+ * @c free again. Context: serving thread.
+ * Return: the run's owner; NULL if none was queued, or (without @wait) its
+ * copy is not over.
+ */
+void *rt_copier_take(struct rt_copier *c, bool wait, uint64_t *dst, int *err, uint64_t *done)
+{
+	void *owner = c->owner;
+	uint64_t n;
+
+	if (!owner)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	while (wait && c->state != RT_COPY_DONE)
+		pthread_cond_wait(&c->cond, &c->lock);
+	if (c->state != RT_COPY_DONE) {
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
+	}
+	c->state = RT_COPY_IDLE;
+	*dst = c->dst;
+	*err = c->err;
+	*done = c->done;
+	pthread_mutex_unlock(&c->lock);
+	if (read(c->efd, &n, sizeof(n)) < 0) {
+		/* already read (EAGAIN): the count is the loop's wake-up only */
+	}
+	c->owner = NULL;
+	return owner;
+}
