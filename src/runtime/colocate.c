@@ -51,24 +51,27 @@
 #define RT_COLO_GUARD_NS	1000000ULL	/* the guard's period while following */
 #define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this out of SCHED_IDLE */
 
-/* Whether the calling thread may take @c's policy back from SCHED_IDLE:
- * with CAP_SYS_NICE, or (sched(7)) a nice value RLIMIT_NICE allows, a
- * real-time priority RLIMIT_RTPRIO allows. */
-static bool can_return(const struct rt_colo *c)
+/**
+ * rt_sched_can_return() - whether the calling thread, at SCHED_IDLE, may
+ * take @policy and @param back (or give them to another thread of its
+ * process): with CAP_SYS_NICE, or (sched(7)) a nice value RLIMIT_NICE
+ * allows, a real-time priority RLIMIT_RTPRIO allows. Context: any thread.
+ */
+bool rt_sched_can_return(int policy, const struct sched_param *param)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
 	struct rlimit rl;
 	int nice;
 
-	if (c->policy == SCHED_IDLE || c->policy == SCHED_DEADLINE)
+	if (policy < 0 || policy == SCHED_IDLE || policy == SCHED_DEADLINE)
 		return false;
 	if (!syscall(SYS_capget, &hdr, d) &&
 	    (d[CAP_SYS_NICE / 32].effective >> (CAP_SYS_NICE % 32)) & 1)
 		return true;
-	if (c->policy == SCHED_FIFO || c->policy == SCHED_RR)
+	if (policy == SCHED_FIFO || policy == SCHED_RR)
 		return !getrlimit(RLIMIT_RTPRIO, &rl) &&
-		       rl.rlim_cur >= (rlim_t)c->param.sched_priority;
+		       rl.rlim_cur >= (rlim_t)param->sched_priority;
 	errno = 0;
 	nice = getpriority(PRIO_PROCESS, 0);
 	return !errno && !getrlimit(RLIMIT_NICE, &rl) && rl.rlim_cur >= (rlim_t)(20 - nice);
@@ -129,7 +132,7 @@ static void *guard_main(void *arg)
 /*
  * rt_colo_init() - set @c up for the calling (serving) thread; @epfd is
  * the event loop's epoll. Following needs @enable, two CPUs or more in the
- * thread's affinity and a way back from SCHED_IDLE (can_return()).
+ * thread's affinity and a way back from SCHED_IDLE (rt_sched_can_return()).
  * Context: the serving thread, before the event loop. Return: nothing;
  * c->usable says whether following can happen.
  */
@@ -145,7 +148,7 @@ void rt_colo_init(struct rt_colo *c, int epfd, bool enable)
 	c->policy = sched_getscheduler(0);
 	if (!enable || c->policy < 0 || sched_getparam(0, &c->param) ||
 	    sched_getaffinity(0, sizeof(c->mask), &c->mask) || CPU_COUNT(&c->mask) < 2 ||
-	    !can_return(c))
+	    !rt_sched_can_return(c->policy, &c->param))
 		return;
 	if (pthread_mutex_init(&c->lock, NULL))
 		return;
@@ -166,7 +169,7 @@ void rt_colo_normal(struct rt_colo *c)
 	if (!c->at_idle)
 		return;
 	if (sched_setscheduler(0, c->policy, &c->param) && !atomic_load(&c->rescued)) {
-		/* can_return() said yes: something changed under us */
+		/* rt_sched_can_return() said yes: something changed under us */
 		fprintf(stderr, "uswap run: cannot leave SCHED_IDLE: %s; following stops\n",
 			strerror(errno));
 		c->usable = false;

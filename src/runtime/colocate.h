@@ -53,6 +53,7 @@ struct rt_colo {
 	uint64_t binds, wakes, idle_ns, rescues;
 };
 
+bool rt_sched_can_return(int policy, const struct sched_param *param);
 void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key);
 void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed);

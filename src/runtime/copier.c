@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "runtime/colocate.h"
 #include "runtime/pager.h"
 #include "runtime/uffd_ops.h"
 #include "util/alloc.h"
@@ -20,7 +21,12 @@ static void *copier_main(void *arg)
 {
 	struct rt_copier *c = arg;
 	uint64_t one = 1;
+	struct sched_param idle = { 0 };
 
+	if (c->idle && sched_setscheduler(0, SCHED_IDLE, &idle)) {
+		/* stays at the serving thread's policy; c->idle is only read
+		 * by the serving thread to give that back, a no-op then */
+	}
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
 		int uffd, err;
@@ -50,8 +56,9 @@ static void *copier_main(void *arg)
 
 /**
  * rt_copier_start() - make @c's buffer, eventfd and thread (with the
- * caller's signal mask, scheduling policy and capabilities: start it after
- * dropping privileges). Context: serving thread.
+ * caller's signal mask and capabilities: start it after dropping
+ * privileges; at SCHED_IDLE if the caller may give it its own policy back).
+ * Context: serving thread.
  * Return: 0; -errno, and @c stays unusable (every run copied by the
  * serving thread).
  */
@@ -60,6 +67,8 @@ int rt_copier_start(struct rt_copier *c)
 	int err;
 
 	*c = (struct rt_copier){ .efd = -1 };
+	c->policy = sched_getscheduler(0);
+	c->idle = !sched_getparam(0, &c->param) && rt_sched_can_return(c->policy, &c->param);
 	c->buf = uswap_malloc((size_t)PG_RUN * PG_PAGE);
 	if (!c->buf)
 		return -ENOMEM;
@@ -79,6 +88,7 @@ int rt_copier_start(struct rt_copier *c)
 		pthread_mutex_destroy(&c->lock);
 		goto fail;
 	}
+	pthread_setname_np(c->thread, "uswap-copy");	/* for top, perf: no error matters */
 	c->started = true;
 	return 0;
 fail:
@@ -121,8 +131,13 @@ bool rt_copier_free(const struct rt_copier *c)
  */
 void rt_copier_queue(struct rt_copier *c, void *owner, int uffd, uint64_t dst, uint64_t len)
 {
+	static const struct sched_param idle = { 0 };
+
+	if (c->rescued && !pthread_setschedparam(c->thread, SCHED_IDLE, &idle))
+		c->rescued = false;
 	c->owner = owner;
 	c->t0 = 0;
+	c->queued_ns = now_ns();
 	pthread_mutex_lock(&c->lock);
 	c->uffd = uffd;
 	c->dst = dst;
@@ -146,6 +161,15 @@ void *rt_copier_take(struct rt_copier *c, bool wait, uint64_t *dst, int *err, ui
 
 	if (!owner)
 		return NULL;
+	if (c->idle && !c->rescued && (wait || now_ns() - c->queued_ns > RT_COPY_RESCUE_NS)) {
+		pthread_mutex_lock(&c->lock);
+		if (c->state != RT_COPY_DONE && !pthread_setschedparam(c->thread, c->policy,
+								       &c->param)) {
+			c->rescued = true;
+			c->rescues++;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
 	pthread_mutex_lock(&c->lock);
 	while (wait && c->state != RT_COPY_DONE)
 		pthread_cond_wait(&c->cond, &c->lock);

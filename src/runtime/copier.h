@@ -8,13 +8,22 @@
  * the run's process is left alone: its uffd unread, its faults waiting,
  * its fork held (session.c), so that nothing the supervisor does for it
  * comes between the copy and its bookkeeping, as on the serving thread.
+ *
+ * The thread runs at SCHED_IDLE when the serving thread can give it its
+ * own policy back: woken on a CPU where a program thread is runnable, it
+ * waits for that thread rather than delay it. A copy not over after
+ * RT_COPY_RESCUE_NS (a CPU kept busy by others) gets the serving thread's
+ * policy until it is, counted in copier_rescues.
  */
 #ifndef USWAP_RUNTIME_COPIER_H
 #define USWAP_RUNTIME_COPIER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#define RT_COPY_RESCUE_NS	2000000ULL	/* a copy queued this long gets the policy back */
 
 enum rt_copy_state { RT_COPY_IDLE, RT_COPY_QUEUED, RT_COPY_DONE };
 
@@ -24,11 +33,19 @@ struct rt_copier {
 	char *buf;			/* a run's bytes: PG_RUN pages */
 	void *owner;			/* whose run is queued or done (serving thread's) */
 	uint64_t t0;			/* its fault's read time (serving thread's) */
+	uint64_t queued_ns;		/* when it was queued (serving thread's) */
+	bool idle;			/* the thread runs at SCHED_IDLE ... */
+	bool rescued;			/* ... but has the policy below now */
+	int policy;			/* the serving thread's policy and priority */
+	struct sched_param param;
+	uint64_t rescues;		/* copies given the policy back */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* under lock */
-	enum rt_copy_state state;
+	#define RT_COPY_RESCUE_NS	2000000ULL	/* a copy queued this long gets the policy back */
+
+enum rt_copy_state state;
 	bool stop;
 	int uffd;
 	uint64_t dst, len, done;

@@ -136,6 +136,8 @@ enum rt_stat_line {
 	  "pages remapped while their batch was out")			\
 	X(COUNT, copier_runs, "copier_runs", NONE, "runs copied aside %llu",	\
 	  "swap-in runs the copy thread placed (two processes faulting)")	\
+	X(COUNT, copier_rescues, "copier_rescues", NONE, "copies rescued %llu", \
+	  "copies given the serving thread's policy: not over after 2 ms at SCHED_IDLE") \
 	X(COUNT, lock_busy, "lock_busy", NONE, "lock busy %llu",		\
 	  "uffd reads put off: the agent was moving")			\
 	X(PG, dbg_zero_tracked, "dbg_zero_tracked", NONE, "zero-tracked %llu",	\

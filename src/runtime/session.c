@@ -257,6 +257,7 @@ struct rt_session *rt_sup_copied(struct rt_sup *sup, bool wait)
 	int err;
 
 	s = rt_copier_take(cp, wait, &dst, &err, &done);
+	sup->st.copier_rescues = cp->rescues;
 	if (!s)
 		return NULL;
 	s->copying = false;

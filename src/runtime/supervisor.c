@@ -1088,7 +1088,7 @@ static int serve(struct rt_loop *lp)
 		for (struct rt_session *s = sup->sessions; s; s = s->next) {
 			loop_watch(lp, s);
 			busy |= s->pg.nr_pending || s->phase == RT_PH_PREFORK ||
-				s->phase == RT_PH_ORPHAN || s->uffd_held;
+				s->phase == RT_PH_ORPHAN || s->uffd_held || s->copying;
 			stepping |= s->batch == RT_B_ANSWERED;	/* a batch to store: no sleep */
 		}
 		n = loop_wait(lp, evs, stepping, stepping ? 0 : busy ? 1 : idle_ms);
