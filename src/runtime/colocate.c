@@ -44,7 +44,7 @@
 #include "runtime/uffd_ops.h"
 
 #define RT_COLO_ALONE_NS	10000000ULL	/* one thread faulted alone this long */
-#define RT_COLO_SHARE		4	/* others' faults under a quarter of its own: alone */
+#define RT_COLO_SHARE		2	/* others' faults under half its own: alone */
 #define RT_COLO_LOOK_NS		1000000ULL	/* its CPU read at most this often */
 #define RT_COLO_STUCK_NS	2000000ULL	/* no turn for this long, with work waiting */
 #define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
@@ -274,7 +274,7 @@ static int thread_cpu(struct rt_colo *c)
  * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on, and
  * looks again when the event loop had to sleep for a fault (the two are
  * apart). Faults of other threads, of this process or another, stop
- * following once they reach a quarter of @tid's (RT_COLO_SHARE; counts
+ * following once they reach half of @tid's (RT_COLO_SHARE; counts
  * halved every RT_COLO_ALONE_NS): a thread faulting far more than the
  * rest is followed, the rest served the plain way.
  * Context: serving thread.
