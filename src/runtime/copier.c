@@ -23,7 +23,7 @@ static void *copier_main(void *arg)
 	uint64_t one = 1;
 	struct sched_param idle = { 0 };
 
-	if (c->idle && sched_setscheduler(0, SCHED_IDLE, &idle)) {
+	if (c->idle && pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle)) {
 		/* stays at the serving thread's policy; c->idle is only read
 		 * by the serving thread to give that back, a no-op then */
 	}

@@ -43,9 +43,7 @@ struct rt_copier {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* under lock */
-	#define RT_COPY_RESCUE_NS	2000000ULL	/* a copy queued this long gets the policy back */
-
-enum rt_copy_state state;
+	enum rt_copy_state state;
 	bool stop;
 	int uffd;
 	uint64_t dst, len, done;
