@@ -138,6 +138,7 @@ void rt_copier_queue(struct rt_copier *c, void *owner, int uffd, uint64_t dst, u
 	c->owner = owner;
 	c->t0 = 0;
 	c->queued_ns = now_ns();
+	c->pages = len / PG_PAGE;
 	pthread_mutex_lock(&c->lock);
 	c->uffd = uffd;
 	c->dst = dst;
@@ -186,5 +187,6 @@ void *rt_copier_take(struct rt_copier *c, bool wait, uint64_t *dst, int *err, ui
 		/* already read (EAGAIN): the count is the loop's wake-up only */
 	}
 	c->owner = NULL;
+	c->pages = 0;
 	return owner;
 }

@@ -34,6 +34,7 @@ struct rt_copier {
 	void *owner;			/* whose run is queued or done (serving thread's) */
 	uint64_t t0;			/* its fault's read time (serving thread's) */
 	uint64_t queued_ns;		/* when it was queued (serving thread's) */
+	uint64_t pages;			/* its pages, 0 with none (serving thread's) */
 	bool idle;			/* the thread runs at SCHED_IDLE ... */
 	bool rescued;			/* ... but has the policy below now */
 	int policy;			/* the serving thread's policy and priority */

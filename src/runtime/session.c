@@ -169,7 +169,7 @@ static int serve_fault(void *arg, uint64_t addr)
 	struct rt_session *s = arg;
 	struct rt_sup *sup = s->sup;
 	struct pg_tree *t = &sup->tree;
-	uint64_t v, room = PG_RUN;
+	uint64_t v, room = PG_RUN, resident;
 	int st, err;
 
 	if (s->dead)
@@ -189,7 +189,9 @@ static int serve_fault(void *arg, uint64_t addr)
 	if (st && st != PS_SWAPPED) {
 		room = 1;	/* dropped without an event we saw: zeros, counted already */
 	} else if (s->phase != RT_PH_PREFORK) {
-		if (t->resident >= t->budget + sup->slack) {
+		/* a run at the copy thread is resident already */
+		resident = t->resident + sup->copier.pages;
+		if (resident >= t->budget + sup->slack) {
 			/*
 			 * Send the next batch now rather than at the turn's
 			 * end, and wait for it. With none to send, or after a
@@ -204,7 +206,7 @@ static int serve_fault(void *arg, uint64_t addr)
 			}
 			sup->st.over_budget++;
 		}
-		if (t->resident + PG_RUN > t->budget + sup->slack)
+		if (resident + PG_RUN > t->budget + sup->slack)
 			room = 1;
 		else if (rt_two_faulting(sup))
 			room = RT_TURNS_RUN;	/* the other's next fault waits for it */
