@@ -225,7 +225,7 @@ static int serve_fault(void *arg, uint64_t addr)
 }
 
 /* Count a served fault in the latency histogram (read to copy); one whose
- * run went to the copy thread, when its copy is over (rt_session_copied()). */
+ * run went to the copy thread, when its copy is over (rt_sup_copied()). */
 static void fault_served(void *arg, uint64_t t0)
 {
 	struct rt_session *s = arg;
