@@ -47,6 +47,7 @@ python3 - "$dir/json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 k = ["faults", "swapins", "prefetched", "evicted", "evict_batches", "deferred", "wait_budget",
-     "wait_evicting", "fork_events", "fork_owned", "peak_resident_pages", "budget_pages"]
+     "wait_evicting", "wait_copy", "fork_events", "fork_owned", "copier_runs", "copier_rescues",
+     "colo_binds", "colo_wakes", "peak_resident_pages", "budget_pages"]
 print(" ".join("%s %s" % (x, j.get(x)) for x in k))
 PY

@@ -74,6 +74,7 @@ struct rt_stats {
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
 #define RT_ALONE_NS	10000000ULL	/* no other process faulted for this long: alone */
 #define RT_TURNS_RUN	8	/* swap-in run at most, while two fault in turns */
+#define RT_COPY_MIN_PAGES RT_TURNS_RUN	/* a shorter run is copied by the serving thread */
 
 /* Where a process's agent is (docs/RUNTIME.md, "The supervisor's record of a process"). */
 enum rt_phase {

@@ -124,14 +124,17 @@ static void ops_lost(void *arg, const char *why)
  * processes fault in turns and the thread is free: the other process's
  * faults are then served while this run is copied, not after it. A
  * process faulting alone gains nothing (its next fault waits for this
- * run), nor does a single page (the hand-over costs what its copy does).
+ * run), nor does a run shorter than RT_COPY_MIN_PAGES: the hand-over (a
+ * wake-up, the result's eventfd, the uffd out of epoll and back) costs the
+ * serving thread more than such a copy (redis's BGSAVE child reads in
+ * runs of two: docs/BENCHMARKS.md, "forkbench: runs at the copy thread").
  */
 static char *ops_run_buf(void *arg, uint64_t n)
 {
 	struct rt_session *s = arg;
 	struct rt_sup *sup = s->sup;
 
-	if (n < 2 || s->phase != RT_PH_RUN || s->dead || !rt_copier_free(&sup->copier) ||
+	if (n < RT_COPY_MIN_PAGES || s->phase != RT_PH_RUN || s->dead || !rt_copier_free(&sup->copier) ||
 	    !rt_two_faulting(sup))
 		return NULL;
 	return sup->copier.buf;
