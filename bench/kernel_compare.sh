@@ -5,7 +5,8 @@
 # The same program under both:
 #   kernel  a zram device of its own (hot_add, lz4, swapon at the highest
 #           priority) and a cgroup v1 memory cgroup limited to LIMIT;
-#   uswap   `uswap run --memory LIMIT --swap zram:4G:lz4 --design D`.
+#   uswap   `uswap run --memory LIMIT --swap zram:4G:lz4 --design D`, both
+#           designs (uswap-table, uswap-legacy).
 # Workloads: rt_prog bench MB (fill MB/s, sequential swap-in MB/s, random
 # page reads p50/p99), rt_prog forkbench MB (the parent's ops/s from fork()
 # to the end of a child that reads everything), and redis-server with
@@ -286,7 +287,7 @@ floor_round() {
 		echo "kernel_compare: bench_uffd_fault failed (round $r): $out" >&2
 	fi
 }
-configs="kernel uswap-table${base:+ uswap-base}"
+configs="kernel uswap-table uswap-legacy${base:+ uswap-base}"	# both designs, as the redis rounds
 ((poll_us > 0)) && configs="$configs uswap-poll"
 for r in $(seq "$rounds"); do
 	floor_round >>"$dir/floor"
@@ -294,9 +295,9 @@ for r in $(seq "$rounds"); do
 		case $c in
 		kernel) nan_on_fail "$dir/bench.$c" "$bench_keys" kernel $limit_mb "$prog" bench "$mb"
 			nan_on_fail "$dir/fork.$c" "$fork_keys" kernel $limit_mb "$prog" forkbench "$mb" ;;
-		uswap-table)
-			under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
-			under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
+		uswap-table|uswap-legacy)
+			under_uswap ${c#uswap-} $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
+			under_uswap ${c#uswap-} $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
 		uswap-poll)
 			extra="--poll-us $poll_us" under_uswap table $limit_mb "$prog" bench "$mb" >>"$dir/bench.$c" 2>/dev/null
 			extra="--poll-us $poll_us" under_uswap table $limit_mb "$prog" forkbench "$mb" >>"$dir/fork.$c" 2>/dev/null ;;
