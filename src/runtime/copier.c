@@ -162,16 +162,13 @@ void *rt_copier_take(struct rt_copier *c, bool wait, uint64_t *dst, int *err, ui
 
 	if (!owner)
 		return NULL;
-	if (c->idle && !c->rescued && (wait || now_ns() - c->queued_ns > RT_COPY_RESCUE_NS)) {
-		pthread_mutex_lock(&c->lock);
-		if (c->state != RT_COPY_DONE && !pthread_setschedparam(c->thread, c->policy,
-								       &c->param)) {
-			c->rescued = true;
-			c->rescues++;
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
 	pthread_mutex_lock(&c->lock);
+	if (c->state != RT_COPY_DONE && c->idle && !c->rescued &&
+	    (wait || now_ns() - c->queued_ns > RT_COPY_RESCUE_NS) &&
+	    !pthread_setschedparam(c->thread, c->policy, &c->param)) {
+		c->rescued = true;
+		c->rescues++;
+	}
 	while (wait && c->state != RT_COPY_DONE)
 		pthread_cond_wait(&c->cond, &c->lock);
 	if (c->state != RT_COPY_DONE) {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -107,28 +108,30 @@ static void *spin(void *arg)
 }
 
 /* The kernel's policy of the thread named uswap-copy (glibc's
- * pthread_getschedparam() may answer from its own record). */
+ * pthread_getschedparam() may answer from its own record), or -1 while
+ * no thread has that name yet (it is named just after its start). */
 static int copier_policy(void)
 {
-	for (int tries = 0; tries < 1000; tries++) {
-		char path[64], comm[32];
-		int pol = -1;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int pol = -1;
 
-		for (pid_t t = getpid(); t < getpid() + 64 && pol < 0; t++) {
-			FILE *f;
+	assert_non_null(d);
+	while (pol < 0 && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
 
-			snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t);
-			if (!(f = fopen(path, "re")))
-				continue;
-			if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "uswap-copy\n"))
-				pol = sched_getscheduler(t);
-			fclose(f);
-		}
-		if (pol >= 0)
-			return pol;
-		usleep(1000);	/* named just after its start */
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		if (!(f = fopen(path, "re")))
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, "uswap-copy\n"))
+			pol = sched_getscheduler((pid_t)atoi(e->d_name));
+		fclose(f);
 	}
-	return -1;
+	closedir(d);
+	return pol;
 }
 
 static void bind_to(pthread_t t, int cpu)
