@@ -50,6 +50,7 @@
 #define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
 #define RT_COLO_GUARD_NS	1000000ULL	/* the guard's period while following */
 #define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this out of SCHED_IDLE */
+#define RT_COLO_MOVED_NS	4000ULL		/* a wake-up back sooner was not taken here */
 
 /**
  * rt_sched_can_return() - whether the calling thread, at SCHED_IDLE, may
@@ -348,13 +349,17 @@ void rt_colo_run(struct rt_colo *c, pid_t pid)
  * rt_colo_wake() - wake the threads waiting in [@addr, @addr + @len) of
  * @uffd; while following, at SCHED_IDLE, so that they run on this CPU.
  * The serving thread stays at SCHED_IDLE while its turns serve the
- * followed thread alone (rt_colo_turn()). Context: serving thread; returns
- * once it runs again, mostly when the woken thread sleeps on its next
- * fault.
+ * followed thread alone (rt_colo_turn()). Placed here, the woken thread
+ * preempts us and the call returns when it sleeps on its next fault; back
+ * within RT_COLO_MOVED_NS, the scheduler put it on another CPU: its CPU is
+ * read now and followed (colo_moved), not at a later sleep of the event
+ * loop. Context: serving thread.
  */
 void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
 {
 	static const struct sched_param zero;
+	uint64_t t0;
+	int cpu;
 
 	if (rt_colo_on(c) && !c->at_idle && !sched_setscheduler(0, SCHED_IDLE, &zero)) {
 		c->at_idle = true;
@@ -368,11 +373,22 @@ void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
 			pthread_mutex_unlock(&c->lock);
 		}
 	}
-	if (c->at_idle) {
-		atomic_store(&c->last_ns, now_ns());
-		c->wakes++;
+	if (!c->at_idle) {
+		rt_uffd_wake(uffd, addr, len);
+		return;
 	}
+	t0 = now_ns();
+	atomic_store(&c->last_ns, t0);
+	c->wakes++;
 	rt_uffd_wake(uffd, addr, len);
+	if (c->cpu < 0 || now_ns() - t0 >= RT_COLO_MOVED_NS)
+		return;
+	c->look_ns = now_ns();
+	cpu = thread_cpu(c);
+	if (cpu < 0 || cpu == c->cpu || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask))
+		return;
+	c->moved++;
+	follow(c, cpu);
 }
 
 /*

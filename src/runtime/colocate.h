@@ -50,7 +50,7 @@ struct rt_colo {
 	_Atomic uint64_t beat_ns;	/* the last turn at SCHED_IDLE began */
 	_Atomic bool rescued;		/* the guard gave its policy and affinity back */
 	/* counters (serving thread) */
-	uint64_t binds, wakes, idle_ns, rescues;
+	uint64_t binds, wakes, idle_ns, rescues, moved;
 };
 
 bool rt_sched_can_return(int policy, const struct sched_param *param);

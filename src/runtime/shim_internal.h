@@ -85,7 +85,6 @@ void shim_policy_follow(uint64_t word);
 void shim_policy_fork_child(void);
 void shim_policy_agent_start(void);
 void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *plan);
-void shim_policy_done(void);
 
 /* shim_libc.c */
 void shim_vm_fork_begin(void);

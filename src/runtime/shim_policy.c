@@ -75,7 +75,8 @@ static void unbind(void)
 }
 
 /*
- * Keep the agent off @cpu for a batch: the CPU of a thread the supervisor
+ * Keep the agent off @cpu from a batch on, asleep too, until a batch names
+ * another CPU or none: the CPU of a thread the supervisor
  * follows (docs/RUNTIME.md, "Following the faulting thread"). An agent
  * runnable there makes the CPU busy at that thread's next wake-up, which
  * the scheduler then places on another CPU, and the serving thread chases
@@ -153,8 +154,11 @@ void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *pl
 	 * supervisor last read (where the serving thread is about to follow) */
 	if (away >= 0 && (m->flags & RT_EVICT_AWAY_LEAD) && lead_cpu)
 		away = (int)__atomic_load_n(lead_cpu, __ATOMIC_RELAXED);
-	if (!keep_away(away))
+	if (!keep_away(away)) {
+		if (agent_away >= 0)
+			unbind();	/* following is over, or moved off our mask */
 		follow_lead(m, n);
+	}
 	if (n >= SHIM_SPREAD_MIN && n <= SHIM_FLUSH_CEILING) {
 		split = n - 1;
 		while (split > 1 && m->addr[split - 1] + RT_PAGE == m->addr[split])
@@ -166,17 +170,4 @@ void shim_policy_plan(const struct rt_evict *m, uint32_t n, struct shim_plan *pl
 	 * there waits for it to end (docs/RUNTIME.md, "The agent on the
 	 * program's CPU"). */
 	plan->yield = agent_cpu >= 0 || (realtime && (m->flags & RT_EVICT_TURNS));
-}
-
-/**
- * shim_policy_done() - after a batch kept off a CPU, give the agent its
- * mask back: following may move before the next batch, and a mask kept
- * would wake the agent on the CPU it then must leave (queued there, it
- * sends the followed thread away). Free, the wake-up puts it on an idle
- * CPU. Context: the agent thread, after its answer.
- */
-void shim_policy_done(void)
-{
-	if (agent_away >= 0)
-		unbind();
 }

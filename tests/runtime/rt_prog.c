@@ -48,6 +48,9 @@
  *   rt_prog pinspin MB bind itself to its last allowed CPU, fill, spin a
  *                      thread there and read pages at random for 2 s:
  *                      the reads and the slowest read.
+ *   rt_prog hop MB     fill, then read pages at random for 2 s while another
+ *                      thread moves the reader between its CPUs every 5 ms:
+ *                      the reads.
  *   rt_prog lastthread MB  fill; main() ends by pthread_exit() while a thread
  *                      reads everything and forks a child in which the
  *                      forking thread ends too, after starting one that
@@ -1020,6 +1023,70 @@ static int pinspin(uint64_t mb)
 	return wrong ? 1 : 0;
 }
 
+static pid_t hop_tid;
+
+/* Every 5 ms, allow the reading thread only the next CPU of @arg's set: a
+ * thread asleep on a fault then wakes on that CPU. */
+static void *hopper(void *arg)
+{
+	const cpu_set_t *all = arg;
+	struct timespec ts = { 0, 5000000 };
+	int cpu = -1;
+
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed)) {
+		cpu_set_t one;
+
+		do
+			cpu = (cpu + 1) % CPU_SETSIZE;
+		while (!CPU_ISSET(cpu, all));
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(hop_tid, sizeof(one), &one);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * rt_prog hop MB: fill, then read pages at random for 2 s while a second
+ * thread moves the reader to another of its CPUs every 5 ms (with two
+ * CPUs allowed or more): the scheduler wakes it from a fault on a CPU the
+ * supervisor does not serve from (docs/RUNTIME.md, "Following the faulting
+ * thread"). Prints the reads and the wrong words.
+ */
+static int hop(uint64_t mb)
+{
+	uint64_t pages = mb << 8, seed = 77, ops = 0;
+	uint64_t *a = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	static cpu_set_t all;
+	bool hopping;
+	pthread_t t;
+	double t0;
+
+	if (a == MAP_FAILED || sched_getaffinity(0, sizeof(all), &all))
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 6);
+	hop_tid = (pid_t)syscall(SYS_gettid);
+	hopping = CPU_COUNT(&all) > 1;
+	if (hopping && pthread_create(&t, NULL, hopper, &all))
+		return 2;
+	t0 = now_us();
+	while (now_us() - t0 < 2e6) {
+		uint64_t p = rnd(&seed) % pages;
+
+		report("random read", check_page(a + p * (PG / 8), p, 6));
+		ops++;
+	}
+	atomic_store(&spin_stop, true);
+	if (hopping)
+		pthread_join(t, NULL);
+	sched_setaffinity(0, sizeof(all), &all);
+	printf("hop cpus %d reads %lu wrong %lu\n", CPU_COUNT(&all), ops, wrong);
+	return wrong ? 1 : 0;
+}
+
 /* This process's RssAnon in KiB (/proc/self/status), -1 if unknown. */
 static long rss_anon_kib(void)
 {
@@ -1240,6 +1307,8 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "pinspin"))
 		return pinspin(mb);
+	if (argc > 1 && !strcmp(argv[1], "hop"))
+		return hop(mb);
 	if (argc > 1 && !strcmp(argv[1], "execfill"))
 		return execfill(mb, argv[0]);
 	if (argc > 1 && !strcmp(argv[1], "mallocread"))

@@ -12,7 +12,13 @@
 #     guard must give it its policy back (colo_rescues > 0) and the time at
 #     SCHED_IDLE must stay short: below 500 ms of the 2 s (58-99 ms with
 #     the guard; without it, checked, 1,811 ms and half the reads), 0 wrong
-#     words.
+#     words;
+#   - rt_prog hop 16 under 4 MiB: a second thread moves the reading thread
+#     to another CPU every 5 ms, so that some of its wake-ups from a fault
+#     land on a CPU the serving thread is not bound to. The serving thread
+#     must see it at the wake-up and follow it there (colo_moved > 0;
+#     0 with that rule switched off); 0 wrong words, devices empty; with
+#     --no-colocate colo_moved stays 0.
 # usage: run_colocate.sh USWAP RT_PROG
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -70,4 +76,26 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 fi
+for opt in "" --no-colocate; do
+	rm -f "$dir/json"
+	"$uswap" run --memory 4M $opt --json "$dir/json" -- "$prog" hop 16 >"$dir/out" 2>"$dir/err"
+	rc=$?
+	echo "hop ${opt:-(default)}: $(cat "$dir/out")"
+	if [ $rc -ne 0 ] || ! grep -q "wrong 0" "$dir/out"; then
+		echo "FAIL: hop: exit $rc"; cat "$dir/err"; fail=1; continue
+	fi
+	check_devices_empty "$dir/json"
+	python3 - "$dir/json" "$opt" "$cpus" <<'PY' || fail=1
+import json, sys
+j = json.load(open(sys.argv[1]))
+off = sys.argv[2] == "--no-colocate" or int(sys.argv[3]) < 2
+print("  binds %d wake-ups %d moved %d" % (j["colo_binds"], j["colo_wakes"], j["colo_moved"]))
+if off and j["colo_moved"]:
+    print("FAIL: following was off, yet %d wake-ups were followed" % j["colo_moved"])
+    sys.exit(1)
+if not off and j["colo_moved"] == 0:
+    print("FAIL: the reader woke on other CPUs, and was never followed there at the wake-up")
+    sys.exit(1)
+PY
+done
 exit $fail
