@@ -45,12 +45,11 @@
 
 #define RT_COLO_ALONE_NS	10000000ULL	/* one thread faulted alone this long */
 #define RT_COLO_SHARE		2	/* others' faults under half its own: alone */
-#define RT_COLO_LOOK_NS		1000000ULL	/* its CPU read at most this often */
+#define RT_COLO_LOOK_NS		100000ULL	/* its CPU read at most this often */
 #define RT_COLO_STUCK_NS	2000000ULL	/* no turn for this long, with work waiting */
 #define RT_COLO_BACKOFF_NS	100000000ULL	/* no following after a rescue */
 #define RT_COLO_GUARD_NS	1000000ULL	/* the guard's period while following */
 #define RT_COLO_PARK_NS		50000000ULL	/* the guard sleeps after this out of SCHED_IDLE */
-#define RT_COLO_MOVED_NS	4000ULL		/* a wake-up back sooner was not taken here */
 
 /**
  * rt_sched_can_return() - whether the calling thread, at SCHED_IDLE, may
@@ -272,9 +271,8 @@ static int thread_cpu(struct rt_colo *c)
  * rt_colo_fault() - a fault of thread @tid of process @pid was read from
  * the uffd whose event loop entry is @key.
  * Follows @tid once it has been the thread faulting, with no run copied
- * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on, and
- * looks again when the event loop had to sleep for a fault (the two are
- * apart). Faults of other threads, of this process or another, stop
+ * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on (later
+ * moves: rt_colo_no_fault()). Faults of other threads, of this process or another, stop
  * following once they reach half of @tid's (RT_COLO_SHARE; counts
  * halved every RT_COLO_ALONE_NS): a thread faulting far more than the
  * rest is followed, the rest served the plain way.
@@ -307,7 +305,7 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 	c->mine++;
 	if (now - c->alone_ns < RT_COLO_ALONE_NS || now < c->backoff_until)
 		return;
-	if (c->cpu >= 0 && (!c->waited || now - c->look_ns < RT_COLO_LOOK_NS))
+	if (c->cpu >= 0)
 		return;
 	c->look_ns = now;
 	cpu = thread_cpu(c);
@@ -346,20 +344,18 @@ void rt_colo_run(struct rt_colo *c, pid_t pid)
 }
 
 /*
- * rt_colo_wake() - wake the threads waiting in [@addr, @addr + @len) of
- * @uffd; while following, at SCHED_IDLE, so that they run on this CPU.
- * The serving thread stays at SCHED_IDLE while its turns serve the
- * followed thread alone (rt_colo_turn()). Placed here, the woken thread
- * preempts us and the call returns when it sleeps on its next fault; back
- * within RT_COLO_MOVED_NS, the scheduler put it on another CPU: its CPU is
- * read now and followed (colo_moved), not at a later sleep of the event
- * loop. Context: serving thread.
+ * rt_colo_copy() - copy @len bytes at @src to @dst of @uffd and wake the
+ * threads waiting there; while following, at SCHED_IDLE, so that the
+ * scheduler places the woken thread on this CPU, where it preempts us. The
+ * serving thread stays at SCHED_IDLE while its turns serve the followed
+ * thread alone (rt_colo_turn()). Context: serving thread; returns once it
+ * runs again, mostly when the woken thread sleeps on its next fault.
+ * Return: as rt_uffd_copy().
  */
-void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
+int rt_colo_copy(struct rt_colo *c, int uffd, uint64_t dst, const void *src, uint64_t len,
+		 uint64_t *done)
 {
 	static const struct sched_param zero;
-	uint64_t t0;
-	int cpu;
 
 	if (rt_colo_on(c) && !c->at_idle && !sched_setscheduler(0, SCHED_IDLE, &zero)) {
 		c->at_idle = true;
@@ -373,17 +369,30 @@ void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
 			pthread_mutex_unlock(&c->lock);
 		}
 	}
-	if (!c->at_idle) {
-		rt_uffd_wake(uffd, addr, len);
-		return;
+	if (c->at_idle) {
+		atomic_store(&c->last_ns, now_ns());
+		c->wakes++;
 	}
-	t0 = now_ns();
-	atomic_store(&c->last_ns, t0);
-	c->wakes++;
-	rt_uffd_wake(uffd, addr, len);
-	if (c->cpu < 0 || now_ns() - t0 >= RT_COLO_MOVED_NS)
+	return rt_uffd_copy(uffd, dst, src, len, done);
+}
+
+/*
+ * rt_colo_no_fault() - the event loop found nothing waiting. While
+ * following, the followed thread then is not asleep on a fault on our
+ * CPU: it was placed on another one at its last wake-up (docs/RUNTIME.md,
+ * "Moved at a wake-up"), or it waits for something else. Read its CPU, at
+ * most every RT_COLO_LOOK_NS, and follow it there (colo_moved): its next
+ * fault then finds us on its CPU. Context: serving thread, before it
+ * sleeps.
+ */
+void rt_colo_no_fault(struct rt_colo *c)
+{
+	uint64_t now;
+	int cpu;
+
+	if (c->cpu < 0 || (now = now_ns()) - c->look_ns < RT_COLO_LOOK_NS)
 		return;
-	c->look_ns = now_ns();
+	c->look_ns = now;
 	cpu = thread_cpu(c);
 	if (cpu < 0 || cpu == c->cpu || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask))
 		return;
@@ -392,17 +401,16 @@ void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len)
 }
 
 /*
- * rt_colo_turn() - the event loop turns; @waited: it slept for this turn's
- * events; @only_followed: they are all the followed process's uffd. A turn
+ * rt_colo_turn() - the event loop turns; @only_followed: this turn's events
+ * are all the followed process's uffd. A turn
  * with other work gives the serving thread its policy back; a rescue by the
  * guard stops following for a while. Context: serving thread, after each
  * wait.
  */
-void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed)
+void rt_colo_turn(struct rt_colo *c, bool only_followed)
 {
 	if (!c->usable)
 		return;
-	c->waited = waited;
 	if (atomic_exchange(&c->rescued, false)) {
 		/* the guard gave the policy and affinity back; unfollow()
 		 * sets the same again and does the bookkeeping */

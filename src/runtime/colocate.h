@@ -34,7 +34,6 @@ struct rt_colo {
 	int helpers_off;		/* the CPU the supervisor's other threads are kept off, -1 none */
 	uint64_t look_ns;		/* the last read of ftid's CPU */
 	uint64_t backoff_until;		/* no following before this (after a rescue) */
-	bool waited;			/* the event loop slept before this turn's events */
 	const void *key;		/* the followed process's uffd in the event loop */
 	bool at_idle;			/* the serving thread is at SCHED_IDLE ... */
 	uint64_t idle_from;		/* ... since */
@@ -56,10 +55,12 @@ struct rt_colo {
 bool rt_sched_can_return(int policy, const struct sched_param *param);
 void rt_colo_init(struct rt_colo *c, int epfd, bool enable);
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key);
-void rt_colo_turn(struct rt_colo *c, bool waited, bool only_followed);
+void rt_colo_turn(struct rt_colo *c, bool only_followed);
+void rt_colo_no_fault(struct rt_colo *c);
 void rt_colo_normal(struct rt_colo *c);
 void rt_colo_run(struct rt_colo *c, pid_t pid);
-void rt_colo_wake(struct rt_colo *c, int uffd, uint64_t addr, uint64_t len);
+int rt_colo_copy(struct rt_colo *c, int uffd, uint64_t dst, const void *src, uint64_t len,
+		 uint64_t *done);
 
 /* Whether the serving thread follows a faulting thread now (false for a
  * zeroed @c that rt_colo_init() never set up). */

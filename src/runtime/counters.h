@@ -118,8 +118,8 @@ enum rt_stat_line {
 	  "wake-ups of a followed thread issued at SCHED_IDLE")		\
 	X(COLO_NSEC, idle_ns, "colo_idle_ms", COLO, "%llu ms at SCHED_IDLE",	\
 	  "time the serving thread spent at SCHED_IDLE while following")	\
-	X(COLO, moved, "colo_moved", COLO, "%llu found moved at a wake-up",	\
-	  "wake-ups that put the followed thread on another CPU, followed there at once") \
+	X(COLO, moved, "colo_moved", COLO, "%llu found on another CPU",	\
+	  "times the followed thread was found on another CPU and followed there") \
 	X(COLO, rescues, "colo_rescues", COLO, "%llu rescues",		\
 	  "times the guard gave the serving thread its policy back")		\
 	X(COUNT, fork_owned, "fork_owned", NONE, "fork owned %llu",		\

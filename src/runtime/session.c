@@ -76,13 +76,8 @@ static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint
 	}
 	if (len == PAGE && rt_colo_on(&s->sup->colo) && s->pid == s->sup->colo.pid) {
 		/* followed (colocate.c): the wake-up at SCHED_IDLE, for a
-		 * page alone (a run ends following). A copy that fails with
-		 * nothing done goes the plain way, as another process's. */
-		err = rt_uffd_copy_nowake(s->uffd, dst, src, len, done);
-		if (*done)
-			rt_colo_wake(&s->sup->colo, s->uffd, dst, *done);
-		else
-			err = rt_uffd_copy(s->uffd, dst, src, len, done);
+		 * page alone (a run ends following) */
+		err = rt_colo_copy(&s->sup->colo, s->uffd, dst, src, len, done);
 	} else {
 		if (len > PAGE)
 			rt_colo_run(&s->sup->colo, s->pid);

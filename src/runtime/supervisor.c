@@ -938,7 +938,7 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 			if (n > 0) {
 				sup->st.poll_hits++;
 				lp->near = true;
-				rt_colo_turn(&sup->colo, false, only_followed(sup, evs, n));
+				rt_colo_turn(&sup->colo, only_followed(sup, evs, n));
 				return n;
 			}
 		}
@@ -951,11 +951,12 @@ static int loop_wait(struct rt_loop *lp, struct epoll_event *evs, bool stepping,
 		waited = n == 0;
 	}
 	if (waited) {
+		rt_colo_no_fault(&sup->colo);
 		if (timeout)
 			rt_colo_normal(&sup->colo);	/* not asleep at SCHED_IDLE */
 		n = epoll_wait(lp->epfd, evs, RT_EV_BATCH, timeout);
 	}
-	rt_colo_turn(&sup->colo, waited, only_followed(sup, evs, n));
+	rt_colo_turn(&sup->colo, only_followed(sup, evs, n));
 	/* near: a spin would have met this turn's fault; twice the window,
 	 * as the time measured after a sleep holds our own wake-up too */
 	lp->near = sup->poll_us && now_ns() - lp->idle_from < sup->poll_us * 2000;

@@ -148,21 +148,6 @@ int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t
 }
 
 /**
- * rt_uffd_copy_nowake() - UFFDIO_COPY @len bytes from @src to @dst and
- * wake no one: the caller wakes the waiters on what was copied.
- * Return: 0 and *@done = @len; -errno with *@done the bytes copied.
- */
-int rt_uffd_copy_nowake(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done)
-{
-	struct uffdio_copy c = { .dst = dst, .src = (uint64_t)(uintptr_t)src, .len = len,
-				 .mode = UFFDIO_COPY_MODE_DONTWAKE };
-	int err = ioctl(uffd, UFFDIO_COPY, &c) ? -errno : 0;
-
-	*done = err ? (c.copy > 0 ? (uint64_t)c.copy : 0) : len;
-	return err;
-}
-
-/**
  * rt_uffd_poison() - map a poison marker (SIGBUS: the data was lost) at
  * [@addr, @addr + @len), waking the waiters. Return: 0, -EAGAIN, -errno.
  */

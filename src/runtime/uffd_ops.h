@@ -19,7 +19,6 @@ int rt_uffd_register(int uffd, uint64_t start, uint64_t len);
 int rt_uffd_unregister(int uffd, uint64_t start, uint64_t len);
 void rt_uffd_wake(int uffd, uint64_t addr, uint64_t len);
 int rt_uffd_copy(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done);
-int rt_uffd_copy_nowake(int uffd, uint64_t dst, const void *src, uint64_t len, uint64_t *done);
 int rt_uffd_poison(int uffd, uint64_t addr, uint64_t len);
 int rt_uffd_move(int uffd, uint64_t dst, uint64_t src, uint64_t len, int tries,
 		 uint64_t *done);

@@ -15,10 +15,10 @@
 #     words;
 #   - rt_prog hop 16 under 4 MiB: a second thread moves the reading thread
 #     to another CPU every 5 ms, so that some of its wake-ups from a fault
-#     land on a CPU the serving thread is not bound to. The serving thread
-#     must see it at the wake-up and follow it there (colo_moved > 0;
-#     0 with that rule switched off); 0 wrong words, devices empty; with
-#     --no-colocate colo_moved stays 0.
+#     land on a CPU the serving thread is not bound to. The serving thread,
+#     finding no fault waiting, must read its CPU and follow it there
+#     (colo_moved > 0; 0 with that rule switched off); 0 wrong words,
+#     devices empty; with --no-colocate colo_moved stays 0.
 # usage: run_colocate.sh USWAP RT_PROG
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -94,7 +94,7 @@ if off and j["colo_moved"]:
     print("FAIL: following was off, yet %d wake-ups were followed" % j["colo_moved"])
     sys.exit(1)
 if not off and j["colo_moved"] == 0:
-    print("FAIL: the reader woke on other CPUs, and was never followed there at the wake-up")
+    print("FAIL: the reader woke on other CPUs, and was never followed there")
     sys.exit(1)
 PY
 done
