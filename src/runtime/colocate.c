@@ -104,7 +104,7 @@ static void *guard_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (!atomic_load(&c->idle) && now_ns() - atomic_load(&c->last_ns) > RT_COLO_PARK_NS) {
 			/* park; a wake-up that began meanwhile sees parked
-			 * (rt_colo_wake()), or we see it */
+			 * (rt_colo_copy()), or we see it */
 			atomic_store(&c->parked, true);
 			if (atomic_load(&c->idle) ||
 			    now_ns() - atomic_load(&c->last_ns) <= RT_COLO_PARK_NS)
@@ -271,11 +271,12 @@ static int thread_cpu(struct rt_colo *c)
  * rt_colo_fault() - a fault of thread @tid of process @pid was read from
  * the uffd whose event loop entry is @key.
  * Follows @tid once it has been the thread faulting, with no run copied
- * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on (later
- * moves: rt_colo_no_fault()). Faults of other threads, of this process or another, stop
- * following once they reach half of @tid's (RT_COLO_SHARE; counts
- * halved every RT_COLO_ALONE_NS): a thread faulting far more than the
- * rest is followed, the rest served the plain way.
+ * (rt_colo_run()), for RT_COLO_ALONE_NS, on the CPU it last ran on (its
+ * later moves: rt_colo_no_fault()). Faults of other threads, of this
+ * process or another, stop following once they reach half of @tid's
+ * (RT_COLO_SHARE; counts halved every RT_COLO_ALONE_NS): a thread
+ * faulting far more than the rest is followed, the rest served the plain
+ * way.
  * Context: serving thread.
  */
 void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
@@ -394,7 +395,11 @@ void rt_colo_no_fault(struct rt_colo *c)
 		return;
 	c->look_ns = now;
 	cpu = thread_cpu(c);
-	if (cpu < 0 || cpu == c->cpu || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask))
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask)) {
+		unfollow(c);	/* gone, or on a CPU we may not use */
+		return;
+	}
+	if (cpu == c->cpu)
 		return;
 	c->moved++;
 	follow(c, cpu);
@@ -402,10 +407,9 @@ void rt_colo_no_fault(struct rt_colo *c)
 
 /*
  * rt_colo_turn() - the event loop turns; @only_followed: this turn's events
- * are all the followed process's uffd. A turn
- * with other work gives the serving thread its policy back; a rescue by the
- * guard stops following for a while. Context: serving thread, after each
- * wait.
+ * are all the followed process's uffd. A turn with other work gives the
+ * serving thread its policy back; a rescue by the guard stops following
+ * for a while. Context: serving thread, after each wait.
  */
 void rt_colo_turn(struct rt_colo *c, bool only_followed)
 {
