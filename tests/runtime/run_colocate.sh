@@ -27,15 +27,22 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail=0
 cpus=$(nproc)
-for opt in "" --no-colocate; do
+
+# run MEM OPT MODE MB: rt_prog MODE MB under --memory MEM and OPT into
+# $dir/json; false (and FAIL printed) unless it exits 0 with 0 wrong words.
+run() {
 	rm -f "$dir/json"
-	"$uswap" run --memory 2M $opt --json "$dir/json" -- "$prog" bench 6 >"$dir/out" 2>"$dir/err"
-	rc=$?
-	echo "bench ${opt:-(default)}: $(cat "$dir/out")"
+	"$uswap" run --memory "$1" $2 --json "$dir/json" -- "$prog" "$3" "$4" >"$dir/out" 2>"$dir/err"
+	local rc=$?
+	echo "$3 ${2:-(default)}: $(cat "$dir/out")"
 	if [ $rc -ne 0 ] || ! grep -q "wrong 0" "$dir/out"; then
-		echo "FAIL: exit $rc"; cat "$dir/err"; fail=1; continue
+		echo "FAIL: $3: exit $rc"; cat "$dir/err"; return 1
 	fi
 	check_devices_empty "$dir/json"
+}
+
+for opt in "" --no-colocate; do
+	run 2M "$opt" bench 6 || { fail=1; continue; }
 	python3 - "$dir/json" "$opt" "$cpus" <<'PY' || fail=1
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -77,14 +84,7 @@ sys.exit(1 if bad else 0)
 PY
 fi
 for opt in "" --no-colocate; do
-	rm -f "$dir/json"
-	"$uswap" run --memory 4M $opt --json "$dir/json" -- "$prog" hop 16 >"$dir/out" 2>"$dir/err"
-	rc=$?
-	echo "hop ${opt:-(default)}: $(cat "$dir/out")"
-	if [ $rc -ne 0 ] || ! grep -q "wrong 0" "$dir/out"; then
-		echo "FAIL: hop: exit $rc"; cat "$dir/err"; fail=1; continue
-	fi
-	check_devices_empty "$dir/json"
+	run 4M "$opt" hop 16 || { fail=1; continue; }
 	python3 - "$dir/json" "$opt" "$cpus" <<'PY' || fail=1
 import json, sys
 j = json.load(open(sys.argv[1]))
