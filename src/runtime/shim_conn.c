@@ -234,7 +234,7 @@ static void *agent_start(void *arg)
 static bool program_threads_gone(void)
 {
 	char buf[1024], *p;
-	long threads;
+	unsigned long long threads;
 	ssize_t n;
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field;
 
@@ -257,8 +257,9 @@ static bool program_threads_gone(void)
 			return false;
 		p++;
 	}
-	threads = strtol(p, NULL, 10);
-	return threads > 0 && threads - 1 <= (long)atomic_load(&shim_live);
+	if (!shim_parse_num((const char **)&p, 10, &threads))
+		return false;
+	return threads > 0 && threads - 1 <= (unsigned long long)atomic_load(&shim_live);
 }
 
 /*

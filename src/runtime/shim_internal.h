@@ -80,6 +80,40 @@ struct shim_plan {
 	bool yield;	/* the agent yields the CPU after each run */
 };
 
+/*
+ * shim_parse_num() - the number in @base (10 or 16) at *@p, after any
+ * spaces; *@p moves past its digits. Return: false if there are none.
+ * The shim's threads parse /proc files with this, not with strtoul() or
+ * sscanf(): those read the locale's data, which setlocale() put in the
+ * program's heap, and a shim thread must never fault on program memory
+ * (its fault could wait for the batch it is to answer).
+ */
+static inline bool shim_parse_num(const char **p, unsigned int base, unsigned long long *v)
+{
+	const char *s = *p;
+	unsigned long long n = 0;
+	bool any = false;
+
+	while (*s == ' ')
+		s++;
+	for (;; s++, any = true) {
+		unsigned int d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned int)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned int)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned int)(*s - 'A' + 10);
+		else
+			break;
+		n = n * base + d;
+	}
+	*p = s;
+	*v = n;
+	return any;
+}
+
 /* shim_policy.c */
 void shim_policy_follow(uint64_t word);
 void shim_policy_fork_child(void);

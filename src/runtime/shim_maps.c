@@ -49,27 +49,47 @@ struct shim_vma {
 	const char *path;		/* "" for anonymous */
 };
 
+/* Parse one maps line, "start-end perms offset major:minor inode   path",
+ * into @v (@v->path points into @line). Return: false if malformed. */
+static bool parse_vma(const char *line, struct shim_vma *v)
+{
+	unsigned long long s, e, x;
+	const char *p = line;
+	size_t n;
+
+	if (!shim_parse_num(&p, 16, &s) || *p++ != '-' || !shim_parse_num(&p, 16, &e) ||
+	    *p++ != ' ')
+		return false;
+	n = strcspn(p, " ");
+	if (n != 4)
+		return false;
+	memcpy(v->perms, p, 4);
+	v->perms[4] = 0;
+	p += 4;
+	if (!shim_parse_num(&p, 16, &x) || !shim_parse_num(&p, 16, &x) || *p++ != ':' ||
+	    !shim_parse_num(&p, 16, &x) || !shim_parse_num(&p, 10, &x))
+		return false;
+	while (*p == ' ')
+		p++;
+	v->start = s;
+	v->end = e;
+	v->inode = (unsigned long)x;
+	v->path = p;
+	return true;
+}
+
 /* Parse the line of maps_buf at *@at into @v (@v->path points into it),
  * moving *@at past it. Return: false at the end. */
 static bool next_vma(char **at, struct shim_vma *v)
 {
-	unsigned long long s, e, off;
-	unsigned int maj, min;
-
 	while (**at) {
 		char *line = *at;
-		int n = 0;
 
 		*at += strcspn(line, "\n");
 		if (**at)
 			*(*at)++ = 0;
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %lu %n", &s, &e, v->perms, &off, &maj,
-			   &min, &v->inode, &n) >= 7) {
-			v->start = s;
-			v->end = e;
-			v->path = line + n;
+		if (parse_vma(line, v))
 			return true;
-		}
 	}
 	return false;
 }
@@ -267,9 +287,10 @@ int shim_free_pages(void *addr, size_t len)
  * sixth fields: mprotect() changes the second), in one word; 0 on error. */
 static unsigned long vm_sig(void)
 {
-	char buf[128], *p;
+	char buf[128];
+	const char *p = buf;
 	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	unsigned long size, data = 0;
+	unsigned long long size, data = 0;
 	ssize_t r;
 
 	if (fd < 0)
@@ -279,10 +300,11 @@ static unsigned long vm_sig(void)
 	if (r <= 0)
 		return 0;
 	buf[r] = 0;
-	size = strtoul(buf, &p, 10);
-	for (int i = 0; i < 5 && *p; i++)	/* on to the sixth field */
-		data = strtoul(p, &p, 10);
-	return size ^ (data << 32);
+	if (!shim_parse_num(&p, 10, &size))
+		return 0;
+	for (int i = 0; i < 5 && shim_parse_num(&p, 10, &data); i++)	/* to the sixth field */
+		;
+	return (unsigned long)(size ^ (data << 32));
 }
 
 /**
