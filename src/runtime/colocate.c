@@ -267,6 +267,22 @@ static int thread_cpu(struct rt_colo *c)
 	return -1;
 }
 
+/* Read the followed thread's CPU now (@now). Return: it, or -1 when the
+ * thread is gone or on a CPU outside our mask, following then stopped.
+ * Context: serving thread. */
+static int look(struct rt_colo *c, uint64_t now)
+{
+	int cpu;
+
+	c->look_ns = now;
+	cpu = thread_cpu(c);
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask)) {
+		unfollow(c);
+		return -1;
+	}
+	return cpu;
+}
+
 /*
  * rt_colo_fault() - a fault of thread @tid of process @pid was read from
  * the uffd whose event loop entry is @key.
@@ -306,14 +322,8 @@ void rt_colo_fault(struct rt_colo *c, pid_t pid, pid_t tid, const void *key)
 	c->mine++;
 	if (now - c->alone_ns < RT_COLO_ALONE_NS || now < c->backoff_until)
 		return;
-	if (c->cpu >= 0)
+	if (c->cpu >= 0 || (cpu = look(c, now)) < 0)
 		return;
-	c->look_ns = now;
-	cpu = thread_cpu(c);
-	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask)) {
-		unfollow(c);
-		return;
-	}
 	if (!c->guard_up) {
 		if (pthread_create(&c->guard, NULL, guard_main, c)) {
 			c->usable = false;
@@ -391,15 +401,8 @@ void rt_colo_no_fault(struct rt_colo *c)
 	uint64_t now;
 	int cpu;
 
-	if (c->cpu < 0 || (now = now_ns()) - c->look_ns < RT_COLO_LOOK_NS)
-		return;
-	c->look_ns = now;
-	cpu = thread_cpu(c);
-	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &c->mask)) {
-		unfollow(c);	/* gone, or on a CPU we may not use */
-		return;
-	}
-	if (cpu == c->cpu)
+	if (c->cpu < 0 || (now = now_ns()) - c->look_ns < RT_COLO_LOOK_NS ||
+	    (cpu = look(c, now)) < 0 || cpu == c->cpu)
 		return;
 	c->moved++;
 	follow(c, cpu);

@@ -234,6 +234,7 @@ static void *agent_start(void *arg)
 static bool program_threads_gone(void)
 {
 	char buf[1024], *p;
+	const char *q;
 	unsigned long long threads;
 	ssize_t n;
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field;
@@ -257,7 +258,8 @@ static bool program_threads_gone(void)
 			return false;
 		p++;
 	}
-	if (!shim_parse_num((const char **)&p, 10, &threads))
+	q = p;
+	if (!shim_parse_num(&q, 10, &threads))
 		return false;
 	return threads > 0 && threads - 1 <= (unsigned long long)atomic_load(&shim_live);
 }
