@@ -89,6 +89,15 @@ void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 		"\"cpu_ms\":%llu,", lat_pct(sup, 50), lat_pct(sup, 99),
 		(unsigned long long)sup->poll_us, (unsigned long long)cpu_ms());
 	json_lru(f, sup);
+	if (sup->mem) {
+		struct uswap_mem_stats ms;
+
+		uswap_mem_get_stats(sup->mem, &ms);
+		fprintf(f, "\"mirror\":{\"frames\":%llu,\"direct_reclaims\":%llu,"
+			"\"kswapd_wakeups\":%llu,\"reclaimed\":%llu},",
+			(unsigned long long)ms.nr_frames, (unsigned long long)ms.direct_reclaims,
+			(unsigned long long)ms.kswapd_wakeups, (unsigned long long)ms.reclaimed);
+	}
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
@@ -167,6 +176,15 @@ void rt_stats_print(const struct rt_sup *sup)
 		(unsigned long long)l->rotated, (unsigned long long)l->promoted,
 		(unsigned long long)sup->peak_total, (unsigned long long)sup->peak_compressed,
 		(unsigned long long)sup->total, sup->total ? "" : " (none)");
+	if (sup->mem) {
+		struct uswap_mem_stats ms;
+
+		uswap_mem_get_stats(sup->mem, &ms);
+		fprintf(stderr, "uswap run: mirror memory: %llu frames, %llu direct reclaims, "
+			"%llu kswapd wake-ups, %llu pages reclaimed\n",
+			(unsigned long long)ms.nr_frames, (unsigned long long)ms.direct_reclaims,
+			(unsigned long long)ms.kswapd_wakeups, (unsigned long long)ms.reclaimed);
+	}
 	if (sup->swap_max)
 		fprintf(stderr, "uswap run: --swap-max %llu pages: swap peak %llu pages, %llu "
 			"evictions refused at the limit\n", (unsigned long long)sup->swap_max,

@@ -22,7 +22,7 @@
 #define RES_CLASS	(ST_BIT(PS_RESIDENT) | ST_BIT(PS_EVICTING) | ST_BIT(PS_DEAD) | \
 			 ST_BIT(PS_UNEVICTABLE))
 
-static const char zeros[PG_ZERO_RUN * PAGE];
+static const char zeros[PG_RUN * PAGE];
 
 /* Each transition's states, from and to (enum pg_trans). */
 static const struct {
@@ -515,12 +515,19 @@ static int serve_zero(struct pager *p, uint64_t addr, bool tracked, uint64_t roo
 {
 	const struct rt_range *r = rt_ranges_find(&p->ranges, addr);
 	uint64_t n = 1, v, done = 0;
+	uint32_t win = PG_ZERO_RUN;
 	int err;
 
-	if (!tracked && r)
-		while (n < PG_ZERO_RUN && n < room && addr + n * PAGE < r->end &&
+	/* A first touch at the end of the last run: the program writes on
+	 * through its memory, and longer runs save it faults. */
+	if (!tracked && addr == p->zero_next)
+		win = p->zero_win * 2 > PG_RUN ? PG_RUN : p->zero_win * 2;
+	if (!tracked && r) {
+		p->zero_win = win;
+		while (n < win && n < room && addr + n * PAGE < r->end &&
 		       !pt_get(&p->tab, addr + n * PAGE, &v))
 			n++;
+	}
 	if (tracked)
 		dbg_say(&p->t->st.dbg_zero_tracked, "zero-tracked", addr);
 	err = p->ops->copy(p->ops_arg, addr, zeros, n * PAGE, &done);
@@ -529,8 +536,11 @@ static int serve_zero(struct pager *p, uint64_t addr, bool tracked, uint64_t roo
 		for (uint64_t i = 0; i < done; i++)
 			make_resident(p, addr + i * PAGE, PGT_FIRST_TOUCH, false, LRU_AHEAD);
 	p->t->st.zero_pages += done;
-	if (done)
+	if (done) {
 		p->t->st.zero_fills++;
+		if (!tracked)
+			p->zero_next = addr + done * PAGE;
+	}
 	if (err == -EAGAIN && !done)
 		return -EAGAIN;
 	if (err == -EEXIST && !done) {	/* present already: someone served it */

@@ -29,7 +29,8 @@
 #define PG_PAGE		RT_PAGE
 #define PG_BATCH	RT_BATCH	/* pages per eviction batch */
 #define PG_RUN		64		/* pages per swap-in run (sequential prefetch) */
-#define PG_ZERO_RUN	16		/* pages per zero-fill run (first touches) */
+#define PG_ZERO_RUN	16		/* pages per zero-fill run (first touches), doubled
+					 * by a sequential first touch up to PG_RUN */
 #define PG_MIRROR_CHUNK	(1U << 16)	/* pages per mirror mapping (256 MiB) */
 #define PG_MIRROR_MAX	256		/* mirror mappings per space (64 GiB) */
 #define PG_TOTAL_FLOOR	64		/* pages: least budget a total bound leaves */
@@ -147,6 +148,8 @@ struct pager {
 	/* sequential prefetch */
 	uint64_t ra_next;		/* the page after the last swap-in run */
 	uint32_t ra_win;		/* its window (pages) */
+	uint64_t zero_next;		/* the page after the last zero-fill run */
+	uint32_t zero_win;		/* its window (pages) */
 	struct pg_run run;		/* the swap-in run being copied */
 	/* the batch out: slot i names batch_addr[i] */
 	bool inflight;

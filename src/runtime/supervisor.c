@@ -38,6 +38,7 @@
 #endif
 #define SHIM_NAME	"libuswap_preload.so"
 #define MIRROR_FRAMES	(1ULL << 20)	/* the mm layer's frames: pages in transit */
+#define MIRROR_LOW_PCT	25		/* its kswapd's low mark: RT_BATCH of its 256 frames */
 #define RT_LOCKED_EVERY_NS 100000000ULL	/* rt_sup_locked(): at most 10 looks a second */
 #define RT_FLAGS_EVERY_NS 100000000ULL	/* loop_check_flags(): every 100 ms */
 #define RT_EV_BATCH	64		/* events taken per epoll_wait() */
@@ -1119,8 +1120,12 @@ static int serve(struct rt_loop *lp)
 int uswap_runtime_run(const struct uswap_run_config *cfg)
 {
 	/* The mirror's reclaim runs on the mm layer's kswapd thread, off the
-	 * event loop (docs/RUNTIME.md). */
-	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES };
+	 * event loop (docs/RUNTIME.md, "Eviction"). Its marks leave room for
+	 * a whole batch: kswapd wakes with a batch's frames left (a quarter)
+	 * and frees up to half, so that the stores of a batch do not reclaim
+	 * on the event loop's thread. */
+	struct uswap_mem_config mc = { .budget_bytes = MIRROR_FRAMES,
+				       .low_pct = MIRROR_LOW_PCT, .high_pct = 2 * MIRROR_LOW_PCT };
 	struct rt_sup sup = { 0 };
 	struct rt_loop loop;
 	char shim[PATH_MAX], sock[108];
