@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +39,8 @@ static bool mem_below(struct uswap_mem *mem, size_t wmark)
 	return mem_free_frames(mem) < wmark;
 }
 
+#define KSWAPD_PASS	32UL	/* pages a kswapd pass reclaims (SWAP_CLUSTER_MAX) */
+
 static void *kswapd_fn(void *arg)
 {
 	struct uswap_mem *mem = arg;
@@ -54,7 +57,11 @@ static void *kswapd_fn(void *arg)
 		 * Reclaim in batches until free frames reach the high mark. A
 		 * pass that frees nothing may only have aged referenced pages
 		 * or found writes in flight: give up after as many of those
-		 * in a row as the kernel's kswapd (MAX_RECLAIM_RETRIES).
+		 * in a row as the kernel's kswapd (MAX_RECLAIM_RETRIES). Each
+		 * pass is the kernel's SWAP_CLUSTER_MAX pages and ends with a
+		 * yield, its cond_resched(): a thread woken onto this CPU (a
+		 * program's agent, the program) waits for one pass of
+		 * compressions, not for the whole way to the mark.
 		 */
 		{
 			unsigned int idle = 0;
@@ -62,10 +69,11 @@ static void *kswapd_fn(void *arg)
 			while (mem_below(mem, mem->wmark_high) && idle < 16) {
 				unsigned long want = mem->wmark_high - mem_free_frames(mem);
 
-				if (shrink_memory(mem, USWAP_MIN(want, 256UL), false))
+				if (shrink_memory(mem, USWAP_MIN(want, KSWAPD_PASS), false))
 					idle = 0;
 				else
 					idle++;
+				sched_yield();
 			}
 		}
 		pthread_mutex_lock(&mem->kswapd_lock);
