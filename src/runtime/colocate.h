@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define RT_COLO_HELPERS	32	/* the supervisor's other threads place_helpers() moves */
+
 struct rt_colo {
 	bool usable;			/* set up: SCHED_IDLE and back is allowed */
 	pid_t tid;			/* the serving thread */
@@ -32,6 +34,10 @@ struct rt_colo {
 	int stat_fd;			/* /proc/pid/task/ftid/stat, or -1 */
 	int cpu;			/* the CPU the serving thread is bound to, -1 none */
 	int helpers_off;		/* the CPU the supervisor's other threads are kept off, -1 none */
+	int task_fd;			/* /proc/self/task, or -1 */
+	nlink_t task_nlink;		/* its link count when helpers[] was listed, 0: not listed */
+	pid_t helpers[RT_COLO_HELPERS];	/* the supervisor's other threads */
+	unsigned int nr_helpers;
 	uint64_t look_ns;		/* the last read of ftid's CPU */
 	uint64_t backoff_until;		/* no following before this (after a rescue) */
 	const void *key;		/* the followed process's uffd in the event loop */
