@@ -153,6 +153,9 @@ enum rt_stat_line {
 	X(COUNT, learnt_over, "learnt_over_budget", OVER,			\
 	  "%llu pages found already filled (MAP_POPULATE or a mapping registered late)", \
 	  "pages found present (pagemap) beyond budget + slack; also in over_budget") \
+	X(COUNT, agent_over, "agent_over_budget", OVER,				\
+	  "%llu pages to an agent's own faults while its batch was out",	\
+	  "faults of a shim's agent served past budget + slack while its batch was out (it answers only after them); also in over_budget") \
 	X(PG, peak_unevictable, "peak_unevictable_pages", OVER, "unevictable peak %llu pages",	\
 	  "most pages the kernel would not move (mlock) at once")		\
 	X(PEAK, peak_locked, "peak_locked_pages", OVER, "locked (mlock) peak %llu pages",	\

@@ -28,8 +28,9 @@ enum rt_msg_type {
 	/* fork events (docs/RUNTIME.md, "Fork with fork events") */
 	RT_HELLO_FORK = 20,	/* child shim -> sup (an rt_hello, fds [transfer memfd]):
 				 * RT_HELLO_ACK answers with fds [the child's uffd] */
-	RT_AGENT_UP = 21,	/* shim -> sup: the agent runs; EVICT may be sent
-				 * (no one could answer a batch sent earlier) */
+	RT_AGENT_UP = 21,	/* shim -> sup (an rt_simple naming the agent's
+				 * thread): the agent runs; EVICT may be sent (no
+				 * one could answer a batch sent earlier) */
 	RT_LOG = 23,		/* shim -> sup (an rt_log): a message the supervisor prints */
 	RT_KICK = 22,		/* shim -> sup: the move lock is handed over (xfer_ctl.h) */
 };
@@ -84,9 +85,9 @@ struct rt_log {
 	char text[240];			/* not NUL-terminated; printed escaped */
 };
 
-struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK */
+struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK, RT_AGENT_UP, RT_KICK */
 	uint32_t type;
-	uint32_t pad;
+	uint32_t pad;			/* RT_AGENT_UP: the agent's thread id; else 0 */
 };
 
 /*

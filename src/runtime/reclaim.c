@@ -61,6 +61,7 @@ bool rt_session_evict(struct rt_session *s, uint64_t want)
 	}
 	s->sup->st.evict_named += named;	/* counted once sent */
 	s->batch = RT_B_OUT;
+	s->agent_over = 0;
 	s->sup->inflight++;
 	return true;
 }

@@ -123,6 +123,14 @@ struct rt_session {
 	enum rt_batch_phase batch;
 	struct rt_evict answer;			/* the answer to the batch out */
 	bool agent_up;				/* RT_AGENT_UP came */
+	pid_t agent_tid;			/* the agent's thread it named (one of the
+						 * process's), or 0 */
+	pid_t fault_tid;			/* the thread of the fault being served,
+						 * 0 for one served again */
+	uint64_t agent_fault;			/* the address of the agent's fault kept
+						 * waiting, or 0 */
+	uint32_t agent_over;			/* pages given to the agent's faults past
+						 * the line while this batch is out */
 	bool dead;				/* killed by us */
 	int wait_why;				/* serve_fault()'s reason to defer (pg_wait) */
 	bool forked;				/* made by a FORK event (pid 0, sock -1

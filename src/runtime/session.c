@@ -154,6 +154,30 @@ void rt_sup_check(struct rt_sup *sup)
 }
 
 /*
+ * Whether the fault at @addr being served is the agent's own, at the line
+ * while its batch is out: the agent answers that batch only after this
+ * fault, so it may not wait for the budget. The shim's threads keep off
+ * the program's memory, but a libc call that reads it (a locale's tables
+ * in the program's heap, which an sscanf() once read here and hung) would
+ * otherwise wait for its own answer. The agent is the thread RT_AGENT_UP
+ * named; a fault of it kept waiting is known again by its address
+ * (agent_fault). A program naming another of its threads gains at most
+ * RT_BATCH pages past the line a batch (agent_over), a page at a time.
+ * Context: supervisor thread. Return: true to serve it past the line.
+ */
+static bool agent_passes(struct rt_session *s, uint64_t addr)
+{
+	bool agent = s->fault_tid ? s->fault_tid == s->agent_tid :
+				    s->agent_fault && addr == s->agent_fault;
+
+	if (!s->agent_tid || !agent || s->batch != RT_B_OUT || s->agent_over >= RT_BATCH)
+		return false;
+	s->agent_over++;
+	s->sup->st.agent_over++;
+	return true;
+}
+
+/*
  * Serve the fault at @addr if it can be now: the staging area's (the
  * agent's own) with a page of zeros, uncounted; a page the states hold by
  * the pager; a new or swapped one within the budget (a run only while a
@@ -198,7 +222,7 @@ static int serve_fault(void *arg, uint64_t addr)
 			 */
 			if (!sup->inflight && !sup->stalled)
 				rt_sup_reclaim(sup);
-			if (sup->inflight && !sup->stalled) {
+			if (sup->inflight && !sup->stalled && !agent_passes(s, addr)) {
 				s->wait_why = PG_WAIT_BUDGET;
 				return -EBUSY;	/* wait for eviction, as direct reclaim would */
 			}
@@ -300,6 +324,7 @@ static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
 {
 	uint64_t a = m->arg.pagefault.address & ~(PAGE - 1);
 	uint64_t t0 = now_ns();
+	int err;
 
 	s->sup->st.faults++;
 	if (s->sup->fault_last != s) {	/* --poll-us: spin for one alone */
@@ -312,10 +337,15 @@ static void handle_fault(struct rt_session *s, const struct uffd_msg *m)
 		rt_fork_fault(s, m->arg.pagefault.feat.ptid);
 	if (s->pid && (a < s->staging || a >= s->staging_end))
 		rt_colo_fault(&s->sup->colo, s->pid, (pid_t)m->arg.pagefault.feat.ptid, &s->ev_uffd);
-	if (!serve_fault(s, a))
+	s->fault_tid = (pid_t)m->arg.pagefault.feat.ptid;
+	err = serve_fault(s, a);
+	if (!err)
 		fault_served(s, t0);
 	else if (pager_defer(&s->pg, a, t0, (enum pg_wait)s->wait_why))
 		rt_session_kill(s, "the supervisor is out of memory");
+	else if (s->agent_tid && s->fault_tid == s->agent_tid)
+		s->agent_fault = a;	/* it blocks one address at a time */
+	s->fault_tid = 0;
 }
 
 /* An event @m read from @s's uffd. Context: the move lock held. */
@@ -591,6 +621,18 @@ static void say_log(struct rt_session *s, const struct rt_log *lg)
 	fprintf(stderr, "uswap run: pid %d says: %s\n", (int)s->pid, text);
 }
 
+/* @tid if it is a thread of @s's process (its agent, RT_AGENT_UP says),
+ * else 0. Context: supervisor thread. */
+static pid_t agent_thread(const struct rt_session *s, uint32_t tid)
+{
+	char path[64];
+
+	if (!tid || tid > INT32_MAX || s->pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%u", (int)s->pid, tid);
+	return access(path, F_OK) ? 0 : (pid_t)tid;
+}
+
 /** rt_session_sock() - read and handle the agent's messages. Context:
  * supervisor thread. Return: 0, -EPIPE (the process has gone). */
 int rt_session_sock(struct rt_session *s)
@@ -626,9 +668,14 @@ int rt_session_sock(struct rt_session *s)
 			if (s->uffd_held)
 				rt_session_uffd(s);
 			break;
-		case RT_AGENT_UP:	/* batches may be sent now */
+		case RT_AGENT_UP: {	/* batches may be sent now */
+			struct rt_simple up;
+
+			memcpy(&up, &m, sizeof(up));
 			s->agent_up = true;
+			s->agent_tid = agent_thread(s, up.pad);
 			break;
+		}
 		case RT_PREFORK:
 			s->phase = RT_PH_PREFORK;
 			break;

@@ -10,6 +10,8 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -190,6 +192,39 @@ static void unshare_run(const struct rt_evict *m, uint32_t i, uint32_t run, uint
  * shared after a fork (status 1 in RT_EVICT) is made exclusive first, and
  * answered as one so made (status 1).
  */
+#if USWAP_DEBUG >= 1
+/*
+ * Test hook (tests/runtime/run_agent_fault.sh): with USWAP_TEST_AGENT_READ
+ * set to "ADDR:PAGES" (hex, decimal), the agent reads one byte of page k
+ * % PAGES from ADDR as its k-th batch comes, before it moves any page, as
+ * a libc call that reads the program's data (a locale's tables) would: a
+ * fault of the agent while its batch is out, on a page swapped out by an
+ * earlier batch, often at the budget's line.
+ */
+static uintptr_t test_addr;
+static unsigned long long test_pages, test_k;
+
+static void test_read_setup(void)
+{
+	const char *v = getenv("USWAP_TEST_AGENT_READ");
+	unsigned long long a, n;
+
+	if (v && shim_parse_num(&v, 16, &a) && *v++ == ':' && shim_parse_num(&v, 10, &n) && a && n) {
+		test_addr = (uintptr_t)a;
+		test_pages = n;
+	}
+}
+
+static void test_read(void)
+{
+	if (test_pages)
+		(void)*(const volatile char *)(test_addr + (test_k++ % test_pages) * RT_PAGE);
+}
+#else
+static inline void test_read_setup(void) { }
+static inline void test_read(void) { }
+#endif
+
 static void evict(struct rt_evict *m)
 {
 	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
@@ -198,6 +233,7 @@ static void evict(struct rt_evict *m)
 	unsigned int again = 0;
 	bool moved = false;
 
+	test_read();
 	if (!staging_on)
 		staging_on = shim_staging_register() == 0;
 	for (uint32_t i = 0; i < n; i++)
@@ -262,10 +298,14 @@ void *shim_agent_main(void *arg)
 
 	(void)arg;
 	shim_policy_agent_start();
+	test_read_setup();
 
-	/* No batch comes before this: it would hold the starting thread's faults. */
+	/* No batch comes before this: it would hold the starting thread's
+	 * faults. It names this thread: its faults never wait for its batch. */
 	if (shim_sock_ours())
-		shim_send(&(struct rt_simple){ .type = RT_AGENT_UP }, sizeof(struct rt_simple));
+		shim_send(&(struct rt_simple){ .type = RT_AGENT_UP,
+					       .pad = (uint32_t)syscall(SYS_gettid) },
+			  sizeof(struct rt_simple));
 	uint64_t due = now_ns() / 1000000 + SHIM_SCAN_MS;
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */
 

@@ -29,6 +29,9 @@
  *   rt_prog loop MB    fill, then read at random forever (for kill tests).
  *   rt_prog closefds MB  fill, close every descriptor (the shim's too), read
  *                      everything twice.
+ *   rt_prog agentread MB  fill at a fixed address (0x500000000000), read it
+ *                      all twice: the shim's test hook reads its first page
+ *                      from the agent (run_agent_fault.sh).
  *   rt_prog readback MB  fill, read everything three times, rewrite every
  *                      fourth page, read everything twice (kept copies).
  *   rt_prog bench MB   fill, one sequential read pass, 20000 random page
@@ -1134,6 +1137,32 @@ static int readback(uint64_t mb)
 }
 
 /*
+ * agentread MB: fill MB at AGENTREAD_AT (fixed, so that the test can name
+ * its first page to the shim's test hook, USWAP_TEST_AGENT_READ: the agent
+ * then reads that page as each batch comes), read it back twice. The first
+ * page is the first evicted and is read by the agent at nearly every batch
+ * of the fill, most of them at the budget's line. Prints the wrong words.
+ */
+#define AGENTREAD_AT	0x500000000000ULL
+
+static int agentread(uint64_t mb)
+{
+	uint64_t pages = mb << 8;
+	uint64_t *a = mmap((void *)(uintptr_t)AGENTREAD_AT, pages * PG, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (a == MAP_FAILED || (uintptr_t)a != AGENTREAD_AT)
+		return 2;
+	for (uint64_t p = 0; p < pages; p++)
+		fill_page(a + p * (PG / 8), p, 1);
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t p = 0; p < pages; p++)
+			report("agentread", check_page(a + p * (PG / 8), p, 1));
+	printf("agentread wrong %lu\n", wrong);
+	return wrong ? 1 : 0;
+}
+
+/*
  * Large blocks of glibc's malloc filled by the kernel at once: each round
  * a fresh @mb MiB block gets the whole of a file with one pread(), is
  * checked and freed. glibc maps such a block with its own mmap() and
@@ -1315,7 +1344,9 @@ int main(int argc, char **argv)
 		return mallocread(mb);
 	if (argc > 1 && !strcmp(argv[1], "readback"))
 		return readback(mb);
-	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|pinspin|threads|lastthread|execfill|mallocread|readback [MB]\n"
+	if (argc > 1 && !strcmp(argv[1], "agentread"))
+		return agentread(mb);
+	fprintf(stderr, "usage: rt_prog check|loop|bench|closefds|forks|rawclone|forkbench|forkbudget|forkrace|unsharecost|follow|pinspin|threads|lastthread|execfill|mallocread|readback|agentread [MB]\n"
 		"       rt_prog forkbench MB [read|sleep|nofork]\n");
 	return 2;
 }
