@@ -184,14 +184,6 @@ static void unshare_run(const struct rt_evict *m, uint32_t i, uint32_t run, uint
 		}
 }
 
-/*
- * Serve the batch @m. A run of contiguous pages moves in one call; what it
- * leaves is retried page by page, so each page gets its own status. On
- * EAGAIN, with the lock let go for the supervisor to read its event, the
- * move is tried again (1000 times at most). A page the supervisor named
- * shared after a fork (status 1 in RT_EVICT) is made exclusive first, and
- * answered as one so made (status 1).
- */
 #if USWAP_DEBUG >= 1
 /*
  * Test hook (tests/runtime/run_agent_fault.sh): with USWAP_TEST_AGENT_READ
@@ -225,6 +217,14 @@ static inline void test_read_setup(void) { }
 static inline void test_read(void) { }
 #endif
 
+/*
+ * Serve the batch @m. A run of contiguous pages moves in one call; what it
+ * leaves is retried page by page, so each page gets its own status. On
+ * EAGAIN, with the lock let go for the supervisor to read its event, the
+ * move is tried again (1000 times at most). A page the supervisor named
+ * shared after a fork (status 1 in RT_EVICT) is made exclusive first, and
+ * answered as one so made (status 1).
+ */
 static void evict(struct rt_evict *m)
 {
 	uint32_t n = m->n < RT_BATCH ? m->n : RT_BATCH, solo_until = 0;
