@@ -76,12 +76,31 @@ static void json_counters(FILE *f, const struct rt_sup *sup)
 #undef X
 }
 
+/* The mirrors' memory (the mm layer's frames): its frames, direct
+ * reclaims, kswapd wake-ups and pages reclaimed into @m. Return: false
+ * without one. */
+static bool mirror_stats(const struct rt_sup *sup, unsigned long long m[4])
+{
+	struct uswap_mem_stats ms;
+
+	if (!sup->mem)
+		return false;
+	uswap_mem_get_stats(sup->mem, &ms);
+	m[0] = ms.nr_frames;
+	m[1] = ms.direct_reclaims;
+	m[2] = ms.kswapd_wakeups;
+	m[3] = ms.reclaimed;
+	return true;
+}
+
 /**
  * rt_stats_json() - write @sup's counters to @f as one JSON object, with
  * @status as exit_status. Context: supervisor thread.
  */
 void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 {
+	unsigned long long m[4];
+
 	fprintf(f, "{\"exit_status\":%d,\"budget_pages\":%llu,\"resident_pages\":%llu,",
 		status, (unsigned long long)sup->tree.budget, (unsigned long long)sup->tree.resident);
 	json_counters(f, sup);
@@ -89,15 +108,9 @@ void rt_stats_json(FILE *f, const struct rt_sup *sup, int status)
 		"\"cpu_ms\":%llu,", lat_pct(sup, 50), lat_pct(sup, 99),
 		(unsigned long long)sup->poll_us, (unsigned long long)cpu_ms());
 	json_lru(f, sup);
-	if (sup->mem) {
-		struct uswap_mem_stats ms;
-
-		uswap_mem_get_stats(sup->mem, &ms);
+	if (mirror_stats(sup, m))
 		fprintf(f, "\"mirror\":{\"frames\":%llu,\"direct_reclaims\":%llu,"
-			"\"kswapd_wakeups\":%llu,\"reclaimed\":%llu},",
-			(unsigned long long)ms.nr_frames, (unsigned long long)ms.direct_reclaims,
-			(unsigned long long)ms.kswapd_wakeups, (unsigned long long)ms.reclaimed);
-	}
+			"\"kswapd_wakeups\":%llu,\"reclaimed\":%llu},", m[0], m[1], m[2], m[3]);
 	fprintf(f, "\"processes\":[");
 	for (const struct rt_session *s = sup->sessions; s; s = s->next)
 		fprintf(f, "%s{\"pid\":%d,\"resident_pages\":%llu,\"swapped_pages\":%llu}",
@@ -149,6 +162,7 @@ static bool line_nonzero(const struct rt_sup *sup, enum rt_stat_line line)
 void rt_stats_print(const struct rt_sup *sup)
 {
 	const struct rt_lru_stats *l = &sup->tree.lru_st;
+	unsigned long long m[4];
 	char head[64], tail[96];
 
 	snprintf(head, sizeof(head), "budget %llu pages, ", (unsigned long long)sup->tree.budget);
@@ -176,15 +190,9 @@ void rt_stats_print(const struct rt_sup *sup)
 		(unsigned long long)l->rotated, (unsigned long long)l->promoted,
 		(unsigned long long)sup->peak_total, (unsigned long long)sup->peak_compressed,
 		(unsigned long long)sup->total, sup->total ? "" : " (none)");
-	if (sup->mem) {
-		struct uswap_mem_stats ms;
-
-		uswap_mem_get_stats(sup->mem, &ms);
+	if (mirror_stats(sup, m))
 		fprintf(stderr, "uswap run: mirror memory: %llu frames, %llu direct reclaims, "
-			"%llu kswapd wake-ups, %llu pages reclaimed\n",
-			(unsigned long long)ms.nr_frames, (unsigned long long)ms.direct_reclaims,
-			(unsigned long long)ms.kswapd_wakeups, (unsigned long long)ms.reclaimed);
-	}
+			"%llu kswapd wake-ups, %llu pages reclaimed\n", m[0], m[1], m[2], m[3]);
 	if (sup->swap_max)
 		fprintf(stderr, "uswap run: --swap-max %llu pages: swap peak %llu pages, %llu "
 			"evictions refused at the limit\n", (unsigned long long)sup->swap_max,
