@@ -77,15 +77,16 @@ static void json_counters(FILE *f, const struct rt_sup *sup)
 }
 
 /* The mirrors' memory (the mm layer's frames): its frames, direct
- * reclaims, kswapd wake-ups and pages reclaimed into @m. Return: false
- * without one. */
+ * reclaims, kswapd wake-ups and pages reclaimed into @m, now or as it was
+ * destroyed (the end of the run). Return: false without one. */
 static bool mirror_stats(const struct rt_sup *sup, unsigned long long m[4])
 {
-	struct uswap_mem_stats ms;
+	struct uswap_mem_stats ms = sup->mem_end;
 
-	if (!sup->mem)
+	if (sup->mem)
+		uswap_mem_get_stats(sup->mem, &ms);
+	if (!ms.nr_frames)
 		return false;
-	uswap_mem_get_stats(sup->mem, &ms);
 	m[0] = ms.nr_frames;
 	m[1] = ms.direct_reclaims;
 	m[2] = ms.kswapd_wakeups;

@@ -144,7 +144,8 @@ struct rt_session {
 
 struct rt_sup {
 	struct rt_session *sessions;
-	struct uswap_mem *mem;
+	struct uswap_mem *mem;			/* the mirrors' memory, NULL once destroyed */
+	struct uswap_mem_stats mem_end;		/* its counters as it was destroyed */
 	struct pg_tree tree;			/* the budget, resident pages, counters */
 	uint64_t slack;				/* pages */
 	uint64_t locked_ns;			/* rt_sup_locked()'s last look */

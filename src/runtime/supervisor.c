@@ -1200,6 +1200,7 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 			fprintf(stderr, "uswap run: --swap-max: %s\n", strerror(-ret));
 			pg_tree_fini(&sup.tree);
 			uswap_mem_destroy(sup.mem);
+			sup.mem = NULL;
 			goto out_swap;
 		}
 		sup.swap_max = gc.swap_max;
@@ -1267,7 +1268,9 @@ out_mem:
 		uswap_memcg_destroy(sup.memcg);	/* else with the budget */
 		sup.memcg = NULL;
 	}
+	uswap_mem_get_stats(sup.mem, &sup.mem_end);	/* reported below */
 	uswap_mem_destroy(sup.mem);
+	sup.mem = NULL;
 	if (ran && cfg->stats)
 		rt_stats_print(&sup);
 	if (ran && cfg->json_fd >= 0)
