@@ -141,6 +141,8 @@ struct fz_sess {
 
 static struct {
 	bool ready;
+	bool helpers;			/* fz_helpers() ran */
+	uint64_t features;		/* the kernel's userfaultfd features */
 	int conn, prog;		/* control sockets of the helpers */
 	int agent;		/* ... of prog's agent thread */
 	pid_t conn_pid, prog_pid;
@@ -228,22 +230,34 @@ static void in_bytes(struct fz_in *in, void *buf, size_t n)
 static void fz_helper_state(pid_t pid)
 {
 	static const char *const files[] = { "wchan", "stack", "syscall" };
-	char path[64], buf[4096];
+	char path[96], buf[4096];
+	struct dirent *e;
+	DIR *d;
 
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		int fd;
-		ssize_t n;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			int fd;
+			ssize_t n;
 
-		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, files[i]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-		if (fd >= 0)
-			close(fd);
-		fprintf(stderr, "fuzz_proto: helper %d %s: %.*s\n", (int)pid, files[i],
-			n > 0 ? (int)n : 0, buf);
+			snprintf(path, sizeof(path), "/proc/%d/task/%.16s/%s", (int)pid, e->d_name,
+				 files[i]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			fprintf(stderr, "fuzz_proto: helper %d thread %s %s: %.*s\n", (int)pid,
+				e->d_name, files[i], n > 0 ? (int)n : 0, buf);
+		}
+		/* its stack, on its stderr */
+		syscall(SYS_tgkill, (int)pid, atoi(e->d_name), SIGUSR1);
+		usleep(200000);
 	}
-	kill(pid, SIGUSR1);	/* its stack, on its stderr */
-	usleep(200000);
+	if (d)
+		closedir(d);
 }
 
 /* SIGUSR1 in a helper: its stack on its stderr (fz_helper_state()). */
@@ -1523,18 +1537,20 @@ static int fz_spawn(void (*fn)(int), pid_t *pid, int *agent)
 	return sv[0];
 }
 
-/* Once: the helpers (before any thread), the swap device, the mirror's
- * memory, and the supervisor as uswap_runtime_run() fills it. Exits 77
- * (skipped) where userfaultfd is not available. */
-static void fz_init(void)
+/* Once, before any thread: the helpers, forked from a process of one
+ * thread. A thread of the fuzzer's own (libFuzzer's RSS watcher, starting)
+ * could hold a lock of the sanitizers' allocator at a later fork, and the
+ * helper's thread then hung in it as it started: prog's agent never
+ * answered (one seed-corpus run in about 40). Exits 77 (skipped) where
+ * userfaultfd is not available. */
+static void fz_helpers(void)
 {
-	struct uswap_mem_config mc = { .budget_bytes = 1ULL << 20 };
 	struct uffdio_api api = { .api = UFFD_API };
-	struct fz_cmd c = { .op = 'R' };
-	struct fz_reply r;
-	char err[256] = "", path[64];
-	int fd = rt_uffd_open(O_CLOEXEC), sv[2];
+	int fd;
 
+	if (F.helpers)
+		return;
+	fd = rt_uffd_open(O_CLOEXEC);
 	if (fd < 0 || ioctl(fd, UFFDIO_API, &api) ||
 	    (api.features & FZ_REQUIRED) != FZ_REQUIRED) {
 		fprintf(stderr, "fuzz_proto: skipped: no userfaultfd with MOVE and the "
@@ -1548,7 +1564,33 @@ static void fz_init(void)
 	FZ_CHECK(F.memfd >= 0 && !ftruncate(F.memfd, RT_XFER_BYTES), "a transfer memfd");
 	F.conn = fz_spawn(conn_main, &F.conn_pid, NULL);
 	F.prog = fz_spawn(prog_main, &F.prog_pid, &F.agent);
-	F.sup.features = api.features & FZ_FEATURES;
+	F.features = api.features;
+	F.helpers = true;
+}
+
+/* libFuzzer calls this before it starts a thread of its own; the
+ * regression driver, which starts none, leaves the helpers to fz_init(). */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_helpers();
+	return 0;
+}
+
+/* Once: the helpers (fz_helpers()), the swap device, the mirror's memory,
+ * and the supervisor as uswap_runtime_run() fills it. */
+static void fz_init(void)
+{
+	struct uswap_mem_config mc = { .budget_bytes = 1ULL << 20 };
+	struct fz_cmd c = { .op = 'R' };
+	struct fz_reply r;
+	char err[256] = "", path[64];
+	int fd, sv[2];
+
+	fz_helpers();
+	F.sup.features = F.features & FZ_FEATURES;
 	F.type = uswap_swapon_spec("zram:64M", 0, err, sizeof(err));
 	FZ_CHECK(F.type >= 0, err);
 	FZ_CHECK(!uswap_mem_create(&mc, &F.sup.mem), "the mirror's memory");
