@@ -1185,6 +1185,8 @@ int uswap_runtime_run(const struct uswap_run_config *cfg)
 	    (ret = pg_tree_init(&sup.tree, sup.mem, sup.resident_budget,
 				(enum rt_evict_policy)cfg->policy))) {
 		fprintf(stderr, "uswap run: memory: %s\n", strerror(-ret));
+		uswap_mem_destroy(sup.mem);	/* NULL if its creation failed */
+		sup.mem = NULL;
 		goto out_swap;
 	}
 	/* Under --memory-total a kept copy would count twice (resident and
