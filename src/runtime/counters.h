@@ -122,6 +122,8 @@ enum rt_stat_line {
 	  "times the followed thread was found on another CPU and followed there") \
 	X(COLO, rescues, "colo_rescues", COLO, "%llu rescues",		\
 	  "times the guard gave the serving thread its policy back")		\
+	X(COUNT, colo_bursts, "colo_bursts", COLO, "%llu read in a row",	\
+	  "reads of the followed process's uffd straight after a copy woke its thread") \
 	X(COUNT, fork_owned, "fork_owned", NONE, "fork owned %llu",		\
 	  "shared pages found one process's own")				\
 	X(COUNT, child_faults, "child_faults", NONE, "child faults %llu",	\

@@ -73,8 +73,9 @@ struct rt_stats {
 
 #define RT_STEP_PAGES	8	/* pages of an answered batch stored per loop turn */
 #define RT_ALONE_NS	10000000ULL	/* no other process faulted for this long: alone */
-#define RT_TURNS_RUN	8	/* swap-in run at most, while two fault in turns */
-#define RT_COPY_MIN_PAGES RT_TURNS_RUN	/* a shorter run is copied by the serving thread */
+#define RT_TURNS_RUN	32	/* swap-in run at most, while two fault in turns */
+#define RT_COPY_MIN_PAGES 8	/* a shorter run is copied by the serving thread */
+#define RT_FOLLOW_BURST	4	/* the followed thread's faults read in a row, before the turn's rest */
 
 /* Where a process's agent is (docs/RUNTIME.md, "The supervisor's record of a process"). */
 enum rt_phase {
@@ -153,6 +154,7 @@ struct rt_sup {
 	uint64_t poll_us;			/* --poll-us */
 	const struct rt_session *fault_last;	/* whose fault was read last (never followed) */
 	uint64_t fault_switch_ns;		/* when fault_last changed (now_ns()) */
+	bool followed_woke;			/* the last copy woke the followed thread at SCHED_IDLE */
 	struct rt_colo colo;			/* following the faulting thread */
 	struct rt_copier copier;		/* the copy thread (copier.h) */
 	bool reclaiming;			/* evicting down to the low watermark */

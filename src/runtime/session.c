@@ -78,6 +78,7 @@ static int ops_copy(void *arg, uint64_t dst, const void *src, uint64_t len, uint
 		/* followed (colocate.c): the wake-up at SCHED_IDLE, for a
 		 * page alone (a run ends following) */
 		err = rt_colo_copy(&s->sup->colo, s->uffd, dst, src, len, done);
+		s->sup->followed_woke = !err && s->sup->colo.at_idle;
 	} else {
 		if (len > PAGE)
 			rt_colo_run(&s->sup->colo, s->pid);
@@ -405,6 +406,30 @@ static bool lock_moves(struct rt_session *s)
 	return false;
 }
 
+/*
+ * Whether to read @s's uffd again at once: its followed thread, woken on
+ * our CPU at SCHED_IDLE by the last copy, preempted us and, by the time
+ * the copy returned, most likely faulted again. Read at once, up to
+ * RT_FOLLOW_BURST times in a row, its fault does not wait for the rest of
+ * the turn (other processes' faults, the agents' answers, eviction;
+ * docs/RUNTIME.md, "The followed thread first"). Each read in a row
+ * stores a page of every answered batch, as a turn of two processes
+ * faulting does, so that eviction keeps its pace.
+ * Context: supervisor thread, no move lock held.
+ */
+static bool read_again(struct rt_session *s, int *reads)
+{
+	struct rt_sup *sup = s->sup;
+
+	if (!sup->followed_woke || s->dead || s->copying || *reads >= RT_FOLLOW_BURST)
+		return false;
+	(*reads)++;
+	sup->st.colo_bursts++;
+	for (struct rt_session *o = sup->sessions; o; o = o->next)
+		rt_session_batch_step(o, 1);
+	return true;
+}
+
 /**
  * rt_session_uffd() - read and handle what the process's uffd has. Each
  * read and its events are handled under the move lock (xfer_ctl.h), only
@@ -418,6 +443,7 @@ int rt_session_uffd(struct rt_session *s)
 {
 	struct uffd_msg msg[32];
 	ssize_t r = 0;
+	int again = 0;
 
 	if (s->copying)
 		return 0;	/* read after the copy thread's run (copier.h) */
@@ -431,6 +457,7 @@ int rt_session_uffd(struct rt_session *s)
 			break;
 		}
 		s->uffd_held = false;
+		s->sup->followed_woke = false;
 		r = rt_uffd_read(s->uffd, msg, sizeof(msg));
 		for (ssize_t i = 0; i < r / (ssize_t)sizeof(msg[0]); i++) {
 			if (msg[i].event == UFFD_EVENT_PAGEFAULT)
@@ -445,7 +472,7 @@ int rt_session_uffd(struct rt_session *s)
 			handle_fault(s, &msg[i]);
 			PAGER_CHECK(&s->pg);
 		}
-		if (r < (ssize_t)sizeof(msg) || s->copying)
+		if ((r < (ssize_t)sizeof(msg) || s->copying) && !read_again(s, &again))
 			break;	/* drained (or an error): spare the read that would say EAGAIN */
 	}
 	if (r < 0 && errno == EBADFD) {

@@ -4,8 +4,9 @@
 # two or more:
 #   - rt_prog bench 6 under a 2 MiB budget, one thread faulting: the
 #     serving thread binds to its CPU (colo_binds > 0) and wakes it at
-#     SCHED_IDLE (colo_wakes > 0); 0 wrong words, devices empty; with
-#     --no-colocate it never does;
+#     SCHED_IDLE (colo_wakes > 0), after which it reads the thread's uffd
+#     again at once (colo_bursts > 0, and at most one read per wake-up);
+#     0 wrong words, devices empty; with --no-colocate it does neither;
 #   - rt_prog pinspin 16 under 4 MiB: the faulting thread and a thread
 #     spinning beside it are bound to one CPU, so the serving thread, bound
 #     there at SCHED_IDLE after a wake-up, waits behind the spinner. The
@@ -47,14 +48,17 @@ for opt in "" --no-colocate; do
 import json, sys
 j = json.load(open(sys.argv[1]))
 off = sys.argv[2] == "--no-colocate" or int(sys.argv[3]) < 2
-print("  binds %d wake-ups %d (%d ms) rescues %d" % (j["colo_binds"], j["colo_wakes"],
-      j["colo_idle_ms"], j["colo_rescues"]))
-if off and (j["colo_binds"] or j["colo_wakes"]):
+print("  binds %d wake-ups %d (%d ms) rescues %d, read in a row %d" % (j["colo_binds"],
+      j["colo_wakes"], j["colo_idle_ms"], j["colo_rescues"], j["colo_bursts"]))
+if j["colo_bursts"] > j["colo_wakes"]:
+    print("FAIL: %d reads in a row for %d wake-ups at SCHED_IDLE" % (j["colo_bursts"], j["colo_wakes"]))
+    sys.exit(1)
+if off and (j["colo_binds"] or j["colo_wakes"] or j["colo_bursts"]):
     print("FAIL: following was off (%s, %s CPU(s)), yet the serving thread followed"
           % (sys.argv[2] or "default", sys.argv[3]))
     sys.exit(1)
-if not off and (j["colo_binds"] == 0 or j["colo_wakes"] == 0):
-    print("FAIL: one thread faulting alone was never followed")
+if not off and (j["colo_binds"] == 0 or j["colo_wakes"] == 0 or j["colo_bursts"] == 0):
+    print("FAIL: one thread faulting alone was never followed, or never read again at once")
     sys.exit(1)
 PY
 done
