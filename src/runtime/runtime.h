@@ -129,7 +129,7 @@ struct rt_session {
 	pid_t fault_tid;			/* the thread of the fault being served,
 						 * 0 for one served again */
 	uint64_t agent_fault;			/* the address of the agent's fault kept
-						 * waiting, or 0 */
+						 * waiting until served, or 0 */
 	uint32_t agent_over;			/* pages given to the agent's faults past
 						 * the line while this batch is out */
 	bool dead;				/* killed by us */

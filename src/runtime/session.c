@@ -259,13 +259,25 @@ static void fault_served(void *arg, uint64_t t0)
 		s->sup->st.lat[rt_lat_bucket(t0, RT_LAT_BUCKETS)]++;
 }
 
+/* A waiting fault tried again (serve_fault()); the agent's, once served,
+ * is no longer known by its address: a later fault there is not its. */
+static int retry_fault(void *arg, uint64_t addr)
+{
+	struct rt_session *s = arg;
+	int err = serve_fault(s, addr);
+
+	if (!err && addr == s->agent_fault)
+		s->agent_fault = 0;
+	return err;
+}
+
 /** rt_session_retry() - serve the pending faults that can be.
  * Context: supervisor thread. Return: true if some are left. */
 bool rt_session_retry(struct rt_session *s)
 {
 	if (s->copying)
 		return s->pg.nr_pending != 0;
-	return pager_retry(&s->pg, serve_fault, s, fault_served) != 0;
+	return pager_retry(&s->pg, retry_fault, s, fault_served) != 0;
 }
 
 /**
