@@ -131,6 +131,16 @@ static void report(const char *what, unsigned long bad)
 	wrong += bad;
 }
 
+/* A forked child's end, its reports flushed first: _exit() drops what
+ * stdio holds, and the harness reads them (a child's own child killed as
+ * the OOM killer would is an end, said only in the child's report). */
+static void child_exit(int status) __attribute__((noreturn));
+static void child_exit(int status)
+{
+	fflush(stdout);
+	_exit(status);
+}
+
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -256,7 +266,7 @@ static int check(uint64_t mb)
 			fill_page(a + p * (PG / 8), p, 6);
 		for (uint64_t p = 0; p < fpages; p++)
 			report("child reread", check_page(a + p * (PG / 8), p, p < fpages / 2 ? 6 : 5));
-		_exit(wrong ? 1 : 0);
+		child_exit(wrong ? 1 : 0);
 	}
 	for (uint64_t p = 0; p < fpages; p++)
 		report("parent after fork", check_page(a + p * (PG / 8), p, 5));
@@ -365,13 +375,13 @@ static int forks(uint64_t mb)
 						fill_page(a + p * (PG / 8), p, 200);
 					}
 					read_all(a, gen, pages, "grandchild reread");
-					_exit(wrong ? 1 : 0);
+					child_exit(wrong ? 1 : 0);
 				}
 			}
 			read_all(a, gen, pages, "child read");
 			if (gc >= 0)
 				wrong += (unsigned long)wait_ok(gc, "the grandchild");
-			_exit(wrong ? 1 : 0);
+			child_exit(wrong ? 1 : 0);
 		}
 		/* the parent meanwhile: rewrites a third of the pages at random */
 		for (uint64_t i = 0; i < pages / 3; i++) {
@@ -636,7 +646,7 @@ static int forkbench(uint64_t mb, const char *mode)
 		}
 		for (uint64_t p = 0; p < pages; p++)
 			report("child snapshot", check_page(a + p * (PG / 8), p, 1));
-		_exit(wrong ? 1 : 0);
+		child_exit(wrong ? 1 : 0);
 	}
 	tf = now_us();
 	for (;;) {
@@ -707,8 +717,7 @@ static int forkbudget(uint64_t mb)
 
 			report("child reread", check_page(a + p * (PG / 8), p, p % 2 ? 1 : 7));
 		}
-		fflush(stdout);	/* _exit() would drop the reports */
-		_exit(wrong ? 1 : 0);
+		child_exit(wrong ? 1 : 0);
 	}
 	/* the parent reads at random while the child lives */
 	while ((w = waitpid(pid, &st, WNOHANG)) == 0)
@@ -815,10 +824,12 @@ static int forkrace(uint64_t mb)
 		pthread_create(&t, NULL, race_thread, &r);
 		atomic_store(&r.go, 1);
 		do {
-			pid_t pid = fork();
+			pid_t pid;
 
+			fflush(stdout);		/* no report twice: the child flushes */
+			pid = fork();
 			if (pid == 0)
-				_exit(race_child(&r, first));
+				child_exit(race_child(&r, first));
 			wrong += (unsigned long)wait_ok(pid, "a forkrace child");
 			forks++;
 		} while (!atomic_load(&r.done));
