@@ -15,10 +15,12 @@ uint64_t test_seed(const char *test_name);
 /* USWAP_TEST_OPS if set, else def. */
 uint64_t test_ops(uint64_t def);
 
-/* xorshift64*: small, fast, good enough for test sequences. */
+/* xorshift64*: small, fast, good enough for test sequences. A state of 0
+ * would stay 0 (a stream of zeros: a test seed XORed with its own value,
+ * USWAP_TEST_SEED=11 in a test deriving seed ^ 11): it is taken as 1. */
 static inline uint64_t test_rand(uint64_t *s)
 {
-	uint64_t x = *s;
+	uint64_t x = *s ? *s : 1;
 
 	x ^= x >> 12;
 	x ^= x << 25;
