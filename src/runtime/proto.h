@@ -87,7 +87,7 @@ struct rt_log {
 
 struct rt_simple {			/* RT_PREFORK, RT_PREFORK_DONE, RT_POSTFORK, RT_AGENT_UP, RT_KICK */
 	uint32_t type;
-	uint32_t pad;			/* RT_AGENT_UP: the agent's thread id; else 0 */
+	uint32_t arg;			/* RT_AGENT_UP: the agent's thread id; else 0 */
 };
 
 /*

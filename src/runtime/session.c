@@ -712,7 +712,7 @@ int rt_session_sock(struct rt_session *s)
 
 			memcpy(&up, &m, sizeof(up));
 			s->agent_up = true;
-			s->agent_tid = agent_thread(s, up.pad);
+			s->agent_tid = agent_thread(s, up.arg);
 			break;
 		}
 		case RT_PREFORK:

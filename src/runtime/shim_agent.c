@@ -304,7 +304,7 @@ void *shim_agent_main(void *arg)
 	 * faults. It names this thread: its faults never wait for its batch. */
 	if (shim_sock_ours())
 		shim_send(&(struct rt_simple){ .type = RT_AGENT_UP,
-					       .pad = (uint32_t)syscall(SYS_gettid) },
+					       .arg = (uint32_t)syscall(SYS_gettid) },
 			  sizeof(struct rt_simple));
 	uint64_t due = now_ns() / 1000000 + SHIM_SCAN_MS;
 	unsigned int quick = 0;	/* ticks of 1 ms left after a change */

@@ -1309,7 +1309,7 @@ static void op_simple(struct fz_sess *fs, struct fz_in *in)
 	if (!m.type)
 		m.type = in32(in);
 	if (sel & 8)
-		m.pad = in32(in);
+		m.arg = in32(in);
 	fz_say(fs, &m, sizeof(m));
 }
 
